@@ -1,0 +1,184 @@
+"""The CapacityTest status: one phase, conditions, the steps so far, the ceiling.
+
+The phase is the single source of truth for the lifecycle; `PHASE_TRANSITIONS`
+is the explicit table of moves it may make, so a handler cannot invent one.
+Conditions follow Kubernetes conventions (type, status, CamelCase reason,
+message, lastTransitionTime, observedGeneration).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import Field
+
+from plimsoll.api.base import PlimsollModel
+from plimsoll.api.step import LimitedBy, StepRecord, TrialKind
+
+
+class Phase(StrEnum):
+    PENDING = "Pending"
+    QUEUED = "Queued"  # waiting for a free slot under the operator's concurrency limit
+    PROVISIONING = "Provisioning"  # namespace, target, mock, generators starting
+    RUNNING = "Running"  # trials under way
+    SUCCEEDED = "Succeeded"  # a ceiling was found
+    FAILED = "Failed"  # invalid spec, or the test could not complete
+
+
+PHASE_TRANSITIONS: dict[Phase, frozenset[Phase]] = {
+    Phase.PENDING: frozenset({Phase.QUEUED, Phase.PROVISIONING, Phase.FAILED}),
+    Phase.QUEUED: frozenset({Phase.PROVISIONING, Phase.FAILED}),
+    Phase.PROVISIONING: frozenset({Phase.RUNNING, Phase.FAILED, Phase.PENDING}),
+    Phase.RUNNING: frozenset({Phase.SUCCEEDED, Phase.FAILED, Phase.PROVISIONING, Phase.PENDING}),
+    # A finished run starts again only on a new generation or a rerun request.
+    Phase.SUCCEEDED: frozenset({Phase.PENDING}),
+    Phase.FAILED: frozenset({Phase.PENDING}),
+}
+TERMINAL_PHASES = frozenset({Phase.SUCCEEDED, Phase.FAILED})
+
+
+class IllegalTransition(ValueError):
+    pass
+
+
+def check_transition(current: Phase | None, new: Phase) -> Phase:
+    """Return `new` if the table allows moving there from `current`, else raise."""
+    if current is None or current == new or new in PHASE_TRANSITIONS[current]:
+        return new
+    raise IllegalTransition(f"phase {current.value} cannot move to {new.value}")
+
+
+class ConditionType(StrEnum):
+    READY = "Ready"  # the test finished with a ceiling
+    SPEC_VALID = "SpecValid"
+    PROVISIONED = "Provisioned"
+    PROGRESSING = "Progressing"
+
+
+class ConditionStatus(StrEnum):
+    TRUE = "True"
+    FALSE = "False"
+    UNKNOWN = "Unknown"
+
+
+class Reason(StrEnum):
+    VALID = "Valid"
+    INVALID_SPEC = "InvalidSpec"
+    QUEUED = "Queued"
+    PROVISIONING = "Provisioning"
+    PROVISIONED = "Provisioned"
+    PROVISIONING_FAILED = "ProvisioningFailed"
+    TRIAL_RUNNING = "TrialRunning"
+    CEILING_FOUND = "CeilingFound"
+    RANGE_ONLY = "RangeOnly"
+    MEASUREMENT_INVALID = "MeasurementInvalid"
+    RUN_FAILED = "RunFailed"
+    RERUN_REQUESTED = "RerunRequested"
+    SPEC_CHANGED = "SpecChanged"
+
+
+class Condition(PlimsollModel):
+    type: ConditionType
+    status: ConditionStatus
+    reason: Reason
+    message: str = ""
+    last_transition_time: datetime
+    observed_generation: int | None = None
+
+
+def set_condition(
+    conditions: list[Condition],
+    type_: ConditionType,
+    status: ConditionStatus,
+    reason: Reason,
+    message: str,
+    now: datetime,
+    generation: int | None = None,
+) -> list[Condition]:
+    """Return the list with this condition set; its transition time moves only on a change
+    of status, so re-running a handler on the same state writes nothing new."""
+    updated: list[Condition] = []
+    found = False
+    for condition in conditions:
+        if condition.type != type_:
+            updated.append(condition)
+            continue
+        found = True
+        moved = condition.status != status
+        updated.append(
+            Condition(
+                type=type_,
+                status=status,
+                reason=reason,
+                message=message,
+                last_transition_time=now if moved else condition.last_transition_time,
+                observed_generation=generation,
+            )
+        )
+    if not found:
+        updated.append(
+            Condition(
+                type=type_,
+                status=status,
+                reason=reason,
+                message=message,
+                last_transition_time=now,
+                observed_generation=generation,
+            )
+        )
+    return updated
+
+
+class Headroom(PlimsollModel):
+    """Room left at the last passing step, in the seeds' words and in numbers."""
+
+    memory_free_bytes: int | None = None
+    cpu_idle_fraction: float | None = None
+    summary: str = ""
+
+
+class Ceiling(PlimsollModel):
+    level: int | None = Field(None, description="Highest passing level; None if none passed.")
+    unit: str
+    low: int | None = Field(None, description="Last passing level.")
+    high: int | None = Field(None, description="First failing level above it.")
+    spread: list[int] = Field(
+        default_factory=list, description="Passing levels found when the best was repeated."
+    )
+    limited_by: LimitedBy = LimitedBy.UNKNOWN
+    headroom: Headroom = Field(default_factory=Headroom)
+    complete: bool = Field(description="False when the run stopped early with a range only.")
+    stop_reason: str = ""
+    variant: str = "default"
+
+
+class CurrentStep(PlimsollModel):
+    index: int
+    level: int
+    variant: str = "default"
+    kind: TrialKind = TrialKind.FULL
+    attempt: int = 1
+    started_at: datetime | None = None
+
+
+class ReportRef(PlimsollModel):
+    config_map: str | None = None
+    path: str | None = None
+
+
+class CapacityTestStatus(PlimsollModel):
+    phase: Phase = Phase.PENDING
+    conditions: list[Condition] = Field(default_factory=list)
+    observed_generation: int | None = None
+    run_id: str | None = None
+    namespace: str | None = Field(None, description="The run's own namespace.")
+    current_step: CurrentStep | None = None
+    steps: list[StepRecord] = Field(default_factory=list)
+    ceiling: Ceiling | None = None
+    variant_ceilings: list[Ceiling] = Field(default_factory=list)
+    report: ReportRef | None = None
+    start_time: datetime | None = None
+    completion_time: datetime | None = None
+    message: str = ""
+    rerun_token: str | None = Field(None, description="The plimsoll.dev/rerun value served.")

@@ -1,0 +1,113 @@
+"""What one trial measured and how it was judged.
+
+`ResourceUsage` is the server side of a step (from cgroups or Prometheus),
+`StepResult` joins it with the merged client side and the verdict, and
+`StepRecord` is its compact form kept in `status.steps`: small enough for the
+resource's status, complete enough for the search to resume from.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import Field
+
+from plimsoll.api.base import PlimsollModel
+from plimsoll.api.trial import TrialResult
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    INVALID = "invalid"  # the measurement cannot be trusted
+    NOISY = "noisy"  # the host stalled (direct-call floor exceeded): repeat
+
+
+class TrialKind(StrEnum):
+    FULL = "full"
+    PROBE = "probe"  # a short trial used only to narrow the bracket
+
+
+class LimitedBy(StrEnum):
+    MEMORY = "memory"
+    CPU = "cpu"
+    NEITHER = "neither"  # latency-bound: the upstream, a lock, a pool
+    UNKNOWN = "unknown"  # no server metrics (an external URL without Prometheus)
+
+
+class ResourceUsage(PlimsollModel):
+    """A process's or pod's resources over a trial window."""
+
+    source: str = Field(description="cgroup, proc or prometheus.")
+    cpu_mean_cores: float | None = None
+    cpu_peak_cores: float | None = None
+    throttled_ratio: float | None = Field(None, description="Throttled / total CFS periods.")
+    memory_mean_bytes: int | None = None
+    memory_max_bytes: int | None = None
+    cpu_limit_cores: float | None = None
+    memory_limit_bytes: int | None = None
+    restarts: int = 0
+    oom_kills: int = 0
+    extra: dict[str, float] = Field(default_factory=dict, description="Per-unit metrics.")
+    queries: list[str] = Field(default_factory=list, description="The exact PromQL used.")
+    missing: list[str] = Field(
+        default_factory=list, description="What could not be read, and why: never a silent zero."
+    )
+
+
+class Criterion(PlimsollModel):
+    """One line of the bar as judged: the measured value against its bound."""
+
+    name: str
+    measured: float | None
+    bound: float
+    unit: str = ""
+    ok: bool
+
+
+class Judgement(PlimsollModel):
+    verdict: Verdict
+    reasons: list[str] = Field(default_factory=list)
+    criteria: list[Criterion] = Field(default_factory=list)
+
+
+class StepResult(PlimsollModel):
+    """Everything one trial produced. Kept in full in the report, not in the status."""
+
+    index: int
+    level: int
+    variant: str = "default"
+    kind: TrialKind = TrialKind.FULL
+    attempt: int = 1
+    started_at: datetime
+    ended_at: datetime
+    duration: float
+    client: TrialResult | None = None
+    target: ResourceUsage | None = None
+    others: dict[str, ResourceUsage] = Field(
+        default_factory=dict, description="The mock, generators and services."
+    )
+    judgement: Judgement
+
+
+class StepRecord(PlimsollModel):
+    """A step in `status.steps`: what the search and `kubectl` need, and no histograms."""
+
+    index: int
+    level: int
+    variant: str = "default"
+    kind: TrialKind = TrialKind.FULL
+    attempt: int = 1
+    duration: float = Field(description="Measured seconds of the trial.")
+    verdict: Verdict
+    reasons: list[str] = Field(default_factory=list)
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+    error_rate: float | None = Field(None, description="Transport + unexpected share.")
+    achieved_rate: float | None = None
+    cpu_cores: float | None = None
+    throttled_ratio: float | None = None
+    memory_bytes: int | None = None
+    started_at: datetime | None = None

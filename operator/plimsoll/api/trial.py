@@ -1,0 +1,129 @@
+"""What crosses the generators' control API: a trial request and its result.
+
+The runner `POST`s a `TrialRequest` to every generator (`/trials`), then polls
+`GET /trials/{id}` for a `TrialResult`. Latencies travel as encoded
+HdrHistograms so results from several processes and pods merge exactly (see
+`plimsoll.shared.histogram`); counts are plain integers and add up.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from plimsoll.api.base import PlimsollModel
+from plimsoll.api.workload import Workload
+
+
+class FloorProbe(PlimsollModel):
+    """The direct call that bypasses the target: its latency tells host noise from cost."""
+
+    url: str = Field(pattern=r"^https?://")
+    rate: float = Field(20.0, gt=0, le=1000)
+
+
+class TrialRequest(PlimsollModel):
+    level: float = Field(ge=0, description="This generator's share of the trial's level.")
+    duration: float = Field(gt=0, le=86_400, description="Measured seconds, after warm-up.")
+    warm_up: float = Field(0.0, ge=0, le=3600)
+    workload: Workload
+    target_url: str = Field(pattern=r"^https?://")
+    floor: FloorProbe | None = None
+    seed: int = 0
+    first_user: int = Field(
+        0, ge=0, description="Index of this generator's first user, so ids never collide."
+    )
+    client_ip_offset: int = Field(0, ge=0)
+
+
+class TrialState(StrEnum):
+    RUNNING = "running"
+    DONE = "done"
+    ABORTED = "aborted"
+    FAILED = "failed"
+
+
+class Outcomes(PlimsollModel):
+    """Answers by class. `ok + application + unexpected + shed` answers came back."""
+
+    ok: int = 0
+    application: int = 0  # an expected error: a tool error, a modeled failure
+    transport: int = 0  # connect, reset, timeout: no answer
+    unexpected: int = 0  # wrong status or shape
+    shed: int = 0  # 429 / 503: the target refused load
+
+    @property
+    def total(self) -> int:
+        return self.ok + self.application + self.transport + self.unexpected + self.shed
+
+    def __add__(self, other: Outcomes) -> Outcomes:
+        return Outcomes(
+            ok=self.ok + other.ok,
+            application=self.application + other.application,
+            transport=self.transport + other.transport,
+            unexpected=self.unexpected + other.unexpected,
+            shed=self.shed + other.shed,
+        )
+
+
+class OperationResult(PlimsollModel):
+    """One operation of the mix: its latency histograms (encoded) and outcomes."""
+
+    latency: str = Field(description="HdrHistogram of total latency, microseconds, encoded.")
+    ttft: str | None = Field(None, description="Time to first token / byte, for streams.")
+    added: str | None = Field(
+        None, description="Client latency minus the upstream's Server-Timing, microseconds."
+    )
+    outcomes: Outcomes = Field(default_factory=Outcomes)
+
+
+class StreamHealth(PlimsollModel):
+    opened: int = 0
+    failed_to_open: int = 0
+    dropped: int = 0  # closed by the server before the end of the trial
+    missed_keep_alives: int = 0  # silent for longer than the keep-alive timeout
+    held_at_end: int = 0
+
+
+class FloorResult(PlimsollModel):
+    latency: str | None = None
+    count: int = 0
+    errors: int = 0
+
+
+class TrialResult(PlimsollModel):
+    id: str
+    state: TrialState
+    level: float
+    operations: dict[str, OperationResult] = Field(default_factory=dict)
+    streams: StreamHealth = Field(default_factory=StreamHealth)
+    floor: FloorResult | None = None
+    intended: int = Field(0, description="Starts the schedule asked for (open model).")
+    sent: int = 0
+    dropped_starts: int = Field(0, description="Starts skipped at the in-flight cap.")
+    measured_seconds: float = 0.0
+    cpu_seconds: float = Field(0.0, description="The generator's own CPU time in the window.")
+    cores: int = 1
+    peak_cpu_fraction: float = Field(
+        0.0, description="The busiest single generator process's share of its core."
+    )
+    bytes_in: int = 0
+    bytes_out: int = 0
+    errors: list[str] = Field(default_factory=list, description="A sample of error messages.")
+    generators: int = Field(1, description="How many generator processes this merges.")
+
+    @property
+    def cpu_fraction(self) -> float:
+        """Share of the generator's cores it used: above ~85% it may be the bottleneck."""
+        if self.measured_seconds <= 0:
+            return 0.0
+        return self.cpu_seconds / (self.measured_seconds * max(self.cores, 1))
+
+    @property
+    def achieved_rate(self) -> float:
+        return self.sent / self.measured_seconds if self.measured_seconds > 0 else 0.0
+
+
+class TrialAccepted(PlimsollModel):
+    id: str

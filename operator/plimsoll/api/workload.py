@@ -1,0 +1,167 @@
+"""The workload model: what one unit of load is, and what it sends.
+
+Two models of load, as the seeds use them:
+- `rate` (open model): requests start on schedule at a target arrival rate; the
+  level of a trial is requests per second (the edge seed's max-RPS search);
+- `users` (closed, modeled users): the level is a number of users, each of whom
+  holds a stream, calls in bursts, and churns (the MCP-gateway seed), or runs a
+  multi-turn conversation (the LLM-proxy seed).
+
+The generator receives this model unchanged inside each trial request.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field, model_validator
+
+from plimsoll.api.base import PlimsollModel
+from plimsoll.api.units import Fraction, Seconds
+
+
+class Protocol(StrEnum):
+    HTTP = "http"
+    MCP = "mcp"
+    OPENAI = "openai"
+    ANTHROPIC = "anthropic"
+
+
+class LoadModel(StrEnum):
+    RATE = "rate"  # open model: level = requests per second
+    USERS = "users"  # closed model: level = modeled users
+
+
+class Arrival(StrEnum):
+    UNIFORM = "uniform"
+    POISSON = "poisson"
+
+
+class OperationKind(StrEnum):
+    REQUEST = "request"  # plain HTTP request
+    CALL = "call"  # MCP tools/call
+    LIST = "list"  # MCP tools/list
+    CHAT = "chat"  # one turn of an LLM conversation
+
+
+class Operation(PlimsollModel):
+    """One entry of the request mix. Its name labels its latency and errors."""
+
+    name: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    weight: float = Field(1.0, gt=0)
+    kind: OperationKind = OperationKind.REQUEST
+    method: str = Field("GET", pattern=r"^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$")
+    path: str = Field("/", pattern=r"^/")
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: str | None = Field(None, description="Request body; '{{n}}' becomes a counter.")
+    tool: str | None = Field(None, description="For kind 'call': the MCP tool to call.")
+    expect_status: list[int] = Field(
+        default_factory=lambda: [200], min_length=1, description="Statuses counted as ok."
+    )
+
+
+class Users(PlimsollModel):
+    """How a modeled user behaves (the MCP-gateway seed's calibrated model)."""
+
+    hold_stream: bool = Field(True, description="Each user holds one SSE stream all trial.")
+    burst_gap_median: Seconds = Field(6.0, description="Median gap between calls in a burst.")
+    mean_gap: Seconds = Field(90.0, description="Mean gap between calls overall.")
+    bot_fraction: Fraction = Field(0.01, description="Users who call back to back.")
+    bot_gap: Seconds = Field(1.0, description="A bot's pause between its calls.")
+    reconnect_every: Seconds | None = Field(
+        600.0, description="Mean time between a user's reconnects (handshake + listing)."
+    )
+    relist_fraction: Fraction = Field(0.1, description="Calls preceded by a tools/list.")
+    page_view_fraction: Fraction = Field(0.05, description="Calls that come with a page view.")
+    page_view_path: str = Field("/", pattern=r"^/")
+    keep_alive_timeout: Seconds = Field(
+        45.0, description="A held stream silent for this long counts as unhealthy."
+    )
+    ramp: Seconds = Field(5.0, description="Users start spread over this time.")
+
+    @model_validator(mode="after")
+    def _gaps(self) -> Users:
+        if self.burst_gap_median > self.mean_gap:
+            raise ValueError("'burstGapMedian' must not exceed 'meanGap'")
+        return self
+
+
+class Conversation(PlimsollModel):
+    """Multi-turn conversations with growing context (the LLM-proxy seed)."""
+
+    turns: int = Field(10, ge=1, le=1000)
+    prompt_chars: int = Field(400, ge=1, description="Size of each new user message.")
+    think_time: Seconds = Field(0.0, description="Pause between a reply and the next turn.")
+    stream: bool = True
+    model: str = "plimsoll-echo"
+    max_tokens: int = Field(256, ge=1)
+
+
+class StreamKind(StrEnum):
+    SSE = "sse"
+    WEBSOCKET = "websocket"
+    MIXED = "mixed"  # half SSE, half WebSocket, as the edge seed holds them
+
+
+class StreamsProbe(PlimsollModel):
+    """Idle streams held open to measure memory per stream (edge and gateway seeds)."""
+
+    count: int = Field(ge=1, le=200_000)
+    kind: StreamKind = StreamKind.SSE
+    path: str = Field("/", pattern=r"^/")
+    hold_during_steps: bool = Field(
+        False, description="Keep them open through the trials, as the edge seed does."
+    )
+
+
+class ClientIps(PlimsollModel):
+    """A pool of distinct client addresses sent in a header."""
+
+    pool: int = Field(ge=1, le=10_000_000)
+    header: str = "X-Forwarded-For"
+    verify: bool = Field(
+        True, description="Before the first trial, check that the target honours them."
+    )
+    verify_path: str | None = Field(
+        None,
+        pattern=r"^/",
+        description="A path whose answer echoes the client address the target saw.",
+    )
+
+
+class Workload(PlimsollModel):
+    protocol: Protocol = Protocol.HTTP
+    model: LoadModel = LoadModel.RATE
+    arrival: Arrival = Arrival.POISSON
+    mix: list[Operation] = Field(min_length=1)
+    users: Users | None = None
+    conversation: Conversation | None = None
+    streams: StreamsProbe | None = None
+    client_ips: ClientIps | None = None
+    mcp_path: str = Field("/mcp", pattern=r"^/")
+    mcp_revision: str = Field(
+        "2025-06-18",
+        description="MCP protocol revision: a handshake era one, or the stateless '2026-07-28'.",
+    )
+    timeout: Seconds = Field(60.0, gt=0)
+    max_in_flight: int = Field(
+        10_000, ge=1, description="Open-model starts beyond this many open calls are dropped."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Workload:
+        names = [op.name for op in self.mix]
+        if len(set(names)) != len(names):
+            raise ValueError("operation names in 'mix' must be unique")
+        if self.protocol is Protocol.HTTP:
+            wrong = [op.name for op in self.mix if op.kind is not OperationKind.REQUEST]
+            if wrong:
+                raise ValueError(f"protocol 'http' sends only kind 'request'; see {wrong}")
+        for op in self.mix:
+            if op.kind is OperationKind.CALL and not op.tool:
+                raise ValueError(f"operation {op.name!r} of kind 'call' needs 'tool'")
+        if self.protocol in (Protocol.OPENAI, Protocol.ANTHROPIC) and self.conversation is None:
+            raise ValueError(f"protocol {self.protocol.value!r} needs 'conversation'")
+        if self.conversation is not None and self.model is not LoadModel.USERS:
+            raise ValueError("'conversation' needs model 'users' (each user is a conversation)")
+        return self

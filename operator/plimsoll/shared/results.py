@@ -1,0 +1,96 @@
+"""Merging trial results from several generator processes or pods into one.
+
+Counts add, histograms merge exactly, the measured window is the longest of
+them, and the saturation signal keeps the busiest generator: one saturated
+process is enough to make a step untrustworthy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from plimsoll.api.trial import (
+    FloorResult,
+    OperationResult,
+    Outcomes,
+    StreamHealth,
+    TrialResult,
+    TrialState,
+)
+from plimsoll.shared import histogram
+
+_MAX_ERROR_SAMPLES = 20
+
+
+def _merge_encoded(items: Sequence[str | None]) -> str | None:
+    present = [item for item in items if item]
+    if not present:
+        return None
+    if len(present) == 1:
+        return present[0]
+    return histogram.encode(histogram.merge(present))
+
+
+def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
+    if not results:
+        raise ValueError("no trial results to merge")
+    states = {r.state for r in results}
+    state = TrialState.DONE
+    for worst in (TrialState.FAILED, TrialState.ABORTED, TrialState.RUNNING):
+        if worst in states:
+            state = worst
+            break
+
+    operations: dict[str, OperationResult] = {}
+    for name in sorted({name for r in results for name in r.operations}):
+        parts = [r.operations[name] for r in results if name in r.operations]
+        outcomes = Outcomes()
+        for part in parts:
+            outcomes = outcomes + part.outcomes
+        latency = _merge_encoded([p.latency for p in parts])
+        operations[name] = OperationResult(
+            latency=latency or histogram.encode(histogram.new_histogram()),
+            ttft=_merge_encoded([p.ttft for p in parts]),
+            added=_merge_encoded([p.added for p in parts]),
+            outcomes=outcomes,
+        )
+
+    floors = [r.floor for r in results if r.floor is not None]
+    floor = (
+        FloorResult(
+            latency=_merge_encoded([f.latency for f in floors]),
+            count=sum(f.count for f in floors),
+            errors=sum(f.errors for f in floors),
+        )
+        if floors
+        else None
+    )
+    streams = StreamHealth(
+        opened=sum(r.streams.opened for r in results),
+        failed_to_open=sum(r.streams.failed_to_open for r in results),
+        dropped=sum(r.streams.dropped for r in results),
+        missed_keep_alives=sum(r.streams.missed_keep_alives for r in results),
+        held_at_end=sum(r.streams.held_at_end for r in results),
+    )
+    errors: list[str] = []
+    for r in results:
+        errors.extend(r.errors[: _MAX_ERROR_SAMPLES - len(errors)])
+    return TrialResult(
+        id=trial_id,
+        state=state,
+        level=sum(r.level for r in results),
+        operations=operations,
+        streams=streams,
+        floor=floor,
+        intended=sum(r.intended for r in results),
+        sent=sum(r.sent for r in results),
+        dropped_starts=sum(r.dropped_starts for r in results),
+        measured_seconds=max(r.measured_seconds for r in results),
+        cpu_seconds=sum(r.cpu_seconds for r in results),
+        cores=sum(r.cores for r in results),
+        peak_cpu_fraction=max(max(r.peak_cpu_fraction, r.cpu_fraction) for r in results),
+        bytes_in=sum(r.bytes_in for r in results),
+        bytes_out=sum(r.bytes_out for r in results),
+        errors=errors,
+        generators=sum(r.generators for r in results),
+    )
