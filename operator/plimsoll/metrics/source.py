@@ -1,0 +1,76 @@
+"""The interface every metrics source implements, and the window it is asked about.
+
+The runner calls `MetricsSource.usage(window)` once per trial, after the trial ends,
+with the measured part of the trial (warm-up excluded). Two kinds of source exist:
+the local one (cgroups, or /proc for unpinned processes; `plimsoll.metrics.sampler`)
+and Prometheus (`plimsoll.metrics.prometheus`). Both answer with one
+`ResourceUsage` per role, and both follow one rule: what could not be read goes
+into `ResourceUsage.missing` with the reason, never into a field as a zero, so the
+verdict can call the step invalid and say why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from plimsoll.api.step import ResourceUsage
+
+ROLE_TARGET = "target"
+ROLE_MOCK = "mock"
+ROLE_GENERATOR = "generator"
+# Services (redis-server, postgres, ...) are keyed by their own names.
+
+
+@dataclass(frozen=True)
+class Window:
+    """The measured part of one trial: from the end of the warm-up to the end of the trial.
+
+    Times are timezone-aware: a naive datetime would be read as local time by one
+    library and as UTC by another, and the window would silently slide by hours.
+    """
+
+    start: datetime
+    end: datetime
+
+    def __post_init__(self) -> None:
+        if self.start.tzinfo is None or self.end.tzinfo is None:
+            raise ValueError("a metrics window needs timezone-aware datetimes (use UTC)")
+        if self.end <= self.start:
+            raise ValueError(f"a metrics window must end after it starts: {self.start}..{self.end}")
+
+    @property
+    def seconds(self) -> float:
+        return (self.end - self.start).total_seconds()
+
+    @classmethod
+    def of(cls, start: datetime, seconds: float) -> Window:
+        return cls(start, start + timedelta(seconds=seconds))
+
+
+class MetricsSource(Protocol):
+    async def usage(self, window: Window) -> dict[str, ResourceUsage]:
+        """Resources each role used over `window`, keyed by role ('target', 'mock',
+        'generator', or a service's name). A role that could not be read at all is
+        still present, with every figure `None` and the reasons in `missing`."""
+        ...
+
+
+def unreadable(source: str, *reasons: str) -> ResourceUsage:
+    """A usage with no figures at all, only the reasons why."""
+    return ResourceUsage(source=source, missing=list(reasons))
+
+
+class CombinedSource:
+    """Several sources behind one: e.g. the pinned target read from its cgroup, and the
+    unpinned mock and generators from /proc. Later sources win a role both report."""
+
+    def __init__(self, *sources: MetricsSource) -> None:
+        self._sources = sources
+
+    async def usage(self, window: Window) -> dict[str, ResourceUsage]:
+        merged: dict[str, ResourceUsage] = {}
+        for source in self._sources:
+            merged.update(await source.usage(window))
+        return merged
