@@ -1,0 +1,53 @@
+"""The run report: `report.json`, the machine-readable result of one capacity test.
+
+Written by the runner (`plimsoll.runner.run_test` returns it; `plimsoll run`
+writes it after every step, so a run that stops early still leaves what it
+measured), read back by `plimsoll report FILE` to render Markdown and charts,
+and by the operator to fill the resource's status. It keeps every step in full
+(histograms included), which the status cannot hold.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import Field
+
+from plimsoll.api.base import PlimsollModel
+from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.api.status import Ceiling
+from plimsoll.api.step import StepResult
+
+
+class Outcome(StrEnum):
+    SUCCEEDED = "succeeded"  # every variant found its ceiling
+    FAILED = "failed"  # the test could not complete; `message` says why
+
+
+class UnitCost(PlimsollModel):
+    """What one unit of load costs the target, from the passing steps' slope."""
+
+    variant: str = "default"
+    name: str = Field(description="e.g. 'memory per user', 'CPU per request'.")
+    value: float
+    unit: str = Field(description="e.g. 'bytes', 'core-seconds'.")
+    basis: str = Field("", description="How it was computed, in words.")
+
+
+class RunReport(PlimsollModel):
+    test_name: str
+    spec: CapacityTestSpec
+    started_at: datetime
+    ended_at: datetime | None = None
+    platform: str = Field(description="local or kubernetes.")
+    pinned: bool | None = Field(None, description="False when the target ran without limits.")
+    warnings: list[str] = Field(default_factory=list)
+    placement: list[str] = Field(default_factory=list, description="Who ran where.")
+    outcome: Outcome = Outcome.FAILED
+    message: str = ""
+    ceiling: Ceiling | None = Field(None, description="The first variant's (or only) ceiling.")
+    ceilings: list[Ceiling] = Field(default_factory=list, description="One per variant.")
+    steps: list[StepResult] = Field(default_factory=list)
+    unit_costs: list[UnitCost] = Field(default_factory=list)
+    summary: list[str] = Field(default_factory=list, description="One sentence per variant.")

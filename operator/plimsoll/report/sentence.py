@@ -1,0 +1,71 @@
+"""The ceiling in one sentence, the way the seeds state theirs.
+
+"1 CPU / 512 MiB sustains 2,350 modeled users; memory limited it, 6 MiB under
+the limit with 30% CPU idle." Used by the runner (report.summary), the live
+view and report.md, so every place says the same thing.
+"""
+
+from __future__ import annotations
+
+from plimsoll.api.report import RunReport
+from plimsoll.api.spec import PodShape
+from plimsoll.api.status import Ceiling
+from plimsoll.api.step import LimitedBy
+
+_UNITS = {"users": "modeled users", "rps": "requests per second"}
+
+
+def format_cpu(cores: float) -> str:
+    if cores >= 1 and float(cores).is_integer():
+        return f"{int(cores)} CPU"
+    return f"{cores:g} CPU"
+
+
+def format_bytes(count: float) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(count) >= size:
+            value = count / size
+            return f"{value:.0f} {unit}" if value >= 10 else f"{value:.1f} {unit}"
+    return f"{count:.0f} B"
+
+
+def format_shape(shape: PodShape | None, pinned: bool | None) -> str:
+    if shape is None:
+        return "The service (shape unknown)"
+    text = f"{format_cpu(shape.cpu)} / {format_bytes(shape.memory)}"
+    return text + " (unpinned)" if pinned is False else text
+
+
+def _headroom(ceiling: Ceiling) -> str:
+    parts: list[str] = []
+    if ceiling.headroom.memory_free_bytes is not None:
+        parts.append(f"{format_bytes(ceiling.headroom.memory_free_bytes)} under the limit")
+    if ceiling.headroom.cpu_idle_fraction is not None:
+        parts.append(f"{ceiling.headroom.cpu_idle_fraction:.0%} CPU idle")
+    return " with ".join(parts)
+
+
+def ceiling_sentence(report: RunReport, ceiling: Ceiling) -> str:
+    shape = report.spec.target.resources if report.spec.target.url is None else None
+    who = format_shape(shape, report.pinned)
+    units = _UNITS.get(ceiling.unit, ceiling.unit)
+    prefix = f"[{ceiling.variant}] " if len(report.ceilings) > 1 else ""
+    if ceiling.level is None:
+        lowest = f" (the lowest level tried, {ceiling.high:,}, failed)" if ceiling.high else ""
+        reason = f": {ceiling.stop_reason}" if ceiling.stop_reason else ""
+        return f"{prefix}{who} passed no level{lowest}{reason}."
+    verb = "sustains" if ceiling.complete else "sustains at least"
+    sentence = f"{prefix}{who} {verb} {ceiling.level:,} {units}"
+    if ceiling.limited_by in (LimitedBy.MEMORY, LimitedBy.CPU):
+        sentence += f"; {ceiling.limited_by.value} limited it"
+    elif ceiling.limited_by is LimitedBy.NEITHER:
+        sentence += "; neither CPU nor memory limited it (latency-bound)"
+    else:
+        sentence += "; what limited it is unknown (no server metrics)"
+    headroom = _headroom(ceiling)
+    if headroom:
+        sentence += f", {headroom}"
+    if not ceiling.complete:
+        high = f"{ceiling.high:,}" if ceiling.high else "an untested level"
+        sentence += f" (range only, up to {high}: {ceiling.stop_reason or 'stopped early'})"
+    return sentence + "."

@@ -1,0 +1,68 @@
+"""From a full `StepResult` to the compact figures people and the search read.
+
+The runner keeps every `StepResult` in the report; the status and the search
+need only a `StepRecord` (verdict, quantiles, rates, CPU, memory). Both the
+runner and the operator derive records here, so the numbers in `kubectl get`,
+in the live view and in report.md are the same numbers.
+"""
+
+from __future__ import annotations
+
+from plimsoll.api.step import StepRecord, StepResult
+from plimsoll.api.trial import Outcomes, TrialResult
+from plimsoll.shared import histogram
+
+
+def merged_outcomes(client: TrialResult) -> Outcomes:
+    total = Outcomes()
+    for operation in client.operations.values():
+        total = total + operation.outcomes
+    return total
+
+
+def latency_ms(client: TrialResult | None, quantile: float, operation: str = "*") -> float | None:
+    """A latency quantile over one operation, or over all of them merged ('*')."""
+    if client is None:
+        return None
+    if operation == "*":
+        encoded = [op.latency for op in client.operations.values()]
+    elif operation in client.operations:
+        encoded = [client.operations[operation].latency]
+    else:
+        return None
+    return histogram.quantile_ms(histogram.merge(encoded), quantile)
+
+
+def error_rate(client: TrialResult | None) -> float | None:
+    """Transport and unexpected answers as a share of all attempts."""
+    if client is None:
+        return None
+    outcomes = merged_outcomes(client)
+    if outcomes.total == 0:
+        return None
+    return (outcomes.transport + outcomes.unexpected) / outcomes.total
+
+
+def record_of(result: StepResult) -> StepRecord:
+    """The `StepRecord` for `status.steps` and the search, derived from a full result."""
+    client = result.client
+    target = result.target
+    return StepRecord(
+        index=result.index,
+        level=result.level,
+        variant=result.variant,
+        kind=result.kind,
+        attempt=result.attempt,
+        duration=result.duration,
+        verdict=result.judgement.verdict,
+        reasons=list(result.judgement.reasons),
+        p50_ms=latency_ms(client, 0.50),
+        p95_ms=latency_ms(client, 0.95),
+        p99_ms=latency_ms(client, 0.99),
+        error_rate=error_rate(client),
+        achieved_rate=client.achieved_rate if client is not None else None,
+        cpu_cores=target.cpu_mean_cores if target is not None else None,
+        throttled_ratio=target.throttled_ratio if target is not None else None,
+        memory_bytes=target.memory_max_bytes if target is not None else None,
+        started_at=result.started_at,
+    )

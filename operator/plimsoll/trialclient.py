@@ -1,0 +1,123 @@
+"""Runs one trial on every generator through their HTTP control API, and merges the results.
+
+Called by the runner for each step, on both platforms: it splits the level
+across the generators exactly, `POST`s a `TrialRequest` to each, polls `GET
+/trials/{id}` until every one is done, and merges their `TrialResult`s. A
+generator that crashes, answers garbage or fails its trial makes the whole
+trial fail with `TrialFailedError` (the step is then judged invalid): the others are
+aborted so they stop loading the target.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import httpx
+from pydantic import ValidationError
+
+from plimsoll.api.trial import TrialAccepted, TrialRequest, TrialResult, TrialState
+from plimsoll.api.workload import LoadModel
+from plimsoll.shared.results import merge_results
+
+_POLL_INTERVAL = 0.25
+_GRACE = 30.0  # beyond warm-up + duration, for generators to drain and report
+
+
+class TrialFailedError(RuntimeError):
+    """The trial produced no trustworthy client-side result; the message says why."""
+
+
+@dataclass(frozen=True)
+class Share:
+    level: float
+    first_user: int
+
+
+def split_level(level: int, generators: int, model: LoadModel) -> list[Share]:
+    """Each generator's share: rates as floats that add up to the level; users as whole
+    numbers that add up exactly, with offsets so user ids never collide."""
+    if generators < 1:
+        raise ValueError("at least one generator is needed")
+    if model is LoadModel.RATE:
+        return [Share(level=level / generators, first_user=0) for _ in range(generators)]
+    base, extra = divmod(level, generators)
+    shares: list[Share] = []
+    first = 0
+    for index in range(generators):
+        users = base + (1 if index < extra else 0)
+        shares.append(Share(level=float(users), first_user=first))
+        first += users
+    return shares
+
+
+async def _start(client: httpx.AsyncClient, url: str, request: TrialRequest) -> str:
+    try:
+        response = await client.post(f"{url}/trials", json=request.to_wire())
+        response.raise_for_status()
+        return TrialAccepted.model_validate(response.json()).id
+    except (httpx.HTTPError, ValidationError, ValueError) as exc:
+        raise TrialFailedError(f"generator {url} did not accept the trial: {exc}") from exc
+
+
+async def _poll(client: httpx.AsyncClient, url: str, trial_id: str, deadline: float) -> TrialResult:
+    while True:
+        try:
+            response = await client.get(f"{url}/trials/{trial_id}")
+            response.raise_for_status()
+            result = TrialResult.model_validate(response.json())
+        except (httpx.HTTPError, ValidationError, ValueError) as exc:
+            raise TrialFailedError(f"generator {url} stopped answering mid-trial: {exc}") from exc
+        if result.state is TrialState.DONE:
+            return result
+        if result.state in (TrialState.FAILED, TrialState.ABORTED):
+            detail = "; ".join(result.errors[:3]) or "no reason given"
+            raise TrialFailedError(
+                f"generator {url} reports its trial {result.state.value}: {detail}"
+            )
+        if time.monotonic() > deadline:
+            raise TrialFailedError(f"generator {url} gave no result within the trial's time")
+        await asyncio.sleep(_POLL_INTERVAL)
+
+
+async def _abort(client: httpx.AsyncClient, url: str, trial_id: str) -> None:
+    # It may be the one that crashed; stopping the others is what matters.
+    with contextlib.suppress(httpx.HTTPError):
+        await client.delete(f"{url}/trials/{trial_id}")
+
+
+async def run_trial(
+    generator_urls: Sequence[str],
+    request: TrialRequest,
+    model: LoadModel,
+    *,
+    level: int,
+) -> TrialResult:
+    """Run `request` at `level` split across `generator_urls`; the merged result."""
+    shares = split_level(level, len(generator_urls), model)
+    deadline = time.monotonic() + request.warm_up + request.duration + _GRACE
+    started: dict[str, str] = {}
+    async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as client:
+        try:
+            for index, (url, share) in enumerate(zip(generator_urls, shares, strict=True)):
+                part = request.model_copy(
+                    update={
+                        "level": share.level,
+                        "first_user": share.first_user,
+                        "client_ip_offset": request.client_ip_offset + share.first_user,
+                        "seed": request.seed * 1000 + index,
+                    }
+                )
+                started[url] = await _start(client, url, part)
+            polls = [_poll(client, url, tid, deadline) for url, tid in started.items()]
+            results = await asyncio.gather(*polls)
+        except BaseException:
+            # Stop the others so a failed or cancelled trial leaves no load behind.
+            await asyncio.shield(
+                asyncio.gather(*(_abort(client, u, t) for u, t in started.items()))
+            )
+            raise
+    return merge_results(results, trial_id=",".join(started.values()))

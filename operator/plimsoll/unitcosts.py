@@ -1,0 +1,83 @@
+"""Per-unit costs: what one more user (or one more request per second) costs the target.
+
+Read off the passing steps of each variant as the slope of memory and CPU
+against the level (least squares), so a fixed baseline (the runtime, caches)
+does not inflate the figure the way dividing by the level would. The runner
+puts them in the report; the sizing logic and the reader use them to see why
+the ceiling is where it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from plimsoll.api.report import RunReport, UnitCost
+from plimsoll.api.step import StepResult, Verdict
+
+
+def _slope(points: Sequence[tuple[float, float]]) -> float | None:
+    if len({x for x, _ in points}) < 2:
+        return None
+    n = len(points)
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    var = sum((x - mean_x) ** 2 for x, _ in points)
+    cov = sum((x - mean_x) * (y - mean_y) for x, y in points)
+    return cov / var
+
+
+def _variant_costs(variant: str, steps: Sequence[StepResult], unit: str) -> list[UnitCost]:
+    per = "user" if unit == "users" else "request/s"
+    passing = [s for s in steps if s.judgement.verdict is Verdict.PASS and s.target is not None]
+    memory = [
+        (float(s.level), float(s.target.memory_max_bytes))
+        for s in passing
+        if s.target is not None and s.target.memory_max_bytes is not None
+    ]
+    cpu = [
+        (float(s.level), s.target.cpu_mean_cores)
+        for s in passing
+        if s.target is not None and s.target.cpu_mean_cores is not None
+    ]
+    costs: list[UnitCost] = []
+    basis = f"slope over {{n}} passing steps ({variant})"
+    memory_slope = _slope(memory)
+    if memory_slope is not None:
+        costs.append(
+            UnitCost(
+                variant=variant,
+                name=f"memory per {per}",
+                value=round(memory_slope, 1),
+                unit="bytes",
+                basis=basis.format(n=len(memory)),
+            )
+        )
+    cpu_slope = _slope(cpu)
+    if cpu_slope is not None:
+        # cores per request/s is CPU-seconds per request: shown in milliseconds.
+        name, value, shown = (
+            ("CPU per request", cpu_slope * 1000, "CPU-ms")
+            if unit == "rps"
+            else ("CPU per user", cpu_slope * 1000, "millicores")
+        )
+        costs.append(
+            UnitCost(
+                variant=variant,
+                name=name,
+                value=round(value, 4),
+                unit=shown,
+                basis=basis.format(n=len(cpu)),
+            )
+        )
+    return costs
+
+
+def unit_costs(report: RunReport) -> list[UnitCost]:
+    unit = report.spec.unit
+    variants = sorted({s.variant for s in report.steps})
+    costs: list[UnitCost] = []
+    for variant in variants:
+        costs.extend(
+            _variant_costs(variant, [s for s in report.steps if s.variant == variant], unit)
+        )
+    return costs
