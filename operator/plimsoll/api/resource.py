@@ -18,8 +18,8 @@ from plimsoll.api.status import CapacityTestStatus
 
 GROUP = "plimsoll.dev"
 VERSION = "v1alpha1"
-API_VERSION = f"{GROUP}/{VERSION}"
-KIND = "CapacityTest"
+API_VERSION: Literal["plimsoll.dev/v1alpha1"] = "plimsoll.dev/v1alpha1"
+KIND: Literal["CapacityTest"] = "CapacityTest"
 PLURAL = "capacitytests"
 SINGULAR = "capacitytest"
 SHORT_NAMES = ["ct", "captest"]

@@ -41,6 +41,21 @@ class SetupStep(PlimsollModel):
 class Target(PlimsollModel):
     """The service under test: an image (Kubernetes), a command (local), or a URL."""
 
+    model_config = {
+        "json_schema_extra": {
+            "x-kubernetes-validations": [
+                {
+                    "rule": "has(self.url) || has(self.image) || has(self.command)",
+                    "message": "say how to run the target: image, command or url",
+                },
+                {
+                    "rule": "has(self.url) || has(self.resources)",
+                    "message": "resources (cpu and memory) are required to pin the target",
+                },
+            ]
+        }
+    }
+
     image: str | None = None
     command: list[str] | None = Field(None, min_length=1)
     args: list[str] = Field(default_factory=list)
@@ -129,6 +144,22 @@ class Strategy(StrEnum):
 
 
 class Search(PlimsollModel):
+    # Rules the API server checks too; fields may be absent there (defaults are ours).
+    model_config = {
+        "json_schema_extra": {
+            "x-kubernetes-validations": [
+                {
+                    "rule": "!has(self.floor) || !has(self.limit) || self.floor < self.limit",
+                    "message": "floor must be below limit",
+                },
+                {
+                    "rule": "!has(self.strategy) || self.strategy != 'steps' || has(self.levels)",
+                    "message": "strategy 'steps' needs levels",
+                },
+            ]
+        }
+    }
+
     strategy: Strategy = Strategy.DOUBLING
     levels: list[int] | None = Field(None, min_length=1, description="For 'steps'.")
     start: int = Field(100, ge=1)
@@ -228,7 +259,7 @@ class ExtraMetric(PlimsollModel):
 class Metrics(PlimsollModel):
     prometheus_url: str | None = Field(None, pattern=r"^https?://")
     scrape_interval: Seconds = 15.0
-    settle: Seconds | None = Field(None, description="Wait for the last scrape (default 2×).")
+    settle: Seconds | None = Field(None, description="Wait for the last scrape (default twice the interval).")
     extra: list[ExtraMetric] = Field(default_factory=list)
 
 
@@ -291,9 +322,10 @@ class CapacityTestSpec(PlimsollModel):
                     f"passWhen.latency names operation {bound.operation!r}, "
                     f"which is not in workload.mix ({sorted(ops)})"
                 )
-        if self.workload.model is LoadModel.USERS and self.workload.users is None:
-            if self.workload.conversation is None:
-                raise ValueError("workload model 'users' needs 'users' or 'conversation'")
+        workload = self.workload
+        needs_users = workload.users is None and workload.conversation is None
+        if workload.model is LoadModel.USERS and needs_users:
+            raise ValueError("workload model 'users' needs 'users' or 'conversation'")
         tools = {t.name for t in self.upstream.mcp.tools} if self.upstream.mcp else set()
         for op in self.workload.mix:
             if op.tool is not None and op.tool not in tools:

@@ -38,7 +38,7 @@ PHASE_TRANSITIONS: dict[Phase, frozenset[Phase]] = {
 TERMINAL_PHASES = frozenset({Phase.SUCCEEDED, Phase.FAILED})
 
 
-class IllegalTransition(ValueError):
+class IllegalTransitionError(ValueError):
     pass
 
 
@@ -46,7 +46,7 @@ def check_transition(current: Phase | None, new: Phase) -> Phase:
     """Return `new` if the table allows moving there from `current`, else raise."""
     if current is None or current == new or new in PHASE_TRANSITIONS[current]:
         return new
-    raise IllegalTransition(f"phase {current.value} cannot move to {new.value}")
+    raise IllegalTransitionError(f"phase {current.value} cannot move to {new.value}")
 
 
 class ConditionType(StrEnum):
@@ -175,6 +175,7 @@ class CapacityTestStatus(PlimsollModel):
     namespace: str | None = Field(None, description="The run's own namespace.")
     current_step: CurrentStep | None = None
     steps: list[StepRecord] = Field(default_factory=list)
+    step_count: int = Field(0, description="len(steps), for `kubectl get`'s Steps column.")
     ceiling: Ceiling | None = None
     variant_ceilings: list[Ceiling] = Field(default_factory=list)
     report: ReportRef | None = None

@@ -149,6 +149,8 @@ def format_fraction(fraction: float) -> str:
 
 def parse_quantile(value: Any) -> float:
     """A quantile in (0, 1) from `"p95"`, `"p99.9"`; `"p50"` is the median."""
+    if isinstance(value, float) and not isinstance(value, bool) and 0 < value < 1:
+        return value
     if isinstance(value, str):
         match = re.fullmatch(r"p(\d+(?:\.\d+)?)", value.strip())
         if match:

@@ -106,9 +106,7 @@ class Route(PlimsollModel):
     path: str = Field(pattern=r"^/", description="Exact path, or a prefix ending in '*'.")
     latency: Latency = Field(default_factory=lambda: Latency(fixed=0.0))
     errors: Errors = Field(default_factory=Errors)
-    sizes: list[SizeChoice] = Field(
-        default_factory=lambda: [SizeChoice(bytes=1024)], min_length=1
-    )
+    sizes: list[SizeChoice] = Field(default_factory=lambda: [SizeChoice(bytes=1024)], min_length=1)
     status: int = Field(200, ge=100, le=599)
     echo: bool = Field(False, description="Echo the request body instead of a sized body.")
     timeout_after: Seconds | None = Field(
@@ -123,9 +121,7 @@ class McpTool(PlimsollModel):
     description: str = ""
     latency: Latency = Field(default_factory=lambda: Latency(fixed=0.0))
     errors: Errors = Field(default_factory=lambda: Errors(shape=ErrorShape.TOOL_ERROR))
-    sizes: list[SizeChoice] = Field(
-        default_factory=lambda: [SizeChoice(bytes=2048)], min_length=1
-    )
+    sizes: list[SizeChoice] = Field(default_factory=lambda: [SizeChoice(bytes=2048)], min_length=1)
 
 
 class Mcp(PlimsollModel):

@@ -91,4 +91,3 @@ def expected_quantile(model: Latency, quantile: float) -> float:
         return min(values[-1], cap)
     q0, q1, v0, v1 = qs[i - 1], qs[i], values[i - 1], values[i]
     return min(v0 + (v1 - v0) * (quantile - q0) / (q1 - q0), cap)
-

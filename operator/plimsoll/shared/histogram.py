@@ -29,7 +29,8 @@ def record_seconds(histogram: HdrHistogram, seconds: float) -> None:
 
 
 def encode(histogram: HdrHistogram) -> str:
-    return histogram.encode().decode("ascii")
+    encoded: bytes = histogram.encode()
+    return encoded.decode("ascii")
 
 
 def decode(encoded: str) -> HdrHistogram:

@@ -1,0 +1,56 @@
+# Plimsoll's entry points. `make run` and `make test` do all set-up themselves on a
+# fresh Debian machine: a virtualenv in .venv with the project and its extras, and
+# the Debian packages the tests need.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+DEBIAN_PACKAGES := prometheus nginx-light wrk
+OUT ?= plimsoll-out
+
+.PHONY: run test check lint typecheck contracts crd debian bench images clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	rm -f $(VENV)/.installed-* && touch $@
+
+debian:
+	./scripts/ensure-debian-packages $(DEBIAN_PACKAGES)
+
+## The main job: find the quickstart target's ceiling on this machine.
+run: $(STAMP)
+	$(BIN)/plimsoll run examples/quickstart.yaml --out $(OUT)
+
+## The whole test suite (what CI runs).
+test: $(STAMP) debian
+	$(BIN)/pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy operator/plimsoll generator-image/plimsoll_generator mock-upstream-image/plimsoll_mock
+
+contracts: $(STAMP)
+	$(BIN)/lint-imports
+
+## Every static check, then the tests.
+check: lint typecheck contracts test
+
+## Regenerate the checked-in CRD (a test fails when it is stale).
+crd: $(STAMP)
+	$(BIN)/plimsoll crd > crds/capacitytest.yaml
+
+bench: $(STAMP) debian
+	$(BIN)/python bench/search.py
+	$(BIN)/python bench/mock.py
+	$(BIN)/python bench/generator.py
+
+images:
+	./scripts/build-images
+
+clean:
+	rm -rf $(VENV) $(OUT) .pytest_cache .mypy_cache .ruff_cache

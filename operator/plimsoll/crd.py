@@ -1,0 +1,145 @@
+"""The CapacityTest CustomResourceDefinition, generated from the pydantic models.
+
+Pydantic writes JSON Schema 2020-12; Kubernetes wants a *structural* OpenAPI v3
+schema: no `$ref`, no `anyOf` carrying types, no `additionalProperties: false`
+beside `properties`, boolean `exclusiveMinimum`, and defaults that validate
+against their own schema. `structural_schema` rewrites one into the other, so
+`crds/capacitytest.yaml` cannot drift from the code (a test regenerates it).
+Defaults are left to the operator (pydantic applies them), which keeps the
+stored object exactly what the user wrote.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from plimsoll.api.resource import GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION
+from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.api.status import CapacityTestStatus
+
+_DROPPED_KEYS = {"title", "default", "examples", "$defs"}
+
+PRINTER_COLUMNS = [
+    {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
+    {"name": "Ceiling", "type": "integer", "jsonPath": ".status.ceiling.level"},
+    {"name": "Unit", "type": "string", "jsonPath": ".status.ceiling.unit"},
+    {"name": "Limited-By", "type": "string", "jsonPath": ".status.ceiling.limitedBy"},
+    {"name": "Steps", "type": "integer", "jsonPath": ".status.stepCount"},
+    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+]
+
+
+def _resolve(ref: str, defs: dict[str, Any]) -> dict[str, Any]:
+    name = ref.rsplit("/", 1)[-1]
+    return dict(defs[name])
+
+
+def structural_schema(node: Any, defs: dict[str, Any]) -> Any:
+    """Rewrite one JSON Schema node (recursively) into Kubernetes' structural form."""
+    if isinstance(node, list):
+        return [structural_schema(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = dict(node)
+    if "$ref" in node:
+        ref = node.pop("$ref")
+        node = {**_resolve(ref, defs), **node}
+    if "anyOf" in node:
+        # Optional[X] arrives as anyOf [X, null]: the field simply may be absent.
+        options = [o for o in node.pop("anyOf") if o.get("type") != "null"]
+        if len(options) != 1:
+            raise ValueError(f"cannot express a union in a structural schema: {options}")
+        node = {**structural_schema(options[0], defs), **node}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROPPED_KEYS:
+            continue
+        if key == "properties":
+            out[key] = {name: structural_schema(sub, defs) for name, sub in value.items()}
+        elif key == "items":
+            out[key] = structural_schema(value, defs)
+        elif key == "additionalProperties":
+            if value is False:
+                continue  # implied by `properties` in a structural schema
+            if value is True or value == {}:
+                out["x-kubernetes-preserve-unknown-fields"] = True
+            else:
+                out[key] = structural_schema(value, defs)
+        elif key == "exclusiveMinimum" and not isinstance(value, bool):
+            out["minimum"] = value
+            out["exclusiveMinimum"] = True
+        elif key == "exclusiveMaximum" and not isinstance(value, bool):
+            out["maximum"] = value
+            out["exclusiveMaximum"] = True
+        elif key == "const":
+            out["enum"] = [value]
+        else:
+            out[key] = value
+    if (
+        out.get("type") == "object"
+        and "properties" not in out
+        and "additionalProperties" not in out
+    ):
+        out["x-kubernetes-preserve-unknown-fields"] = True
+    if "x-kubernetes-int-or-string" in out:
+        out.pop("type", None)
+    return out
+
+
+def _model_schema(model: type[Any]) -> dict[str, Any]:
+    schema = model.model_json_schema(by_alias=True, mode="validation")
+    defs = schema.get("$defs", {})
+    result = structural_schema(schema, defs)
+    assert isinstance(result, dict)
+    return result
+
+
+def openapi_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": _model_schema(CapacityTestSpec),
+            "status": _model_schema(CapacityTestStatus),
+        },
+    }
+
+
+def custom_resource_definition() -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{PLURAL}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "kind": KIND,
+                "listKind": f"{KIND}List",
+                "plural": PLURAL,
+                "singular": SINGULAR,
+                "shortNames": SHORT_NAMES,
+                "categories": ["plimsoll"],
+            },
+            "versions": [
+                {
+                    "name": VERSION,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": PRINTER_COLUMNS,
+                    "schema": {"openAPIV3Schema": openapi_schema()},
+                }
+            ],
+        },
+    }
+
+
+def render_crd() -> str:
+    header = "# Generated by `plimsoll crd` from plimsoll.api; do not edit by hand.\n"
+    return header + yaml.safe_dump(custom_resource_definition(), sort_keys=False, width=100)

@@ -1,0 +1,45 @@
+"""What the runner needs from a platform: start the pieces, hand out URLs, measure, stop.
+
+Two platforms implement it: `local` (processes and cgroups on this machine) and
+`kubernetes` (a fresh namespace with pods). The runner never knows which one it
+drives: it reaches the generators through the same HTTP control API on both,
+and reads resources through the platform's `MetricsSource`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from plimsoll.api.spec import CapacityTestSpec, Variant
+from plimsoll.metrics.source import MetricsSource
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Where the started pieces answer, as seen from the runner and from the generators."""
+
+    target_url: str  # as the generators reach the target
+    upstream_url: str  # as the generators reach the mock (the direct-call floor)
+    generator_urls: list[str]  # control APIs, as the runner reaches them
+    placement: list[str] = field(default_factory=list)  # human-readable: who runs where
+    warnings: list[str] = field(default_factory=list)  # e.g. "cgroups not permitted: unpinned"
+
+
+class PlatformError(RuntimeError):
+    """A piece could not be started or stopped; the message says which and why."""
+
+
+class Platform(Protocol):
+    async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
+        """Start services, the mock, the target (pinned) and the generators; wait until ready;
+        run the target's setup steps. Idempotent: pieces already running are adopted."""
+        ...
+
+    def metrics(self) -> MetricsSource:
+        """The source the runner asks for each trial window's resource usage."""
+        ...
+
+    async def stop(self, *, keep: bool) -> None:
+        """Stop and remove everything started (`keep=True` leaves it for inspection)."""
+        ...

@@ -1,0 +1,162 @@
+"""Realistic mistakes in a CapacityTest each get an error naming the field and the fix."""
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from plimsoll.api import SpecError, load_capacity_test
+from plimsoll.specfile import read_capacity_tests
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+MINIMAL: dict[str, Any] = {
+    "apiVersion": "plimsoll.dev/v1alpha1",
+    "kind": "CapacityTest",
+    "metadata": {"name": "minimal"},
+    "spec": {
+        "target": {"command": ["./server"], "resources": {"cpu": "1", "memory": "512Mi"}},
+        "workload": {"mix": [{"name": "get", "path": "/"}]},
+    },
+}
+
+
+def problems_of(change: dict[str, Any] | None = None, drop: str | None = None) -> list[str]:
+    document = copy.deepcopy(MINIMAL)
+    for path, value in (change or {}).items():
+        node = document
+        *parents, leaf = path.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    if drop:
+        *parents, leaf = drop.split(".")
+        node = document
+        for part in parents:
+            node = node[part]
+        del node[leaf]
+    with pytest.raises(SpecError) as caught:
+        load_capacity_test(document)
+    return caught.value.problems
+
+
+def test_the_minimal_spec_is_valid_and_defaults_fill_in() -> None:
+    test = load_capacity_test(copy.deepcopy(MINIMAL))
+    assert test.spec.target.resources is not None
+    assert test.spec.target.resources.memory == 512 * 2**20
+    assert test.spec.trial.duration == 60.0
+    assert test.spec.unit == "rps"
+
+
+@pytest.mark.parametrize(
+    ("change", "drop", "field", "hint"),
+    [
+        ({"spec.trial": {"duration": "-30s"}}, None, "spec.trial.duration", "positive"),
+        ({"spec.trial": {"duration": "0s"}}, None, "spec.trial", "longer than zero"),
+        (
+            {"spec.passWhen": {"latency": [{"quantile": "p150", "below": "1s"}]}},
+            None,
+            "spec.passWhen.latency[0].quantile",
+            "strictly between",
+        ),
+        (
+            {"spec.passWhen": {"errors": {"transport": "150%"}}},
+            None,
+            "spec.passWhen.errors.transport",
+            "between 0% and 100%",
+        ),
+        (
+            {"spec.search": {"floor": 5000, "limit": 100, "start": 100}},
+            None,
+            "spec.search",
+            "'floor' (5000) must be below 'limit' (100)",
+        ),
+        (
+            {"spec.workload": {"protocol": "grpc", "mix": [{"name": "a"}]}},
+            None,
+            "spec.workload.protocol",
+            "'grpc' is not one of",
+        ),
+        ({}, "spec.target", "spec.target", "required field is missing"),
+        (
+            {"spec.target": {"command": ["x"], "resources": {"cpu": "1", "memory": "512MB"}}},
+            None,
+            "spec.target.resources.memory",
+            "did you mean '512Mi'",
+        ),
+        (
+            {"spec.target": {"command": ["x"], "resources": {"cpu": "one", "memory": "1Gi"}}},
+            None,
+            "spec.target.resources.cpu",
+            "millicores",
+        ),
+        (
+            {"spec.target": {"port": 8080, "resources": {"cpu": "1", "memory": "1Gi"}}},
+            None,
+            "spec.target",
+            "say how to run the target",
+        ),
+        (
+            {"spec.search": {"strategy": "steps"}},
+            None,
+            "spec.search",
+            "needs 'levels'",
+        ),
+        (
+            {"spec.trial": {"duraton": "30s"}},
+            None,
+            "spec.trial.duraton",
+            "unknown field",
+        ),
+        (
+            {
+                "spec.passWhen": {
+                    "latency": [{"operation": "post", "quantile": "p99", "below": "1s"}]
+                }
+            },
+            None,
+            "spec",
+            "names operation 'post', which is not in workload.mix",
+        ),
+        (
+            {"spec.workload": {"protocol": "openai", "mix": [{"name": "chat", "kind": "chat"}]}},
+            None,
+            "spec.workload",
+            "needs 'conversation'",
+        ),
+        (
+            {"spec.upstream": {"routes": [{"name": "r", "path": "/", "latency": {"p50": "2s"}}]}},
+            None,
+            "spec.upstream.routes[0].latency",
+            "needs both 'p50' and 'p95'",
+        ),
+        ({"apiVersion": "plimsoll.dev/v1"}, None, "apiVersion", "plimsoll.dev/v1alpha1"),
+    ],
+)
+def test_a_mistake_names_its_field_and_the_fix(
+    change: dict[str, Any], drop: str | None, field: str, hint: str
+) -> None:
+    problems = problems_of(change, drop)
+    assert any(p.startswith(f"{field}:") and hint in p for p in problems), problems
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.name)
+def test_every_example_validates(path: Path) -> None:
+    tests = read_capacity_tests(path)
+    assert tests, path
+
+
+def test_a_yaml_syntax_error_is_reported_with_the_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("spec: [unclosed\n")
+    with pytest.raises(SpecError, match="not valid YAML"):
+        read_capacity_tests(broken)
+
+
+def test_the_spec_round_trips_through_its_wire_form() -> None:
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        for test in read_capacity_tests(path):
+            again = load_capacity_test(yaml.safe_load(yaml.safe_dump(test.to_wire())))
+            assert again.model_dump() == test.model_dump()
