@@ -16,6 +16,7 @@ import typer
 
 from plimsoll.api.resource import SpecError
 from plimsoll.crd import render_crd
+from plimsoll.size_command import size
 from plimsoll.specfile import read_capacity_tests
 
 app = typer.Typer(
@@ -54,6 +55,9 @@ def validate(
         typer.echo(f"{path}: valid ({names})")
     if failed:
         raise typer.Exit(1)
+
+
+app.command()(size)
 
 
 def main() -> None:
