@@ -1,0 +1,143 @@
+-- Argo CD health check for plimsoll.dev/CapacityTest.
+--
+-- Argo CD runs this with the live object in `obj` (Lua 5.1, no os/io) and
+-- shows the returned status and message:
+--   Pending, Queued, Provisioning, Running -> Progressing (what it is doing)
+--   Succeeded                              -> Healthy (the ceiling found)
+--   Failed                                 -> Degraded (why, from the conditions)
+-- A spec the operator has not observed yet is Progressing too, so an Argo CD
+-- sync that changes a test never shows the previous run's verdict as current.
+-- Installed through argocd-cm: see argocd-cm-snippet.yaml beside this file.
+
+local hs = {}
+
+-- JSON numbers arrive as floats: print 120 rather than 120.0.
+local function number(value)
+  if type(value) == "number" and value == math.floor(value) then
+    return string.format("%d", value)
+  end
+  return tostring(value)
+end
+
+local function condition(status, wanted)
+  if status.conditions == nil then
+    return nil
+  end
+  for _, c in ipairs(status.conditions) do
+    if c.type == wanted then
+      return c
+    end
+  end
+  return nil
+end
+
+local function nonempty(text)
+  return text ~= nil and text ~= ""
+end
+
+local function describe_ceiling(ceiling)
+  if ceiling == nil then
+    return nil
+  end
+  local unit = ceiling.unit or ""
+  local text
+  if ceiling.level ~= nil then
+    text = "ceiling " .. number(ceiling.level) .. " " .. unit
+  else
+    text = "no level passed"
+  end
+  if ceiling.variant ~= nil and ceiling.variant ~= "default" then
+    text = ceiling.variant .. ": " .. text
+  end
+  if ceiling.limitedBy ~= nil and ceiling.limitedBy ~= "unknown" then
+    text = text .. ", limited by " .. ceiling.limitedBy
+  end
+  if ceiling.complete == false then
+    local range = ""
+    if ceiling.low ~= nil and ceiling.high ~= nil then
+      range = " between " .. number(ceiling.low) .. " and " .. number(ceiling.high)
+    end
+    text = text .. " (range only" .. range .. ")"
+  end
+  return text
+end
+
+local function describe_success(status)
+  local parts = {}
+  if status.variantCeilings ~= nil and #status.variantCeilings > 0 then
+    for _, ceiling in ipairs(status.variantCeilings) do
+      table.insert(parts, describe_ceiling(ceiling))
+    end
+  else
+    local text = describe_ceiling(status.ceiling)
+    if text ~= nil then
+      table.insert(parts, text)
+    end
+  end
+  if #parts > 0 then
+    return "Succeeded: " .. table.concat(parts, "; ")
+  end
+  local ready = condition(status, "Ready")
+  if ready ~= nil and nonempty(ready.message) then
+    return ready.message
+  end
+  return "Succeeded"
+end
+
+-- The reason a run failed: the first False condition that says why, in the
+-- order a user acts on (a bad spec before a failed run), then status.message.
+local function describe_failure(status)
+  for _, wanted in ipairs({ "SpecValid", "Ready", "Provisioned", "Progressing" }) do
+    local c = condition(status, wanted)
+    if c ~= nil and c.status == "False" and nonempty(c.message) then
+      return c.message
+    end
+  end
+  if nonempty(status.message) then
+    return status.message
+  end
+  return "the capacity test failed"
+end
+
+local function describe_progress(status)
+  local c = condition(status, "Progressing")
+  if c ~= nil and nonempty(c.message) then
+    return c.message
+  end
+  if nonempty(status.message) then
+    return status.message
+  end
+  return nil
+end
+
+local status = obj.status
+if status == nil or status.phase == nil then
+  hs.status = "Progressing"
+  hs.message = "Waiting for the Plimsoll operator to pick up the test"
+  return hs
+end
+
+local generation = obj.metadata ~= nil and obj.metadata.generation or nil
+if generation ~= nil and status.observedGeneration ~= nil
+    and status.observedGeneration < generation then
+  hs.status = "Progressing"
+  hs.message = "Waiting for the operator to observe generation " .. number(generation)
+  return hs
+end
+
+local phase = status.phase
+if phase == "Succeeded" then
+  hs.status = "Healthy"
+  hs.message = describe_success(status)
+elseif phase == "Failed" then
+  hs.status = "Degraded"
+  hs.message = describe_failure(status)
+elseif phase == "Pending" or phase == "Queued" or phase == "Provisioning" or phase == "Running" then
+  hs.status = "Progressing"
+  local progress = describe_progress(status)
+  hs.message = progress ~= nil and (phase .. ": " .. progress) or phase
+else
+  hs.status = "Unknown"
+  hs.message = "Unknown phase " .. tostring(phase)
+end
+return hs

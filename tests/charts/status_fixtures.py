@@ -1,0 +1,287 @@
+"""CapacityTest objects as Argo CD sees them, one or more per phase.
+
+Built from the real status models (plimsoll.api.status) and serialised with
+`.to_wire()`, exactly what the operator writes, so the Lua health check is
+tested against the field names and values the API really produces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from plimsoll.api.resource import API_VERSION, KIND
+from plimsoll.api.status import (
+    CapacityTestStatus,
+    Ceiling,
+    Condition,
+    ConditionStatus,
+    ConditionType,
+    CurrentStep,
+    Phase,
+    Reason,
+    set_condition,
+)
+from plimsoll.api.step import LimitedBy
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Fixture:
+    name: str
+    phase: Phase | None
+    obj: dict[str, Any]
+    health: str
+    message: str
+
+
+def _conditions(*items: tuple[ConditionType, ConditionStatus, Reason, str]) -> list[Condition]:
+    conditions: list[Condition] = []
+    for type_, status, reason, message in items:
+        conditions = set_condition(conditions, type_, status, reason, message, NOW, 1)
+    return conditions
+
+
+def _obj(status: CapacityTestStatus | None, generation: int = 1) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": "edge-max-rps", "namespace": "perf", "generation": generation},
+    }
+    if status is not None:
+        obj["status"] = status.to_wire()
+    return obj
+
+
+VALID = (ConditionType.SPEC_VALID, ConditionStatus.TRUE, Reason.VALID, "")
+
+
+def fixtures() -> list[Fixture]:
+    ceiling = Ceiling(
+        level=120, unit="users", low=120, high=130, limited_by=LimitedBy.MEMORY, complete=True
+    )
+    return [
+        Fixture(
+            "pending-new",
+            Phase.PENDING,
+            _obj(CapacityTestStatus(phase=Phase.PENDING, observed_generation=1)),
+            "Progressing",
+            "Pending",
+        ),
+        Fixture(
+            "queued",
+            Phase.QUEUED,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.QUEUED,
+                    observed_generation=1,
+                    conditions=_conditions(
+                        VALID,
+                        (
+                            ConditionType.PROGRESSING,
+                            ConditionStatus.TRUE,
+                            Reason.QUEUED,
+                            "waiting for a free slot: 2 of 2 runs active",
+                        ),
+                    ),
+                )
+            ),
+            "Progressing",
+            "Queued: waiting for a free slot: 2 of 2 runs active",
+        ),
+        Fixture(
+            "provisioning",
+            Phase.PROVISIONING,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.PROVISIONING,
+                    observed_generation=1,
+                    namespace="plimsoll-edge-max-rps-3f2a",
+                    conditions=_conditions(
+                        VALID,
+                        (
+                            ConditionType.PROGRESSING,
+                            ConditionStatus.TRUE,
+                            Reason.PROVISIONING,
+                            "starting target, mock and 2 generators in plimsoll-edge-max-rps-3f2a",
+                        ),
+                    ),
+                )
+            ),
+            "Progressing",
+            "Provisioning: starting target, mock and 2 generators in plimsoll-edge-max-rps-3f2a",
+        ),
+        Fixture(
+            "running",
+            Phase.RUNNING,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.RUNNING,
+                    observed_generation=1,
+                    current_step=CurrentStep(index=4, level=160, started_at=NOW),
+                    step_count=4,
+                    conditions=_conditions(
+                        VALID,
+                        (
+                            ConditionType.PROGRESSING,
+                            ConditionStatus.TRUE,
+                            Reason.TRIAL_RUNNING,
+                            "step 5 at 160 users (last pass 120, first fail none yet)",
+                        ),
+                    ),
+                )
+            ),
+            "Progressing",
+            "Running: step 5 at 160 users (last pass 120, first fail none yet)",
+        ),
+        Fixture(
+            "running-message-only",
+            Phase.RUNNING,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.RUNNING, observed_generation=1, message="step 2 at 40 rps"
+                )
+            ),
+            "Progressing",
+            "Running: step 2 at 40 rps",
+        ),
+        Fixture(
+            "succeeded",
+            Phase.SUCCEEDED,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.SUCCEEDED,
+                    observed_generation=1,
+                    ceiling=ceiling,
+                    conditions=_conditions(
+                        VALID,
+                        (
+                            ConditionType.READY,
+                            ConditionStatus.TRUE,
+                            Reason.CEILING_FOUND,
+                            "ceiling found after 9 steps",
+                        ),
+                    ),
+                )
+            ),
+            "Healthy",
+            "Succeeded: ceiling 120 users, limited by memory",
+        ),
+        Fixture(
+            "succeeded-range-only",
+            Phase.SUCCEEDED,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.SUCCEEDED,
+                    observed_generation=1,
+                    ceiling=Ceiling(
+                        level=800,
+                        unit="rps",
+                        low=800,
+                        high=1600,
+                        complete=False,
+                        stop_reason="maxSteps reached",
+                    ),
+                    conditions=_conditions(
+                        (ConditionType.READY, ConditionStatus.TRUE, Reason.RANGE_ONLY, "")
+                    ),
+                )
+            ),
+            "Healthy",
+            "Succeeded: ceiling 800 rps (range only between 800 and 1600)",
+        ),
+        Fixture(
+            "succeeded-variants",
+            Phase.SUCCEEDED,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.SUCCEEDED,
+                    observed_generation=1,
+                    ceiling=ceiling,
+                    variant_ceilings=[
+                        ceiling.model_copy(update={"variant": "embedded"}),
+                        ceiling.model_copy(
+                            update={"variant": "postgres", "level": 90, "limited_by": LimitedBy.CPU}
+                        ),
+                    ],
+                )
+            ),
+            "Healthy",
+            "Succeeded: embedded: ceiling 120 users, limited by memory; "
+            "postgres: ceiling 90 users, limited by cpu",
+        ),
+        Fixture(
+            "failed-invalid-spec",
+            Phase.FAILED,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.FAILED,
+                    observed_generation=1,
+                    message="the spec is invalid",
+                    conditions=_conditions(
+                        (
+                            ConditionType.SPEC_VALID,
+                            ConditionStatus.FALSE,
+                            Reason.INVALID_SPEC,
+                            "spec.search.precision: must be below spec.search.max",
+                        ),
+                        (
+                            ConditionType.READY,
+                            ConditionStatus.FALSE,
+                            Reason.INVALID_SPEC,
+                            "the spec is invalid",
+                        ),
+                    ),
+                )
+            ),
+            "Degraded",
+            "spec.search.precision: must be below spec.search.max",
+        ),
+        Fixture(
+            "failed-run",
+            Phase.FAILED,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.FAILED,
+                    observed_generation=1,
+                    conditions=_conditions(
+                        VALID,
+                        (
+                            ConditionType.READY,
+                            ConditionStatus.FALSE,
+                            Reason.MEASUREMENT_INVALID,
+                            "step 3 invalid: generator gen-1 used 97% CPU (max 85%)",
+                        ),
+                    ),
+                )
+            ),
+            "Degraded",
+            "step 3 invalid: generator gen-1 used 97% CPU (max 85%)",
+        ),
+        Fixture(
+            "failed-message-only",
+            Phase.FAILED,
+            _obj(CapacityTestStatus(phase=Phase.FAILED, message="namespace quota exceeded")),
+            "Degraded",
+            "namespace quota exceeded",
+        ),
+        Fixture(
+            "no-status-yet",
+            None,
+            _obj(None),
+            "Progressing",
+            "Waiting for the Plimsoll operator to pick up the test",
+        ),
+        Fixture(
+            "spec-changed-not-yet-observed",
+            None,
+            _obj(
+                CapacityTestStatus(phase=Phase.SUCCEEDED, observed_generation=1, ceiling=ceiling),
+                generation=2,
+            ),
+            "Progressing",
+            "Waiting for the operator to observe generation 2",
+        ),
+    ]
