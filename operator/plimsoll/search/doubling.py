@@ -1,0 +1,63 @@
+"""The seeds' search: double until a step fails, bisect, repeat the best for the spread.
+
+Called by `plimsoll.search.next_action` for `strategy: doubling`. Every trial is
+full length. Exactly as the edge and MCP-gateway seeds run it:
+
+1. start at `start`; while steps pass, double (capped at `limit`);
+2. if the first step fails, halve instead, down to `floor`;
+3. bisect between the last pass and the first fail until first fail / last pass
+   is at most 1 + `precision` (or the two are adjacent integers);
+4. repeat the highest passing level `repeats` more times for the spread.
+
+Decisions come from `Evidence` (what each level did), not from the order of the
+steps, so the same rules cover resumption. Flips: a level that passed and
+later failed (typically during the repeats) counts as failed, because a
+ceiling is never a level that failed at full length; the bracket drops below
+it and bisection or the repeats continue from the highest level that has only
+passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from plimsoll.api.spec import Search, Trial
+from plimsoll.api.step import StepRecord, TrialKind
+from plimsoll.search.actions import CeilingEstimate, NextTrial
+from plimsoll.search.evidence import Evidence, narrow
+
+
+def decide(
+    search: Search, trial: Trial, history: Sequence[StepRecord]
+) -> NextTrial | CeilingEstimate:
+    evidence = Evidence.of(history)
+    low, high = evidence.full_low, evidence.full_high
+    level = narrow(low, high, search.start, search.floor, search.limit, search.precision)
+    if level is not None:
+        return NextTrial(level, TrialKind.FULL, trial.duration)
+    if low is None:
+        return so_far(search, history, f"even the floor ({search.floor}) failed")
+    if evidence.full_pass[low] < search.repeats + 1:
+        return NextTrial(low, TrialKind.FULL, trial.duration)
+    if high is None:
+        return so_far(
+            search, history, f"passed at the limit ({search.limit}): the ceiling is higher"
+        )
+    return so_far(search, history, "", complete=True)
+
+
+def so_far(
+    search: Search, history: Sequence[StepRecord], reason: str, complete: bool = False
+) -> CeilingEstimate:
+    """The range found so far: the answer of a finished run, or of one stopped early."""
+    evidence = Evidence.of(history)
+    low = evidence.full_low
+    return CeilingEstimate(
+        level=low,
+        low=low,
+        high=evidence.full_high,
+        complete=complete,
+        stop_reason=reason,
+        spread=(low,) * evidence.full_pass[low] if low is not None else (),
+        flipped=evidence.flipped,
+    )
