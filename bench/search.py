@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "search"))
 
-from simulated_targets import Run, SimTarget, run  # noqa: E402
+from simulated_targets import Run, SimTarget, run
 
-from plimsoll.api.spec import Search, Strategy, Trial  # noqa: E402
+from plimsoll.api.spec import Search, Strategy, Trial
 
 # The noise a shared host adds, stated so the figures can be judged.
 NOISE = {
@@ -35,14 +35,15 @@ NOISE = {
 }
 WIGGLE = (0.0, 0.01)  # half the targets have a slightly non-monotone curve
 TRIAL = Trial(duration=60.0)
-SEARCH = {"start": 100, "precision": 0.1, "repeats": 2, "max_trials": 40, "retries": 3}
+SEARCH = Search(start=100, precision=0.1, repeats=2, max_trials=40)
+RETRIES = 3
 
 
 def within(target: SimTarget, result: Run, precision: float) -> bool:
     level = result.finished.ceiling.level
     if level is None:
         return False
-    return target.truth_low * (1 - precision) <= level <= target.truth_high * (1 + precision)
+    return bool(target.truth_low * (1 - precision) <= level <= target.truth_high * (1 + precision))
 
 
 def above_truth(target: SimTarget, result: Run) -> bool:
@@ -62,21 +63,15 @@ def main() -> None:
             capacity=round(math.exp(rng.uniform(math.log(30), math.log(100_000)))),
             wiggle=WIGGLE[index % len(WIGGLE)],
             seed=rng.randrange(2**32),
-            **NOISE,  # type: ignore[arg-type]
+            **NOISE,
         )
         for index in range(args.targets)
     ]
-    precision = float(SEARCH["precision"])
+    precision = SEARCH.precision
     figures: dict[str, dict[str, float]] = {}
     for strategy in (Strategy.DOUBLING, Strategy.PROBE):
-        search = Search(
-            strategy=strategy,
-            start=SEARCH["start"],
-            precision=precision,
-            repeats=SEARCH["repeats"],
-            max_trials=SEARCH["max_trials"],
-        )
-        runs = [(t, run(search, TRIAL, t, retries=int(SEARCH["retries"]))) for t in targets]
+        search = SEARCH.model_copy(update={"strategy": strategy})
+        runs = [(t, run(search, TRIAL, t, retries=RETRIES)) for t in targets]
         figures[strategy.value] = {
             "within": sum(within(t, r, precision) for t, r in runs) / len(runs),
             "above": sum(above_truth(t, r) for t, r in runs) / len(runs),
@@ -89,14 +84,13 @@ def main() -> None:
         }
 
     print(f"{len(targets)} simulated targets, ceilings 30..100000, noise {NOISE}, wiggle {WIGGLE}")
-    print(f"search {SEARCH}, trial {TRIAL.duration:g}s")
-    print(
-        f"{'':10} {'within':>8} {'>truth':>8} {'complete':>9} {'trials':>7} {'full':>5} {'trial time':>12}"
-    )
+    print(f"search {SEARCH.to_wire()}, noise retries {RETRIES}, trial {TRIAL.duration:g}s")
+    header = ("within", ">truth", "complete", "trials", "full", "trial time")
+    print(f"{'':10} " + " ".join(f"{h:>8}" for h in header))
     for name, fig in figures.items():
         print(
-            f"{name:10} {fig['within']:8.1%} {fig['above']:8.1%} {fig['complete']:9.1%} "
-            f"{fig['trials']:7g} {fig['full_trials']:5g} {fig['trial_s'] / 3600:10.1f} h"
+            f"{name:10} {fig['within']:8.1%} {fig['above']:8.1%} {fig['complete']:8.1%} "
+            f"{fig['trials']:8g} {fig['full_trials']:8g} {fig['trial_s'] / 3600:8.1f} h"
         )
     doubling, fast = figures["doubling"], figures["probe"]
     print(f"probe / doubling trial time: {fast['trial_s'] / doubling['trial_s']:.1%}")
