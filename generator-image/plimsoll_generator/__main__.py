@@ -1,0 +1,32 @@
+"""`python -m plimsoll_generator --host 127.0.0.1 --port P [--processes N]`.
+
+Starts the control API (see `control.py`) on uvloop. `--processes` defaults to
+one worker per core available to this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import uvloop
+
+from plimsoll_generator.control import serve
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="plimsoll_generator", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8089)
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=len(os.sched_getaffinity(0)),
+        help="worker processes, one per core (default: the cores this process may use)",
+    )
+    args = parser.parse_args()
+    uvloop.run(serve(args.host, args.port, args.processes))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+"""The hot path: an HTTP/1.1 keep-alive client on uvloop + httptools.
+
+Every workload sends through a `Pool` (one per target address). An `Exchange`
+is one request in flight: the connection feeds it the status, the headers it
+asked for, the body (whole, or chunk by chunk for streams), then completes or
+fails it with a transport error. Callbacks, not coroutines, so a request costs
+a few microseconds of CPU (the reason httpx and aiohttp are not used here);
+`fetch()` wraps an exchange in a future for the low-rate modeled workloads.
+
+Timeouts are swept twice a second over the busy connections instead of one
+timer per request, which would cost more than the request itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httptools
+
+SERVER_TIMING = b"server-timing"
+_perf = time.perf_counter
+
+
+class Exchange:
+    """One request/response. Subclasses override `on_body` to stream."""
+
+    __slots__ = (
+        "body",
+        "callback",
+        "conn",
+        "error",
+        "headers",
+        "keep_headers",
+        "nbytes",
+        "sent_at",
+        "server_timing",
+        "status",
+        "timeout",
+    )
+
+    def __init__(
+        self,
+        callback: Callable[[Exchange], None] | None = None,
+        keep_body: bool = False,
+        keep_headers: bool = False,
+        timeout: float = 60.0,
+    ) -> None:
+        self.callback = callback
+        self.body: list[bytes] | None = [] if keep_body else None
+        self.keep_headers = keep_headers
+        self.headers: dict[bytes, bytes] | None = {} if keep_headers else None
+        self.status = 0
+        self.server_timing: bytes | None = None
+        self.error: str | None = None
+        self.nbytes = 0
+        self.sent_at = 0.0
+        self.timeout = timeout
+        self.conn: Connection | None = None
+
+    def on_head(self, status: int) -> None:
+        self.status = status
+
+    def on_body(self, chunk: bytes) -> None:
+        self.nbytes += len(chunk)
+        if self.body is not None:
+            self.body.append(chunk)
+
+    def finish(self, error: str | None) -> None:
+        self.error = error
+        if self.callback is not None:
+            self.callback(self)
+
+    def text(self) -> bytes:
+        return b"".join(self.body) if self.body else b""
+
+    def header(self, name: bytes) -> bytes | None:
+        return self.headers.get(name) if self.headers is not None else None
+
+
+class Connection(asyncio.Protocol):
+    """One keep-alive connection: at most one exchange at a time (no pipelining)."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.exchange: Exchange | None = None
+        self.reusable = True
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def send(self, payload: bytes, exchange: Exchange) -> None:
+        self.exchange = exchange
+        exchange.conn = self
+        exchange.sent_at = _perf()
+        self.pool.bytes_out += len(payload)
+        self.pool.busy.add(self)
+        assert self.transport is not None
+        self.transport.write(payload)
+
+    def data_received(self, data: bytes) -> None:
+        self.pool.bytes_in += len(data)
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self._fail(f"unparsable response: {exc}")
+
+    # httptools callbacks -------------------------------------------------
+    def on_header(self, name: bytes, value: bytes) -> None:
+        exchange = self.exchange
+        if exchange is None:
+            return
+        if len(name) == 13 and name.lower() == SERVER_TIMING:
+            exchange.server_timing = value
+        if exchange.headers is not None:
+            exchange.headers[name.lower()] = value
+
+    def on_headers_complete(self) -> None:
+        if self.exchange is not None:
+            self.exchange.on_head(self.parser.get_status_code())
+
+    def on_body(self, body: bytes) -> None:
+        if self.exchange is not None:
+            self.exchange.on_body(body)
+
+    def on_message_complete(self) -> None:
+        exchange = self.exchange
+        self.exchange = None
+        self.pool.busy.discard(self)
+        if self.parser.should_keep_alive() and self.reusable:
+            self.pool.idle.append(self)
+        else:
+            self.close()
+        if exchange is not None:
+            exchange.finish(None)
+
+    # failures ------------------------------------------------------------
+    def _fail(self, reason: str) -> None:
+        exchange = self.exchange
+        self.exchange = None
+        self.close()
+        if exchange is not None:
+            exchange.finish(reason)
+
+    def close(self) -> None:
+        self.reusable = False
+        self.pool.busy.discard(self)
+        if self.transport is not None:
+            self.transport.abort()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.reusable = False
+        if self in self.pool.idle:
+            self.pool.idle.remove(self)
+        self.pool.busy.discard(self)
+        self.pool.connections -= 1
+        if self.exchange is not None:
+            # A response delimited by the end of the connection completes here.
+            try:
+                self.parser.feed_eof()
+            except httptools.HttpParserError:
+                pass
+            if self.exchange is not None:
+                self._fail(f"connection reset: {exc or 'closed by peer'}")
+
+
+class Pool:
+    """Keep-alive connections to one host:port, opened on demand."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.host = host
+        self.port = port
+        self.idle: list[Connection] = []
+        self.busy: set[Connection] = set()
+        self.connections = 0
+        self.bytes_in = 0
+        self.bytes_out = 0
+        self.closed = False
+        self._sweeper = self.loop.call_later(0.5, self._sweep)
+
+    def send(self, payload: bytes, exchange: Exchange, fresh: bool = False) -> None:
+        """Send on an idle connection, or on a new one (always new when `fresh`)."""
+        if self.idle and not fresh:
+            self.idle.pop().send(payload, exchange)
+            return
+        self.connections += 1
+        self.loop.create_task(self._connect_and_send(payload, exchange))
+
+    async def _connect_and_send(self, payload: bytes, exchange: Exchange) -> None:
+        exchange.sent_at = _perf()
+        try:
+            _, conn = await asyncio.wait_for(
+                self.loop.create_connection(lambda: Connection(self), self.host, self.port),
+                exchange.timeout,
+            )
+        except (OSError, TimeoutError) as exc:
+            self.connections -= 1
+            exchange.finish(f"connect to {self.host}:{self.port} failed: {exc or 'timeout'}")
+            return
+        if self.closed:
+            conn.close()
+            exchange.finish("pool closed")
+            return
+        conn.send(payload, exchange)
+
+    def _sweep(self) -> None:
+        now = _perf()
+        for conn in list(self.busy):
+            exchange = conn.exchange
+            if exchange is not None and now - exchange.sent_at > exchange.timeout:
+                conn._fail(f"timeout after {exchange.timeout:g}s")
+        if not self.closed:
+            self._sweeper = self.loop.call_later(0.5, self._sweep)
+
+    def close(self) -> None:
+        """Abort every connection; exchanges in flight fail as 'pool closed'."""
+        self.closed = True
+        self._sweeper.cancel()
+        for conn in list(self.busy):
+            conn._fail("pool closed")
+        for conn in list(self.idle):
+            conn.close()
+        self.idle.clear()
+
+    async def fetch(self, payload: bytes, exchange: Exchange | None = None) -> Exchange:
+        """Send and wait: the convenience for workloads that are not rate-bound."""
+        future: asyncio.Future[Exchange] = self.loop.create_future()
+        ex = exchange or Exchange(keep_body=True, keep_headers=True)
+
+        def done(finished: Exchange) -> None:
+            if not future.done():
+                future.set_result(finished)
+
+        ex.callback = done
+        self.send(payload, ex)
+        return await future
+
+
+def build_request(
+    method: str,
+    path: str,
+    host: str,
+    headers: dict[str, str] | None = None,
+    body: bytes | None = None,
+) -> bytes:
+    """The bytes of one HTTP/1.1 request (keep-alive, Content-Length framed)."""
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host}"]
+    for name, value in (headers or {}).items():
+        lines.append(f"{name}: {value}")
+    if body is not None or method in ("POST", "PUT", "PATCH"):
+        lines.append(f"Content-Length: {len(body or b'')}")
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head + (body or b"")
+
+
+def upstream_seconds(value: bytes | None) -> float | None:
+    """The `upstream;dur=<ms>` metric of a Server-Timing header, in seconds."""
+    if not value:
+        return None
+    for metric in value.split(b","):
+        parts = [p.strip() for p in metric.split(b";")]
+        if parts[0] != b"upstream":
+            continue
+        for param in parts[1:]:
+            if param.startswith(b"dur="):
+                try:
+                    return float(param[4:]) / 1000.0
+                except ValueError:
+                    return None
+    return None
+
+
+def split_url(url: str) -> tuple[str, int, str]:
+    """(host, port, base path) of an http URL; https is not supported on the hot path."""
+    parsed: Any = httptools.parse_url(url.encode())
+    if parsed.schema != b"http":
+        raise ValueError(f"{url}: only http:// targets are supported (terminate TLS elsewhere)")
+    host = parsed.host.decode()
+    port = parsed.port or 80
+    path = (parsed.path or b"").decode().rstrip("/")
+    return host, port, path

@@ -1,0 +1,57 @@
+"""Client addresses sent in a header (`X-Forwarded-For`), and the check the target honours them.
+
+A gateway that limits or accounts per client sees one address for all users
+unless it trusts the forwarded header; the seed stops with instructions when it
+does not, and so do we: `verify` raises `ClientIpError` with what to change.
+Addresses come from 10.0.0.0/8, index i -> the (i + 1)-th address.
+"""
+
+from __future__ import annotations
+
+from plimsoll.api.workload import ClientIps
+from plimsoll_generator.client import Exchange, Pool, build_request
+
+
+class ClientIpError(RuntimeError):
+    """The target does not honour the client-address header: results would mislead."""
+
+
+def address(index: int) -> str:
+    n = index + 1
+    return f"10.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}"
+
+
+class ClientIpPool:
+    def __init__(self, config: ClientIps, offset: int) -> None:
+        self.config = config
+        self.header = config.header
+        self.offset = offset
+
+    def for_index(self, index: int) -> str:
+        return address((self.offset + index) % self.config.pool)
+
+
+async def verify(pool: Pool, host: str, config: ClientIps, timeout: float) -> None:
+    """Ask `verify_path` with two distinct addresses; each answer must name its own."""
+    if config.verify_path is None:
+        raise ClientIpError(
+            "clientIps.verify is on but clientIps.verifyPath is not set: give a path whose "
+            "answer echoes the client address the target saw, or set clientIps.verify to false"
+        )
+    probes = [address(0), address(config.pool - 1)]
+    for ip in dict.fromkeys(probes):
+        payload = build_request("GET", config.verify_path, host, {config.header: ip})
+        exchange = await pool.fetch(payload, Exchange(keep_body=True, timeout=timeout))
+        if exchange.error is not None:
+            raise ClientIpError(
+                f"client-IP check: GET {config.verify_path} failed: {exchange.error}"
+            )
+        body = exchange.text().decode("utf-8", "replace")
+        if ip not in body:
+            raise ClientIpError(
+                f"the target does not honour {config.header}: GET {config.verify_path} was "
+                f"sent with {config.header}: {ip} and its answer (HTTP {exchange.status}) does "
+                f"not show that address. Configure the target to trust {config.header} from "
+                "the generators (its trusted-proxy setting), or set clientIps.verify to false "
+                "to accept that every user shares one address."
+            )

@@ -1,0 +1,75 @@
+"""What every workload of one trial shares: the pool, the clock, the counters.
+
+Built by `trial.py` for one worker process and handed to the workload drivers
+(`openmodel.py`, `users.py`, `conversation.py`, `streams.py`). Times are
+`time.perf_counter()` seconds; `t0` is the start of the warm-up, and only work
+meant to start inside [measure_from, end) is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+
+from plimsoll.api.trial import StreamHealth, TrialRequest
+from plimsoll_generator.client import Pool, split_url
+from plimsoll_generator.clientips import ClientIpPool
+from plimsoll_generator.recorder import Recorder
+
+
+@dataclass
+class TrialContext:
+    request: TrialRequest
+    pool: Pool
+    recorder: Recorder
+    rng: random.Random
+    host_header: str
+    base_path: str
+    t0: float
+    measure_from: float
+    end: float
+    ips: ClientIpPool | None = None
+    stopped: asyncio.Event = field(default_factory=asyncio.Event)
+    streams: StreamHealth = field(default_factory=StreamHealth)
+    intended: int = 0
+    sent: int = 0
+    dropped_starts: int = 0
+    in_flight: int = 0
+
+    @classmethod
+    def create(cls, request: TrialRequest, recorder: Recorder) -> TrialContext:
+        host, port, base = split_url(request.target_url)
+        t0 = time.perf_counter()
+        measure_from = t0 + request.warm_up
+        ips = None
+        if request.workload.client_ips is not None:
+            ips = ClientIpPool(request.workload.client_ips, request.client_ip_offset)
+        return cls(
+            request=request,
+            pool=Pool(host, port),
+            recorder=recorder,
+            rng=random.Random(request.seed),
+            host_header=f"{host}:{port}",
+            base_path=base,
+            t0=t0,
+            measure_from=measure_from,
+            end=measure_from + request.duration,
+            ips=ips,
+        )
+
+    def path(self, path: str) -> str:
+        """A mix path under the target URL's own path prefix."""
+        return self.base_path + path if self.base_path else path
+
+    def measuring(self, when: float) -> bool:
+        return self.measure_from <= when < self.end
+
+    async def sleep_until(self, when: float) -> bool:
+        """Sleep until `when` (perf_counter); False if the trial stopped first."""
+        # Drivers' tasks are cancelled on abort, so a plain sleep is enough here.
+        delay = min(when, self.end) - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        return not self.stopped.is_set() and time.perf_counter() < self.end

@@ -1,0 +1,177 @@
+"""LLM conversations (the LLM-proxy seed): N users x M turns, growing history.
+
+Each user runs a conversation of `turns` turns; every turn sends the whole
+history so far plus a new user message of `prompt_chars` characters, in the
+OpenAI chat or the Anthropic messages format, streamed or not. Time to first
+token (first content delta) and total time are recorded per turn; after the
+last turn the user starts a new conversation, so the level holds all trial.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from typing import Any
+
+from plimsoll.api.workload import Protocol
+from plimsoll_generator.client import Exchange, build_request
+from plimsoll_generator.context import TrialContext
+from plimsoll_generator.recorder import classify
+from plimsoll_generator.sse import SseParser
+
+PATHS = {Protocol.OPENAI: "/v1/chat/completions", Protocol.ANTHROPIC: "/v1/messages"}
+_WORDS = "the quick brown fox jumps over a lazy dog while plimsoll measures load".split()
+
+
+def prompt(rng: random.Random, chars: int) -> str:
+    words: list[str] = []
+    size = 0
+    while size < chars:
+        word = rng.choice(_WORDS)
+        words.append(word)
+        size += len(word) + 1
+    return " ".join(words)[:chars]
+
+
+def delta_text(protocol: Protocol, event: str, data: str) -> str | None:
+    """The text a streamed event adds, or None when it carries none."""
+    if not data or data == "[DONE]":
+        return None
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return None
+    if protocol is Protocol.OPENAI:
+        choices = message.get("choices") or [{}]
+        return (choices[0].get("delta") or {}).get("content") or None
+    if message.get("type") == "content_block_delta":
+        return (message.get("delta") or {}).get("text") or None
+    return None
+
+
+def whole_text(protocol: Protocol, body: bytes) -> str:
+    message = json.loads(body)
+    if protocol is Protocol.OPENAI:
+        return str(message["choices"][0]["message"]["content"])
+    return "".join(block.get("text", "") for block in message["content"])
+
+
+class Turn(Exchange):
+    """One streamed (or not) completion; notes the first token's arrival."""
+
+    __slots__ = ("first_token", "parser", "protocol", "streamed", "text")
+
+    def __init__(self, protocol: Protocol, streamed: bool, timeout: float) -> None:
+        super().__init__(keep_body=not streamed, timeout=timeout)
+        self.protocol = protocol
+        self.streamed = streamed
+        self.parser = SseParser()
+        self.first_token = 0.0
+        self.text: list[str] = []
+
+    def on_body(self, chunk: bytes) -> None:
+        super().on_body(chunk)
+        if not self.streamed:
+            if not self.first_token:
+                self.first_token = time.perf_counter()
+            return
+        for event, data in self.parser.feed(chunk):
+            piece = delta_text(self.protocol, event, data)
+            if piece:
+                if not self.first_token:
+                    self.first_token = time.perf_counter()
+                self.text.append(piece)
+
+
+class Conversations:
+    def __init__(self, ctx: TrialContext, users: int) -> None:
+        workload = ctx.request.workload
+        assert workload.conversation is not None  # the workload validator requires it
+        self.ctx = ctx
+        self.users = users
+        self.config = workload.conversation
+        self.protocol = workload.protocol
+        self.op = workload.mix[0]
+        path = self.op.path if self.op.path != "/" else PATHS[self.protocol]
+        self.path = ctx.path(path)
+        self.tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        first = self.ctx.request.first_user
+        for index in range(first, first + self.users):
+            self.tasks.append(asyncio.get_running_loop().create_task(self._user(index)))
+
+    def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+
+    def _body(self, history: list[dict[str, str]]) -> bytes:
+        config = self.config
+        body: dict[str, Any] = {
+            "model": config.model,
+            "max_tokens": config.max_tokens,
+            "messages": history,
+            "stream": config.stream,
+        }
+        return json.dumps(body).encode()
+
+    async def _user(self, index: int) -> None:
+        ctx = self.ctx
+        rng = random.Random(f"{ctx.request.seed}/{index}")
+        headers = {"Content-Type": "application/json", **self.op.headers}
+        if ctx.ips is not None:
+            headers[ctx.ips.header] = ctx.ips.for_index(index)
+        # Spread the users' first turns over a second so they do not start in lockstep.
+        if not await ctx.sleep_until(time.perf_counter() + rng.uniform(0, 1.0)):
+            return
+        while True:
+            history: list[dict[str, str]] = []
+            for _ in range(self.config.turns):
+                history.append({"role": "user", "content": prompt(rng, self.config.prompt_chars)})
+                reply = await self._turn(history, headers)
+                if reply is None:
+                    history.pop()
+                    if not await ctx.sleep_until(time.perf_counter() + 1.0):
+                        return
+                    break
+                history.append({"role": "assistant", "content": reply})
+                if not await ctx.sleep_until(time.perf_counter() + self.config.think_time):
+                    return
+
+    async def _turn(self, history: list[dict[str, str]], headers: dict[str, str]) -> str | None:
+        ctx = self.ctx
+        payload = build_request("POST", self.path, ctx.host_header, headers, self._body(history))
+        turn = Turn(self.protocol, self.config.stream, ctx.request.workload.timeout)
+        start = time.perf_counter()
+        record = ctx.measuring(start)
+        ctx.in_flight += 1
+        try:
+            await ctx.pool.fetch(payload, turn)
+        finally:
+            ctx.in_flight -= 1
+        end = time.perf_counter()
+        outcome = classify(turn.status, self.op.expect_status, turn.error)
+        reply: str | None = None
+        if outcome == "ok":
+            try:
+                reply = (
+                    "".join(turn.text) if turn.streamed else whole_text(self.protocol, turn.text())
+                )
+            except (ValueError, KeyError, IndexError, TypeError):
+                outcome = "unexpected"
+            if reply == "" and turn.streamed:
+                outcome = "unexpected"  # a stream with no tokens is not an answer
+        if record:
+            ctx.sent += 1
+            ctx.intended += 1
+            stats = ctx.recorder.op(self.op.name)
+            ctx.recorder.outcome(
+                stats, outcome, turn.error or f"{self.op.name}: HTTP {turn.status}"
+            )
+            if outcome != "transport":
+                stats.latency.add(end - start)
+                if turn.first_token:
+                    stats.ttft.add(turn.first_token - start)
+        return reply if outcome == "ok" else None

@@ -1,0 +1,259 @@
+"""MCP load: modeled users (the gateway seed) and a constant-rate probe.
+
+`McpUsers`: each user connects (handshake + tools/list, or server/discover on
+the stateless revision), holds its notifications stream, and calls in bursts
+drawn by `behaviour.UserBehaviour`; bots call back to back; users reconnect now
+and then, re-list tools before some calls, and some calls come with a page
+view. Each user sends its own client address when a pool is configured.
+
+`McpRate`: the open model over MCP calls (the seed's synthetic probes), one
+session shared by the process (none on the stateless revision).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import time
+from typing import Any
+
+from plimsoll.api.workload import Operation, OperationKind
+from plimsoll_generator.behaviour import UserBehaviour
+from plimsoll_generator.client import Exchange, build_request
+from plimsoll_generator.context import TrialContext
+from plimsoll_generator.mcp import McpDialect, answer
+from plimsoll_generator.openmodel import OpenModel, TimedExchange
+from plimsoll_generator.sse import HeldStream, StreamWatch
+
+PAGE_VIEW = "page_view"
+INITIALIZE = "initialize"
+RELIST = "relist"
+
+
+def call_params(op: Operation, counter: int) -> dict[str, Any]:
+    if op.kind is OperationKind.LIST:
+        return {}
+    arguments: Any = {}
+    if op.body is not None:
+        arguments = json.loads(op.body.replace("{{n}}", str(counter)))
+    return {"name": op.tool, "arguments": arguments}
+
+
+def method_of(op: Operation) -> str:
+    return "tools/list" if op.kind is OperationKind.LIST else "tools/call"
+
+
+class McpSession:
+    """One MCP client identity: its dialect, session id and extra headers."""
+
+    def __init__(self, ctx: TrialContext, extra: dict[str, str]) -> None:
+        workload = ctx.request.workload
+        self.ctx = ctx
+        self.dialect = McpDialect(
+            workload.mcp_revision, ctx.host_header, ctx.path(workload.mcp_path)
+        )
+        self.extra = extra
+        self.session: str | None = None
+
+    async def rpc(self, name: str, method: str, params: dict[str, Any] | None) -> str:
+        """Send one JSON-RPC request, record it under `name`, return its outcome class."""
+        payload, rpc_id = self.dialect.request(method, params, self.session, self.extra)
+        return await self._timed(name, payload, rpc_id)
+
+    async def _timed(self, name: str, payload: bytes, rpc_id: int) -> str:
+        ctx = self.ctx
+        start = time.perf_counter()
+        record = ctx.measuring(start)
+        ctx.in_flight += 1
+        if record:
+            ctx.sent += 1
+            ctx.intended += 1
+        exchange = Exchange(keep_body=True, keep_headers=True, timeout=ctx.request.workload.timeout)
+        try:
+            exchange = await ctx.pool.fetch(payload, exchange)
+        finally:
+            ctx.in_flight -= 1
+        outcome, _, message = answer(exchange, rpc_id)
+        if record:
+            stats = ctx.recorder.op(name)
+            ctx.recorder.outcome(stats, outcome, f"{name}: {message}" if message else None)
+            if outcome != "transport":
+                stats.latency.add(time.perf_counter() - start)
+        if rpc_id >= 0 and exchange.status == 200 and name == INITIALIZE:
+            session = exchange.header(b"mcp-session-id")
+            self.session = session.decode() if session else None
+        return outcome
+
+    async def connect(self) -> bool:
+        """The handshake (or discovery), the initialized notification, the listing."""
+        ctx = self.ctx
+        self.session = None
+        payload, rpc_id = self.dialect.initialize(self.extra)
+        if await self._timed(INITIALIZE, payload, rpc_id) != "ok":
+            return False
+        if not self.dialect.stateless:
+            note, _ = self.dialect.request(
+                "notifications/initialized", None, self.session, self.extra, notification=True
+            )
+            await ctx.pool.fetch(note)
+        return await self.rpc(RELIST, "tools/list", {}) != "transport"
+
+
+class McpUsers:
+    def __init__(self, ctx: TrialContext, users: int) -> None:
+        workload = ctx.request.workload
+        if workload.users is None:
+            raise ValueError("protocol 'mcp' with model 'users' needs 'workload.users'")
+        self.ctx = ctx
+        self.users = users
+        self.config = workload.users
+        self.calls = [
+            op for op in workload.mix if op.kind in (OperationKind.CALL, OperationKind.LIST)
+        ]
+        self.pages = [op for op in workload.mix if op.kind is OperationKind.REQUEST]
+        if not self.calls:
+            raise ValueError("an MCP users workload needs at least one 'call' or 'list' in 'mix'")
+        self.weights = [op.weight for op in self.calls]
+        self.watch = StreamWatch(
+            ctx.streams, self.config.keep_alive_timeout, lambda: ctx.measuring(time.perf_counter())
+        )
+        self.tasks: list[asyncio.Task[None]] = []
+        self.counter = 0
+
+    def start(self) -> None:
+        self.watch.start()
+        first = self.ctx.request.first_user
+        for index in range(first, first + self.users):
+            self.tasks.append(asyncio.get_running_loop().create_task(self._user(index)))
+
+    def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        self.watch.stop()
+
+    def _headers(self, index: int) -> dict[str, str]:
+        ips = self.ctx.ips
+        return {ips.header: ips.for_index(index)} if ips is not None else {}
+
+    def _open_stream(self, session: McpSession) -> HeldStream | None:
+        if not self.config.hold_stream:
+            return None
+        stream = HeldStream(self.watch)
+        self.ctx.pool.send(
+            session.dialect.stream(session.session, session.extra), stream, fresh=True
+        )
+        return stream
+
+    async def _user(self, index: int) -> None:
+        ctx = self.ctx
+        rng = random.Random(f"{ctx.request.seed}/{index}")
+        behaviour = UserBehaviour(self.config, index, rng)
+        extra = self._headers(index)
+        session = McpSession(ctx, extra)
+        stream: HeldStream | None = None
+        try:
+            if not await ctx.sleep_until(time.perf_counter() + behaviour.first_delay()):
+                return
+            connected = await session.connect()
+            stream = self._open_stream(session) if connected else None
+            reconnect_at = time.perf_counter() + behaviour.next_reconnect()
+            while await ctx.sleep_until(time.perf_counter() + behaviour.next_gap()):
+                if not connected or time.perf_counter() >= reconnect_at:
+                    if stream is not None:
+                        stream.cancel()
+                    connected = await session.connect()
+                    stream = self._open_stream(session) if connected else None
+                    reconnect_at = time.perf_counter() + behaviour.next_reconnect()
+                    continue
+                if stream is not None and stream.error is not None and not stream.cancelled:
+                    stream = self._open_stream(session)  # the server dropped it: reopen
+                if behaviour.relist():
+                    await session.rpc(RELIST, "tools/list", {})
+                op = rng.choices(self.calls, self.weights)[0]
+                self.counter += 1
+                call = session.rpc(op.name, method_of(op), call_params(op, self.counter))
+                if self.pages and behaviour.page_view():
+                    await asyncio.gather(call, self._page_view(extra, rng))
+                else:
+                    await call
+        finally:
+            if stream is not None:
+                stream.cancel()
+
+    async def _page_view(self, extra: dict[str, str], rng: random.Random) -> None:
+        ctx = self.ctx
+        op = rng.choice(self.pages)
+        payload = build_request(
+            op.method, ctx.path(op.path), ctx.host_header, {**op.headers, **extra}
+        )
+        start = time.perf_counter()
+        record = ctx.measuring(start)
+        ctx.in_flight += 1
+        try:
+            exchange = await ctx.pool.fetch(payload, Exchange(timeout=ctx.request.workload.timeout))
+        finally:
+            ctx.in_flight -= 1
+        if record:
+            ctx.sent += 1
+            ctx.intended += 1
+            stats = ctx.recorder.op(op.name)
+            outcome = (
+                "transport"
+                if exchange.error
+                else (
+                    "ok"
+                    if exchange.status in op.expect_status
+                    else "shed"
+                    if exchange.status in (429, 503)
+                    else "unexpected"
+                )
+            )
+            ctx.recorder.outcome(
+                stats, outcome, exchange.error or f"{op.name}: HTTP {exchange.status}"
+            )
+            if exchange.error is None:
+                stats.latency.add(time.perf_counter() - start)
+
+
+class McpRate(OpenModel):
+    """Open-model MCP calls: each start is one tools/call or tools/list."""
+
+    def __init__(self, ctx: TrialContext, rate: float) -> None:
+        super().__init__(ctx, rate)
+        self.keep_body = True
+        self.session = McpSession(ctx, {})
+        self.ops = {op.name: op for op in ctx.request.workload.mix}
+        self.starter: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        async def connect_then_tick() -> None:
+            with contextlib.suppress(Exception):
+                await self.session.connect()
+            self._tick()
+
+        self.starter = asyncio.get_running_loop().create_task(connect_then_tick())
+
+    def payload(self, exchange: TimedExchange, ip_index: int) -> bytes:
+        op = self.ops[exchange.entry.name]
+        if op.kind is OperationKind.REQUEST:
+            return self.mix.payload(exchange.entry, ip_index)
+        extra = {}
+        if self.ctx.ips is not None:
+            extra[self.ctx.ips.header] = self.ctx.ips.for_index(ip_index)
+        payload, exchange.rpc = self.session.dialect.request(
+            method_of(op), call_params(op, self.counter), self.session.session, extra
+        )
+        return payload
+
+    def judge(self, exchange: TimedExchange) -> tuple[str, str | None]:
+        if self.ops[exchange.entry.name].kind is OperationKind.REQUEST:
+            return super().judge(exchange)
+        outcome, _, message = answer(exchange, exchange.rpc)
+        return outcome, f"{exchange.entry.name}: {message}" if message else None
+
+    def stop(self) -> None:
+        super().stop()
+        if self.starter is not None:
+            self.starter.cancel()

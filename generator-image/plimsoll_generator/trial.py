@@ -1,0 +1,150 @@
+"""One trial in one worker process: set up, warm up, measure, drain, report.
+
+Called by `workers.py` (in the control process when there is one worker, in
+each worker process otherwise). It picks the drivers the workload needs, runs
+them for warm-up + duration, stops on abort, and assembles the `TrialResult`
+for this process; `workers.py` merges several of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Protocol
+
+from plimsoll.api.trial import TrialRequest, TrialResult, TrialState
+from plimsoll.api.workload import LoadModel
+from plimsoll.api.workload import Protocol as Wire
+from plimsoll_generator.client import Pool, split_url
+from plimsoll_generator.clientips import ClientIpError, verify
+from plimsoll_generator.context import TrialContext
+from plimsoll_generator.cpu import CpuMeter
+from plimsoll_generator.floor import FloorProber
+from plimsoll_generator.recorder import Recorder
+from plimsoll_generator.split import user_count
+
+DRAIN_LIMIT = 30.0  # the longest we wait for calls in flight at the end
+
+
+class NotBuilt(ValueError):
+    """A workload combination this generator does not implement (said, not faked)."""
+
+
+class Driver(Protocol):
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+def build_drivers(ctx: TrialContext) -> list[Driver]:
+    from plimsoll_generator.conversation import Conversations
+    from plimsoll_generator.mcpusers import McpRate, McpUsers
+    from plimsoll_generator.openmodel import ClosedLoop, OpenModel
+    from plimsoll_generator.streams import StreamsProbeDriver
+
+    workload = ctx.request.workload
+    level = ctx.request.level
+    drivers: list[Driver] = []
+    if workload.streams is not None:
+        drivers.append(StreamsProbeDriver(ctx, workload.streams))
+    if workload.protocol is Wire.HTTP:
+        if workload.model is LoadModel.RATE:
+            drivers.append(OpenModel(ctx, level))
+        elif workload.users is not None:
+            raise NotBuilt(
+                "workload.users (the modeled-user behaviour) is built for protocol 'mcp'; "
+                "protocol 'http' with model 'users' is a closed loop: leave 'users' out"
+            )
+        else:
+            drivers.append(ClosedLoop(ctx, user_count(level)))
+    elif workload.protocol is Wire.MCP:
+        if workload.model is LoadModel.RATE:
+            drivers.append(McpRate(ctx, level))
+        else:
+            drivers.append(McpUsers(ctx, user_count(level)))
+    else:
+        drivers.append(Conversations(ctx, user_count(level)))
+    return drivers
+
+
+async def _check_client_ips(request: TrialRequest) -> None:
+    config = request.workload.client_ips
+    if config is None or not config.verify:
+        return
+    host, port, _ = split_url(request.target_url)
+    pool = Pool(host, port)
+    try:
+        await verify(pool, f"{host}:{port}", config, min(request.workload.timeout, 10.0))
+    finally:
+        pool.close()
+
+
+async def _drain(ctx: TrialContext, limit: float) -> None:
+    deadline = time.perf_counter() + limit
+    while ctx.in_flight > 0 and time.perf_counter() < deadline:
+        await asyncio.sleep(0.02)
+
+
+async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) -> TrialResult:
+    """Run `request` to its end (or until `abort` is set) and report this process's share."""
+    recorder = Recorder([op.name for op in request.workload.mix])
+    try:
+        await _check_client_ips(request)
+        ctx = TrialContext.create(request, recorder)
+        drivers = build_drivers(ctx)
+    except (ClientIpError, NotBuilt, ValueError) as exc:
+        return TrialResult(
+            id=trial_id, state=TrialState.FAILED, level=request.level, errors=[str(exc)]
+        )
+    floor = FloorProber(request.floor, request.workload.timeout) if request.floor else None
+    meter = CpuMeter()
+    tasks: list[asyncio.Task[None]] = []
+    if floor is not None:
+        tasks.append(asyncio.create_task(floor.run(ctx.measure_from, ctx.end)))
+    for driver in drivers:
+        driver.start()
+
+    aborted = False
+    for phase_end, opens_window in ((ctx.measure_from, True), (ctx.end, False)):
+        delay = phase_end - time.perf_counter()
+        if delay > 0 and not aborted:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(abort.wait(), delay)
+        aborted = aborted or abort.is_set()
+        if opens_window and not aborted:
+            meter.start()
+    stopped_at = time.perf_counter()
+    ctx.stopped.set()
+    for driver in drivers:
+        driver.stop()
+    if not aborted:
+        await _drain(ctx, min(request.workload.timeout, DRAIN_LIMIT))
+        if ctx.in_flight > 0:
+            recorder.error(f"{ctx.in_flight} calls still in flight at the end were not counted")
+    await meter.stop()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    ctx.streams.held_at_end = max(ctx.streams.held_at_end, 0)
+    ctx.pool.close()
+    if floor is not None:
+        floor.close()
+    measured = max(0.0, min(stopped_at, ctx.end) - ctx.measure_from)
+    return TrialResult(
+        id=trial_id,
+        state=TrialState.ABORTED if aborted else TrialState.DONE,
+        level=request.level,
+        operations=recorder.results(),
+        streams=ctx.streams,
+        floor=floor.result() if floor is not None else None,
+        intended=ctx.intended,
+        sent=ctx.sent,
+        dropped_starts=ctx.dropped_starts,
+        measured_seconds=measured,
+        cpu_seconds=meter.cpu_seconds,
+        cores=1,
+        peak_cpu_fraction=meter.peak_fraction,
+        bytes_in=ctx.pool.bytes_in,
+        bytes_out=ctx.pool.bytes_out,
+        errors=recorder.errors,
+    )

@@ -1,0 +1,133 @@
+"""Running a trial on one or several worker processes (one per core).
+
+With one process the trial runs on the control server's own loop. With N, the
+request is split exactly (`split.py`), each share goes to a worker process over
+a pipe, and the N results are merged with `plimsoll.shared.results`. A worker
+is a spawned process running uvloop; it answers "start" with its result when
+the trial ends, and "abort" by ending its trial early (the result then is the
+partial one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import multiprocessing
+from multiprocessing.connection import Connection
+from typing import Any
+
+from plimsoll.api.trial import TrialRequest, TrialResult
+from plimsoll.shared.results import merge_results
+from plimsoll_generator.split import split_request
+from plimsoll_generator.trial import run_trial
+
+
+class InProcess:
+    """The trial on the caller's loop: no pipes, no copies."""
+
+    def __init__(self) -> None:
+        self.abort_event: asyncio.Event | None = None
+
+    async def run(self, request: TrialRequest, trial_id: str) -> TrialResult:
+        self.abort_event = asyncio.Event()
+        return await run_trial(request, trial_id, self.abort_event)
+
+    def abort(self) -> None:
+        if self.abort_event is not None:
+            self.abort_event.set()
+
+    def close(self) -> None:
+        pass
+
+
+def _worker_main(conn: Connection) -> None:
+    import uvloop
+
+    uvloop.run(_worker_loop(conn))
+
+
+async def _worker_loop(conn: Connection) -> None:
+    loop = asyncio.get_running_loop()
+    inbox: asyncio.Queue[Any] = asyncio.Queue()
+
+    def readable() -> None:
+        try:
+            inbox.put_nowait(conn.recv())
+        except EOFError:
+            inbox.put_nowait(["exit"])
+            loop.remove_reader(conn.fileno())
+
+    loop.add_reader(conn.fileno(), readable)
+    abort = asyncio.Event()
+    running: asyncio.Task[TrialResult] | None = None
+    while True:
+        message = await inbox.get()
+        if message[0] == "start":
+            abort = asyncio.Event()
+            request = TrialRequest.model_validate_json(message[2])
+            running = asyncio.create_task(run_trial(request, message[1], abort))
+            running.add_done_callback(
+                lambda task: conn.send(["result", task.result().model_dump_json(by_alias=True)])
+            )
+        elif message[0] == "abort":
+            abort.set()
+        elif message[0] == "exit":
+            abort.set()
+            if running is not None:
+                with contextlib.suppress(Exception):
+                    await running
+            return
+
+
+class ProcessPool:
+    """N spawned worker processes; one trial at a time across all of them."""
+
+    def __init__(self, processes: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conns: list[Connection] = []
+        self.procs: list[Any] = []
+        for _ in range(processes):
+            parent, child = context.Pipe()
+            proc = context.Process(target=_worker_main, args=(child,), daemon=True)
+            proc.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(proc)
+
+    async def run(self, request: TrialRequest, trial_id: str) -> TrialResult:
+        loop = asyncio.get_running_loop()
+        shares = split_request(request, len(self.conns))
+        futures: list[asyncio.Future[TrialResult]] = []
+        for conn, share in zip(self.conns, shares, strict=True):
+            future: asyncio.Future[TrialResult] = loop.create_future()
+            futures.append(future)
+
+            def readable(
+                conn: Connection = conn, future: asyncio.Future[TrialResult] = future
+            ) -> None:
+                loop.remove_reader(conn.fileno())
+                try:
+                    kind, payload = conn.recv()
+                    future.set_result(TrialResult.model_validate(json.loads(payload)))
+                except (EOFError, OSError) as exc:
+                    future.set_exception(RuntimeError(f"a worker process died: {exc}"))
+
+            loop.add_reader(conn.fileno(), readable)
+            conn.send(["start", trial_id, share.model_dump_json(by_alias=True)])
+        results = await asyncio.gather(*futures)
+        return merge_results(results, trial_id)
+
+    def abort(self) -> None:
+        for conn in self.conns:
+            with contextlib.suppress(OSError):
+                conn.send(["abort"])
+
+    def close(self) -> None:
+        for conn in self.conns:
+            with contextlib.suppress(OSError):
+                conn.send(["exit"])
+        for proc in self.procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()

@@ -1,0 +1,184 @@
+"""A tiny HTTP target for the generator's tests, served on 127.0.0.1.
+
+Behaviours are switched by the test: `stall_every`/`stall_for` make the whole
+server pause (answers queue up, as when a process stops), `honour_xff` decides
+whether `/whoami` echoes the forwarded client address or the socket peer,
+`upstream_ms` adds a `Server-Timing: upstream;dur=` header, `/sse` holds an
+event stream with keep-alive comments, `/mcp` answers a minimal MCP server,
+and `/v1/chat/completions` streams tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+
+import httptools
+
+
+@dataclass
+class TargetState:
+    stall_every: float = 0.0
+    stall_for: float = 0.0
+    honour_xff: bool = True
+    upstream_ms: float | None = None
+    keep_alive: float = 0.2
+    started: float = field(default_factory=time.monotonic)
+    paths: dict[str, int] = field(default_factory=dict)
+    forwarded: set[str] = field(default_factory=set)
+    methods: list[str] = field(default_factory=list)
+    open_streams: int = 0
+    tool_error_every: int = 0
+    calls: int = 0
+
+    def stalled_for(self) -> float:
+        if self.stall_every <= 0:
+            return 0.0
+        phase = (time.monotonic() - self.started) % self.stall_every
+        # The last `stall_for` seconds of every period are a pause.
+        start = self.stall_every - self.stall_for
+        return self.stall_every - phase if phase >= start else 0.0
+
+
+class TargetProtocol(asyncio.Protocol):
+    def __init__(self, state: TargetState) -> None:
+        self.state = state
+        self.parser = httptools.HttpRequestParser(self)
+        self.url = b""
+        self.headers: dict[bytes, bytes] = {}
+        self.body = b""
+        self.transport: asyncio.Transport | None = None
+        self.queue: list[asyncio.Task[None]] = []
+        self.tail: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+
+    def data_received(self, data: bytes) -> None:
+        self.parser.feed_data(data)
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers[name.lower()] = value
+
+    def on_body(self, body: bytes) -> None:
+        self.body += body
+
+    def on_message_complete(self) -> None:
+        method = self.parser.get_method().decode()
+        path = httptools.parse_url(self.url).path.decode()
+        headers, body = self.headers, self.body
+        self.url, self.headers, self.body = b"", {}, b""
+        previous = self.tail
+        self.tail = asyncio.ensure_future(self.handle(previous, method, path, headers, body))
+
+    def write(self, status: int, body: bytes, extra: str = "", kind: str = "text/plain") -> None:
+        if self.transport is None:
+            return
+        timing = ""
+        if self.state.upstream_ms is not None:
+            timing = f"Server-Timing: upstream;dur={self.state.upstream_ms}\r\n"
+        head = (
+            f"HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {len(body)}\r\n"
+            f"{timing}{extra}\r\n"
+        )
+        self.transport.write(head.encode() + body)
+
+    async def handle(self, previous, method, path, headers, body) -> None:  # type: ignore[no-untyped-def]
+        if previous is not None:
+            await previous  # answers leave in request order on one connection
+        state = self.state
+        state.paths[path] = state.paths.get(path, 0) + 1
+        xff = headers.get(b"x-forwarded-for")
+        if xff:
+            state.forwarded.add(xff.decode())
+        pause = state.stalled_for()
+        if pause > 0:
+            await asyncio.sleep(pause)
+        if path == "/whoami":
+            peer = self.transport.get_extra_info("peername")[0] if self.transport else "?"
+            seen = xff.decode() if (xff and state.honour_xff) else peer
+            self.write(200, json.dumps({"client": seen}).encode())
+        elif path == "/busy":
+            self.write(503, b"busy")
+        elif path == "/sse":
+            await self.hold_stream()
+        elif path == "/mcp":
+            await self.mcp(method, headers, body)
+        elif path == "/v1/chat/completions":
+            await self.chat(body)
+        else:
+            self.write(200, b"hello")
+
+    async def hold_stream(self) -> None:
+        if self.transport is None:
+            return
+        self.transport.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\n"
+        )
+        self.state.open_streams += 1
+        try:
+            while self.transport is not None and not self.transport.is_closing():
+                self.transport.write(b": keep-alive\n\n")
+                await asyncio.sleep(self.state.keep_alive)
+        finally:
+            self.state.open_streams -= 1
+
+    async def mcp(self, method: str, headers: dict[bytes, bytes], body: bytes) -> None:
+        if method == "GET":
+            await self.hold_stream()
+            return
+        message = json.loads(body)
+        name = message.get("method")
+        self.state.methods.append(name)
+        if "id" not in message:
+            self.write(202, b"")
+            return
+        result: dict[str, object]
+        extra = ""
+        if name == "initialize":
+            result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {}}
+            extra = "Mcp-Session-Id: s-1\r\n"
+        elif name == "tools/list":
+            result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        elif name == "tools/call":
+            self.state.calls += 1
+            every = self.state.tool_error_every
+            failed = every > 0 and self.state.calls % every == 0
+            result = {"content": [{"type": "text", "text": "ok"}], "isError": failed}
+        else:
+            result = {}
+        reply = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        self.write(200, reply, extra, kind="application/json")
+
+    async def chat(self, body: bytes) -> None:
+        request = json.loads(body)
+        turns = len(request["messages"])
+        if self.transport is None:
+            return
+        self.transport.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        for word in ("you", "said", str(turns)):
+            await asyncio.sleep(0.005)
+            event = json.dumps({"choices": [{"delta": {"content": word + " "}}]})
+            chunk = f"data: {event}\n\n".encode()
+            if self.transport is not None:
+                self.transport.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+        if self.transport is not None:
+            done = b"data: [DONE]\n\n"
+            self.transport.write(f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n")
+
+
+async def start_target(state: TargetState) -> tuple[asyncio.Server, int]:
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: TargetProtocol(state), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    return server, port
