@@ -1,0 +1,143 @@
+"""A minimal HTTP/1.1 server and client on asyncio streams, for the example targets.
+
+The quickstart's targets must run with nothing but the standard library, so
+they carry their own small HTTP layer: keep-alive, Content-Length bodies,
+chunked-free responses, and a handler that may take over the connection to
+stream (SSE). It is deliberately plain: the point of the targets is their
+behaviour under load, not their HTTP stack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 404: "Not Found", 502: "Bad Gateway"}
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    peer: str
+    reader: asyncio.StreamReader = field(repr=False)
+    writer: asyncio.StreamWriter = field(repr=False)
+
+    @property
+    def client_ip(self) -> str:
+        """The first X-Forwarded-For address when a proxy (or the load generator) sent one."""
+        forwarded = self.headers.get("x-forwarded-for")
+        return forwarded.split(",")[0].strip() if forwarded else self.peer
+
+
+@dataclass
+class Response:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+
+
+Handler = Callable[[Request], Awaitable[Response | None]]  # None: the handler took the stream
+
+
+def encode_head(status: int, headers: dict[str, str]) -> bytes:
+    lines = [f"HTTP/1.1 {status} {REASONS.get(status, 'OK')}"]
+    lines += [f"{key}: {value}" for key, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+async def read_message(reader: asyncio.StreamReader) -> tuple[str, dict[str, str], bytes] | None:
+    """(first line, lower-cased headers, body) of one request or response; None at EOF."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if ":" in line:
+            key, value = line.split(":", 1)
+            headers[key.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        return lines[0], headers, await _read_chunked(reader)
+    length = int(headers.get("content-length", "0") or 0)
+    body = await reader.readexactly(length) if length else b""
+    return lines[0], headers, body
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    parts = []
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
+        if size == 0:
+            await reader.readuntil(b"\r\n")
+            return b"".join(parts)
+        parts.append(await reader.readexactly(size))
+        await reader.readexactly(2)
+
+
+async def serve_connection(
+    handler: Handler, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    peer = writer.get_extra_info("peername")
+    peer_ip = peer[0] if peer else "unknown"
+    try:
+        while True:
+            message = await read_message(reader)
+            if message is None:
+                return
+            first, headers, body = message
+            method, path, _ = [*first.split(" ", 2), "", ""][:3]
+            response = await handler(Request(method, path, headers, body, peer_ip, reader, writer))
+            if response is None:
+                return  # a stream: the handler owned the connection until it ended
+            head = {
+                "Content-Type": response.content_type,
+                "Content-Length": str(len(response.body)),
+                **response.headers,
+            }
+            writer.write(encode_head(response.status, head) + response.body)
+            await writer.drain()
+    except (ConnectionError, asyncio.IncompleteReadError):
+        return
+    finally:
+        writer.close()
+
+
+class Upstream:
+    """A small keep-alive connection pool to one HTTP upstream (host:port)."""
+
+    def __init__(self, host: str, port: int, size: int = 32) -> None:
+        self.host = host
+        self.port = port
+        self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        self._size = size
+
+    async def request(
+        self, method: str, path: str, body: bytes, headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
+        conn = (
+            self._idle.pop() if self._idle else await asyncio.open_connection(self.host, self.port)
+        )
+        reader, writer = conn
+        head = {"Host": f"{self.host}:{self.port}", "Content-Length": str(len(body)), **headers}
+        lines = [f"{method} {path} HTTP/1.1", *(f"{k}: {v}" for k, v in head.items())]
+        try:
+            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+            await writer.drain()
+            message = await read_message(reader)
+        except ConnectionError:
+            message = None
+        if message is None:
+            writer.close()
+            raise ConnectionError(f"upstream {self.host}:{self.port} closed the connection")
+        first, response_headers, response_body = message
+        if len(self._idle) < self._size and response_headers.get("connection") != "close":
+            self._idle.append(conn)
+        else:
+            writer.close()
+        return int(first.split(" ")[1]), response_headers, response_body

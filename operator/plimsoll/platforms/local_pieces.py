@@ -1,0 +1,117 @@
+"""The parts of a local start that are not the target itself: services, setup, the command.
+
+Split from `plimsoll.platforms.local` to keep each module one concept:
+`target_command` resolves what to run for a variant (a spec that names only an
+image gets a clear error: the local platform runs commands), `start_services`
+starts dependencies such as redis-server before the target and returns the env
+the target needs to reach them, and `Pieces.run_setup` runs the setup commands
+(seeding) to completion before the first trial.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from plimsoll.api.spec import CapacityTestSpec, Service, Variant
+from plimsoll.platforms.base import PlatformError
+from plimsoll.platforms.processes import ManagedProcess, port_is_free, wait_ready
+
+if TYPE_CHECKING:
+    from plimsoll.platforms.local import LocalPlatform
+
+
+def target_command(
+    spec: CapacityTestSpec, variant: Variant | None
+) -> tuple[list[str], dict[str, str]]:
+    """The target's argv and its own env (spec, then the variant's overrides)."""
+    target = spec.target
+    command = (variant.command if variant and variant.command else None) or target.command
+    args = variant.args if variant and variant.args is not None else target.args
+    if not command:
+        image = (variant.image if variant else None) or target.image
+        raise PlatformError(
+            f"the local platform runs commands, not images: target.image {image!r} is for "
+            "Kubernetes. Give target.command (e.g. ['python', 'server.py']) to run it here, "
+            "or target.url to drive a service that already runs"
+        )
+    env = {**target.env, **(variant.env if variant else {})}
+    return [*command, *args], env
+
+
+def _service_env(service: Service) -> dict[str, str]:
+    return {
+        key: value.replace("{host}", "127.0.0.1").replace("{port}", str(service.port))
+        for key, value in service.target_env.items()
+    }
+
+
+async def start_services(
+    platform: LocalPlatform,
+    spec: CapacityTestSpec,
+    variant: Variant | None,
+    base_env: dict[str, str],
+    warnings: list[str],
+    placement: list[str],
+) -> dict[str, str]:
+    from plimsoll.metrics.sampler import Sampler
+
+    services = variant.services if variant and variant.services is not None else spec.services
+    target_env: dict[str, str] = {}
+    for service in services:
+        if not service.command:
+            raise PlatformError(
+                f"service {service.name!r} names only an image; the local platform runs "
+                "commands: give it 'command' (e.g. ['redis-server', '--port', '6390'])"
+            )
+        if not port_is_free(service.port):
+            raise PlatformError(
+                f"port {service.port} of service {service.name!r} is already in use on 127.0.0.1"
+            )
+        group = None
+        if service.resources is not None:
+            group = platform._pin(
+                service.name, service.resources.cpu, service.resources.memory, warnings
+            )
+        process = platform._process(
+            service.name,
+            [*service.command, *service.args],
+            {**base_env, **service.env},
+            cgroup_procs=group.procs_files if group else (),
+        )
+        await process.start()
+        url = (
+            f"http://127.0.0.1:{service.port}{service.readiness_path}"
+            if service.readiness_path
+            else None
+        )
+        await wait_ready(process, url=url, port=service.port, within=60)
+        platform.source.add(service.name, Sampler.for_process_group(process.pid or 0))
+        placement.append(f"service {service.name}: pid {process.pid}, port {service.port}")
+        target_env.update(_service_env(service))
+    return target_env
+
+
+@dataclass
+class Pieces:
+    """Every process the platform started, in start order (stopped in reverse)."""
+
+    processes: list[ManagedProcess] = field(default_factory=list)
+
+    async def run_setup(
+        self, platform: LocalPlatform, spec: CapacityTestSpec, env: dict[str, str]
+    ) -> None:
+        for step in spec.target.setup:
+            process = platform._process(f"setup-{step.name}", step.command, {**env, **step.env})
+            await process.start()
+            assert process.process is not None
+            try:
+                code = await asyncio.wait_for(process.process.wait(), step.timeout)
+            except TimeoutError:
+                await process.stop()
+                raise PlatformError(
+                    process.died_message(f"did not finish within {step.timeout:g}s")
+                ) from None
+            if code != 0:
+                raise PlatformError(process.died_message("failed"))

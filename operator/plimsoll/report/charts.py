@@ -1,0 +1,98 @@
+"""Charts of a run: latency quantiles against the level, CPU and memory against the level.
+
+Drawn with matplotlib's Agg backend (no display needed), each as PNG and SVG,
+with the pod's limits drawn as lines so the reader sees how close each step
+came. Called by `plimsoll.report.files.write_report`; returns the file names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from plimsoll.api.report import RunReport
+from plimsoll.api.step import Verdict
+from plimsoll.stepsummary import record_of
+
+_MARKERS = {Verdict.PASS: "o", Verdict.FAIL: "x", Verdict.INVALID: "s", Verdict.NOISY: "^"}
+
+
+def _save(figure: Figure, out: Path, stem: str) -> list[str]:
+    names = []
+    for suffix in ("png", "svg"):
+        name = f"{stem}.{suffix}"
+        figure.savefig(out / name, dpi=110, bbox_inches="tight")
+        names.append(name)
+    plt.close(figure)
+    return names
+
+
+def draw_charts(report: RunReport, out: Path) -> list[str]:
+    records = sorted((record_of(s) for s in report.steps), key=lambda r: r.level)
+    if not records:
+        return []
+    unit = report.spec.unit
+    variants = sorted({r.variant for r in records})
+    names: list[str] = []
+
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for variant in variants:
+        mine = [r for r in records if r.variant == variant]
+        for label, values in (
+            ("p50", [r.p50_ms for r in mine]),
+            ("p95", [r.p95_ms for r in mine]),
+            ("p99", [r.p99_ms for r in mine]),
+        ):
+            points = [(r.level, v) for r, v in zip(mine, values, strict=True) if v is not None]
+            if points:
+                xs, ys = zip(*points, strict=True)
+                axes.plot(
+                    xs, ys, marker=".", label=f"{label} {variant}" if len(variants) > 1 else label
+                )
+    for bound in report.spec.pass_when.latency:
+        axes.axhline(
+            bound.below * 1000,
+            linestyle="--",
+            color="red",
+            linewidth=1,
+            label=f"bar p{bound.quantile * 100:g} < {bound.below * 1000:g} ms",
+        )
+    axes.set_xlabel(f"level ({unit})")
+    axes.set_ylabel("latency (ms)")
+    axes.set_title("Latency quantiles by level")
+    axes.legend(fontsize="small")
+    names += _save(figure, out, "latency")
+
+    figure, (cpu_axes, memory_axes) = plt.subplots(1, 2, figsize=(11, 4))
+    for record in records:
+        marker = _MARKERS.get(record.verdict, "o")
+        if record.cpu_cores is not None:
+            cpu_axes.scatter(record.level, record.cpu_cores, marker=marker, color="tab:blue")
+        if record.memory_bytes is not None:
+            memory_axes.scatter(
+                record.level, record.memory_bytes / 2**20, marker=marker, color="tab:green"
+            )
+    shape = report.spec.target.resources
+    if shape is not None and report.spec.target.url is None:
+        cpu_axes.axhline(shape.cpu, color="red", linestyle="--", label=f"limit {shape.cpu:g} CPU")
+        memory_axes.axhline(
+            shape.memory / 2**20,
+            color="red",
+            linestyle="--",
+            label=f"limit {shape.memory / 2**20:g} MiB",
+        )
+        cpu_axes.legend(fontsize="small")
+        memory_axes.legend(fontsize="small")
+    cpu_axes.set_xlabel(f"level ({unit})")
+    cpu_axes.set_ylabel("CPU (cores, mean)")
+    cpu_axes.set_title("Target CPU by level (o pass, x fail)")
+    memory_axes.set_xlabel(f"level ({unit})")
+    memory_axes.set_ylabel("memory (MiB, peak working set)")
+    memory_axes.set_title("Target memory by level")
+    names += _save(figure, out, "resources")
+    return names

@@ -1,0 +1,33 @@
+"""report.md from a `RunReport`, through the jinja2 template beside this module.
+
+Called by `plimsoll run` at the end (and after each step, cheaply) and by
+`plimsoll report FILE`. The template only lays out; the figures come from
+`plimsoll.report.table` and the sentence from `plimsoll.report.sentence`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import jinja2
+
+from plimsoll.api.report import RunReport
+from plimsoll.report.table import COLUMNS, row
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("plimsoll.report", "templates"),
+    autoescape=False,  # Markdown, not HTML
+    keep_trailing_newline=True,
+    trim_blocks=False,
+)
+
+
+def render_markdown(report: RunReport, charts: Sequence[str] = ()) -> str:
+    template = _ENV.get_template("report.md.j2")
+    return template.render(
+        report=report,
+        unit=report.spec.unit,
+        columns=COLUMNS,
+        rows=[row(step) for step in report.steps],
+        charts=list(charts),
+    )

@@ -1,0 +1,61 @@
+"""The step table, as the seeds print theirs: one row per step, the figures that decide.
+
+Shared by the live view (rich), report.md (jinja2) and the final console
+output, so every place shows the same columns computed the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plimsoll.api.step import StepResult
+from plimsoll.report.sentence import format_bytes
+from plimsoll.stepsummary import record_of
+
+COLUMNS = [
+    "#",
+    "variant",
+    "level",
+    "kind",
+    "p50 ms",
+    "p95 ms",
+    "p99 ms",
+    "errors",
+    "achieved/s",
+    "CPU",
+    "throttled",
+    "memory",
+    "verdict",
+]
+
+
+@dataclass(frozen=True)
+class Row:
+    cells: list[str]
+    verdict: str
+    reasons: list[str]
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def row(result: StepResult) -> Row:
+    record = record_of(result)
+    memory = "—" if record.memory_bytes is None else format_bytes(record.memory_bytes)
+    cells = [
+        str(record.index),
+        record.variant,
+        f"{record.level:,}",
+        record.kind.value + (f" #{record.attempt}" if record.attempt > 1 else ""),
+        _num(record.p50_ms),
+        _num(record.p95_ms),
+        _num(record.p99_ms),
+        "—" if record.error_rate is None else f"{record.error_rate:.2%}",
+        _num(record.achieved_rate),
+        _num(record.cpu_cores, 2),
+        "—" if record.throttled_ratio is None else f"{record.throttled_ratio:.0%}",
+        memory,
+        record.verdict.value,
+    ]
+    return Row(cells, record.verdict.value, list(record.reasons))
