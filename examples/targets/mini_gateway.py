@@ -134,14 +134,14 @@ class Gateway:
         session_id = request.headers.get("mcp-session-id")
         if method == "initialize":
             self._expire()
-            session = Session(uuid.uuid4().hex, request.client_ip)
-            self.sessions[session.id] = session
+            created = Session(uuid.uuid4().hex, request.client_ip)
+            self.sessions[created.id] = created
             result: object = {
                 "protocolVersion": message.get("params", {}).get("protocolVersion", PROTOCOL),
                 "capabilities": {"tools": {"listChanged": True}},
                 "serverInfo": {"name": "mini-gateway", "version": "1"},
             }
-            return self._answer(rpc_id, result, {"Mcp-Session-Id": session.id})
+            return self._answer(rpc_id, result, {"Mcp-Session-Id": created.id})
         session = self.sessions.get(session_id or "")
         if session_id and session is None:
             return Response(404, b'{"error":"unknown session"}')
@@ -188,10 +188,10 @@ class Gateway:
         return Response(status, json.dumps(body).encode())
 
     async def stream(self, request: Request) -> Response | None:
-        session = self.sessions.get(request.headers.get("mcp-session-id", ""))
-        if session is None:
-            session = Session(uuid.uuid4().hex, request.client_ip)  # a stateless client's listen
-            self.sessions[session.id] = session
+        found = self.sessions.get(request.headers.get("mcp-session-id", ""))
+        session = found if found is not None else Session(uuid.uuid4().hex, request.client_ip)
+        if found is None:
+            self.sessions[session.id] = session  # a stateless client's listen
         session.streams += 1
         # Written, not just reserved: a zeroed bytearray would stay unbacked by RAM.
         session.replay = bytearray(b"\x01") * BUFFER_BYTES

@@ -70,7 +70,7 @@ async def read_message(reader: asyncio.StreamReader) -> tuple[str, dict[str, str
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    parts = []
+    parts: list[bytes] = []
     while True:
         size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
         if size == 0:

@@ -16,6 +16,8 @@ import typer
 
 from plimsoll.api.resource import SpecError
 from plimsoll.crd import render_crd
+from plimsoll.report_command import report
+from plimsoll.run_command import run
 from plimsoll.size_command import size
 from plimsoll.specfile import read_capacity_tests
 
@@ -58,6 +60,8 @@ def validate(
 
 
 app.command()(size)
+app.command()(run)
+app.command()(report)
 
 
 def main() -> None:
