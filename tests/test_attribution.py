@@ -112,3 +112,28 @@ def test_bytes_in_binary_units() -> None:
         "5 MiB",
         "1.5 GiB",
     ]
+
+
+def test_step_results_are_read_through_their_target_usage() -> None:
+    from datetime import UTC, datetime
+
+    from plimsoll.api.step import Judgement, StepResult, Verdict
+
+    def result(level: int, verdict: Verdict, target: ResourceUsage | None) -> StepResult:
+        now = datetime(2026, 1, 1, tzinfo=UTC)
+        return StepResult(
+            index=level,
+            level=level,
+            started_at=now,
+            ended_at=now,
+            duration=60.0,
+            target=target,
+            judgement=Judgement(verdict=verdict),
+        )
+
+    passed = result(100, Verdict.PASS, usage(cpu_mean_cores=0.75))
+    failed = result(110, Verdict.FAIL, usage(oom_kills=1))
+    limited_by, room = attribute(passed, failed, THRESHOLDS)
+    assert limited_by is LimitedBy.MEMORY
+    assert room.cpu_idle_fraction == pytest.approx(0.25)
+    assert attribute(result(100, Verdict.PASS, None), None, THRESHOLDS)[0] is LimitedBy.UNKNOWN

@@ -1,9 +1,10 @@
 """What limited the target at its ceiling, and the room left at the last passing step.
 
-The runner calls `attribute(last_pass.target, first_fail.target, spec.attribution)`
-when the search has finished, with the server side of the highest passing
-step and of the first failing step above it, and writes the answer into the
-ceiling; `sentence` words it for the report. Pure: no metrics are read here.
+The runner calls `attribute(last_pass, first_fail, spec.attribution)` when the
+search has finished, with the highest passing step and the first failing step
+above it (each a `StepResult`, or just its target's `ResourceUsage`, or None),
+and writes the answer into the ceiling; `sentence` words it for the report.
+Pure: no metrics are read here.
 
 - memory: the first failing step had an OOM kill or a restart, or either step's
   working set came within `memory_margin` of the limit (memory is checked
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from plimsoll.api.spec import Attribution
 from plimsoll.api.status import Headroom
-from plimsoll.api.step import LimitedBy, ResourceUsage
+from plimsoll.api.step import LimitedBy, ResourceUsage, StepResult
 
 # Fractions the seeds speak in, tried nearest first; anything else is a percentage.
 _WORDS = (
@@ -39,11 +40,16 @@ _WORD_TOLERANCE = 0.03
 
 
 def attribute(
-    last_pass: ResourceUsage | None,
-    first_fail: ResourceUsage | None,
+    last_pass: StepResult | ResourceUsage | None,
+    first_fail: StepResult | ResourceUsage | None,
     thresholds: Attribution,
 ) -> tuple[LimitedBy, Headroom]:
-    return _limited_by(last_pass, first_fail, thresholds), headroom(last_pass)
+    passed, failed = _target(last_pass), _target(first_fail)
+    return _limited_by(passed, failed, thresholds), headroom(passed)
+
+
+def _target(step: StepResult | ResourceUsage | None) -> ResourceUsage | None:
+    return step.target if isinstance(step, StepResult) else step
 
 
 def _limited_by(
