@@ -9,6 +9,7 @@ metrics are not proven on a machine that cannot pin, so a skip would hide that.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -142,6 +143,9 @@ class PrometheusServer:
     process: subprocess.Popen[bytes]
     home: Path
 
+    def log(self) -> str:
+        return (self.home / "prometheus.log").read_text()[-2000:]
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -152,10 +156,10 @@ class PrometheusServer:
                 self.process.wait()
 
 
-def start_prometheus(
+def launch_prometheus(
     home: Path, targets: list[str], scrape_interval: str = "1s"
 ) -> PrometheusServer:
-    """Start the real server scraping `targets` (host:port) and wait until it is ready."""
+    """Start the real server scraping `targets` (host:port), without waiting for it."""
     if not Path(PROMETHEUS).exists():
         pytest.fail(f"{PROMETHEUS} is missing: install the Debian package 'prometheus'")
     home.mkdir(parents=True, exist_ok=True)
@@ -179,27 +183,46 @@ def start_prometheus(
         stderr=subprocess.STDOUT,
     )
     log.close()
-    server = PrometheusServer(f"http://127.0.0.1:{port}", process, home)
+    return PrometheusServer(f"http://127.0.0.1:{port}", process, home)
+
+
+async def start_prometheus(
+    home: Path, targets: list[str], scrape_interval: str = "1s"
+) -> PrometheusServer:
+    """Start the real server scraping `targets`; return once each target was scraped."""
+    server = launch_prometheus(home, targets, scrape_interval)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"prometheus exited: {(home / 'prometheus.log').read_text()[-2000:]}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{server.url}/-/ready", timeout=1).status_code == 200:
-                return server
-        time.sleep(0.05)
+        if server.process.poll() is not None:
+            pytest.fail(f"prometheus exited: {server.log()}")
+        if await asyncio.to_thread(_all_scraped, server.url, len(targets)):
+            return server
+        await asyncio.sleep(0.1)
     server.stop()
-    pytest.fail("prometheus did not become ready within 15 s")
+    pytest.fail(f"prometheus did not scrape {targets} within 15 s")
+
+
+def _all_scraped(url: str, count: int) -> bool:
+    # Prometheus hands new targets to its scrapers only every 5 s after start-up, so
+    # "ready" is not enough: wait until every target has been scraped once, and up.
+    with contextlib.suppress(httpx.HTTPError, KeyError, ValueError):
+        response = httpx.get(f"{url}/api/v1/targets", timeout=1)
+        active = response.json()["data"]["activeTargets"]
+        return len(active) == count and all(t["health"] == "up" for t in active)
+    return False
 
 
 @pytest.fixture
-def prometheus(tmp_path: Path) -> Iterator[Callable[..., PrometheusServer]]:
-    """A factory: `prometheus(["127.0.0.1:PORT"])` starts a server scraping those targets
-    every second; every server started is stopped at teardown."""
+def prometheus(tmp_path: Path) -> Iterator[Callable[..., Awaitable[PrometheusServer]]]:
+    """A factory: `await prometheus(["127.0.0.1:PORT"])` starts a server scraping those
+    targets every second and returns once each was scraped (awaited, so an exporter on
+    the test's own event loop can answer); every server is stopped at teardown."""
     servers: list[PrometheusServer] = []
 
-    def start(targets: list[str], scrape_interval: str = "1s") -> PrometheusServer:
-        server = start_prometheus(tmp_path / f"prometheus-{len(servers)}", targets, scrape_interval)
+    async def start(targets: list[str], scrape_interval: str = "1s") -> PrometheusServer:
+        server = await start_prometheus(
+            tmp_path / f"prometheus-{len(servers)}", targets, scrape_interval
+        )
         servers.append(server)
         return server
 

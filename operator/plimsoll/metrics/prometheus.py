@@ -1,0 +1,291 @@
+"""Reading the roles' resources from Prometheus: the Kubernetes platform's metrics source.
+
+The runner calls `PrometheusSource.usage(window)` after each trial; the Kubernetes
+platform builds it with one `Selector` per role (namespace + pod regex), and `plimsoll
+run --prometheus URL` builds it over the local exporter's labels. The queries come
+from `promql`; this module runs them, waits for the last scrape, retries what may pass
+(connection refused, 5xx) with a bounded backoff, and turns every failure into a
+`missing` entry that names the query: an empty answer, an error, a NaN or a gap in a
+series is never read as zero.
+
+prometheus-api-client is synchronous (requests): each call runs in a worker thread,
+and its exceptions are translated here, at the boundary, into `PrometheusQueryError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+import httpx
+import requests
+import yaml
+from prometheus_api_client import PrometheusConnect
+from prometheus_api_client.exceptions import PrometheusApiClientException
+from urllib3.util.retry import Retry
+
+from plimsoll.api.spec import ExtraMetric, PromQLBound
+from plimsoll.api.step import ResourceUsage
+from plimsoll.api.units import parse_duration
+from plimsoll.metrics import promql
+from plimsoll.metrics.promql import Plan, Selector
+from plimsoll.metrics.source import ROLE_TARGET, Window, unreadable
+
+log = logging.getLogger(__name__)
+
+
+class PrometheusQueryError(Exception):
+    def __init__(self, query: str, reason: str, *, temporary: bool) -> None:
+        super().__init__(f"{reason} (query: {query})")
+        self.query, self.reason, self.temporary = query, reason, temporary
+
+
+class PrometheusSource:
+    def __init__(
+        self,
+        url: str,
+        selectors: dict[str, Selector],
+        *,
+        scrape_interval: float | None = None,
+        settle: float | None = None,
+        extra: Sequence[ExtraMetric] = (),
+        attempts: int = 3,
+        backoff: float = 0.5,
+        timeout: float = 10.0,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.selectors = selectors
+        self.extra = list(extra)
+        self._interval = scrape_interval
+        self._settle = settle
+        self._attempts, self._backoff, self._timeout = attempts, backoff, timeout
+        self._clock, self._sleep = clock, sleep
+        # Retries are ours (bounded, visible in the reasons): the client's own are off.
+        # Set when a query exhausted its retries: the rest of that call fails fast with
+        # the same reason instead of retrying every query against a dead server.
+        self._down: str | None = None
+        self._client = PrometheusConnect(self.url, retry=Retry(total=0), timeout=int(timeout))
+
+    async def scrape_interval(self) -> float:
+        """The spec's value, or the server's global scrape interval from its config."""
+        if self._interval is None:
+            self._interval = await self._discover_interval()
+        return self._interval
+
+    async def _discover_interval(self) -> float:
+        where = f"{self.url}/api/v1/status/config"
+        try:
+            async with httpx.AsyncClient(timeout=self._timeout) as client:
+                response = await client.get(where)
+                response.raise_for_status()
+            config = yaml.safe_load(response.json()["data"]["yaml"]) or {}
+            return parse_duration(config.get("global", {}).get("scrape_interval", "1m"))
+        except (httpx.HTTPError, KeyError, ValueError, yaml.YAMLError) as exc:
+            raise PrometheusQueryError(
+                "GET /api/v1/status/config",
+                f"cannot discover the scrape interval: {exc}",
+                temporary=True,
+            ) from exc
+
+    async def usage(self, window: Window) -> dict[str, ResourceUsage]:
+        self._down = None
+        try:
+            interval = await self.scrape_interval()
+            p = promql.plan(window, interval)
+        except (PrometheusQueryError, promql.WindowTooShortError) as exc:
+            return {role: unreadable("prometheus", str(exc)) for role in self.selectors}
+        await self._wait_settled(window, interval)
+        results: dict[str, ResourceUsage] = {}
+        for role, selector in self.selectors.items():
+            results[role] = await self._role_usage(selector, p)
+        if ROLE_TARGET in results and self.extra:
+            await self._extra(results[ROLE_TARGET], window)
+        return results
+
+    async def _wait_settled(self, window: Window, interval: float) -> None:
+        settle = self._settle if self._settle is not None else 2 * interval
+        delay = promql.settle_until(window, settle).timestamp() - self._clock()
+        if delay > 0:
+            await self._sleep(delay)
+
+    async def _role_usage(self, selector: Selector, p: Plan) -> ResourceUsage:
+        q = promql.role_queries(selector, p)
+        u = ResourceUsage(source="prometheus")
+        cpu = await self._series(u, q.cpu, p.rate_points, p.step)
+        if cpu:
+            u.cpu_mean_cores, u.cpu_peak_cores = sum(cpu) / len(cpu), max(cpu)
+        memory = await self._series(u, q.memory, p.gauge_points, p.step)
+        if memory:
+            u.memory_mean_bytes, u.memory_max_bytes = (
+                round(sum(memory) / len(memory)),
+                round(max(memory)),
+            )
+        u.throttled_ratio = await self._scalar(u, q.throttled, p.at)
+        # No quota or no limit is a fact (the series is absent), not a failure.
+        u.cpu_limit_cores = await self._scalar(u, q.cpu_limit, p.at, required=False)
+        limit = await self._scalar(u, q.memory_limit, p.at, required=False)
+        u.memory_limit_bytes = None if limit is None else round(limit)
+        restarts = await self._scalar(u, q.restarts, p.at)
+        oom = await self._scalar(u, q.oom_kills, p.at)
+        u.restarts, u.oom_kills = round(restarts or 0), round(oom or 0)
+        return u
+
+    async def _extra(self, usage: ResourceUsage, window: Window) -> None:
+        namespace = self.selectors[ROLE_TARGET].namespace
+        for metric in self.extra:
+            query = promql.substitute(metric.query, namespace, window)
+            value = await self._scalar(usage, query, window.end.timestamp(), label=metric.name)
+            if value is not None:
+                usage.extra[metric.name] = value
+
+    async def evaluate(
+        self, bounds: Sequence[PromQLBound], window: Window, namespace: str
+    ) -> dict[str, float | None]:
+        """passWhen.promql per step: each bound's value at the window's end (None: missing)."""
+        values, _ = await self.evaluate_with_reasons(bounds, window, namespace)
+        return values
+
+    async def evaluate_with_reasons(
+        self, bounds: Sequence[PromQLBound], window: Window, namespace: str
+    ) -> tuple[dict[str, float | None], list[str]]:
+        self._down = None
+        await self._wait_settled(window, await self.scrape_interval())
+        sink = ResourceUsage(source="prometheus")
+        values = {}
+        for bound in bounds:
+            query = promql.substitute(bound.query, namespace, window)
+            values[bound.name] = await self._scalar(
+                sink, query, window.end.timestamp(), label=bound.name
+            )
+        return values, sink.missing
+
+    async def memory_at(self, role: str, at: datetime) -> float:
+        """The role's working set at one instant (streams probes: before and after)."""
+        query = f"sum(container_memory_working_set_bytes{self.selectors[role].matchers()})"
+        result = await self._query(query, at=at.timestamp())
+        if not result:
+            raise PrometheusQueryError(query, "empty result", temporary=False)
+        return float(result[0]["value"][1])
+
+    async def _scalar(
+        self,
+        usage: ResourceUsage,
+        query: str,
+        at: float,
+        *,
+        required: bool = True,
+        label: str = "",
+    ) -> float | None:
+        usage.queries.append(query)
+        what = f"{label}: " if label else ""
+        try:
+            result = await self._query(query, at=at)
+        except PrometheusQueryError as exc:
+            usage.missing.append(f"{what}{exc.reason} (query: {query})")
+            return None
+        if not result:
+            if required:
+                usage.missing.append(f"{what}no data (query: {query})")
+            return None
+        if len(result) > 1:
+            usage.missing.append(
+                f"{what}{len(result)} series where one was expected; aggregate it, e.g. "
+                f"with sum() (query: {query})"
+            )
+            return None
+        value = float(result[0]["value"][1])
+        if math.isnan(value):
+            usage.missing.append(f"{what}NaN, e.g. 0/0: nothing counted (query: {query})")
+            return None
+        return value
+
+    async def _series(
+        self, usage: ResourceUsage, query: str, points: Sequence[float], step: float
+    ) -> list[float] | None:
+        usage.queries.append(query)
+        try:
+            result = await self._query(query, start=points[0], end=points[-1], step=step)
+        except PrometheusQueryError as exc:
+            usage.missing.append(f"{exc.reason} (query: {query})")
+            return None
+        if not result:
+            usage.missing.append(f"no data (query: {query})")
+            return None
+        got = {round(float(t), 3): float(v) for t, v in result[0]["values"]}
+        holes = [t for t in points if t not in got or math.isnan(got[t])]
+        if holes:
+            usage.missing.append(
+                f"{len(holes)} of {len(points)} points missing, first at "
+                f"{promql.at_time(holes[0]).isoformat()} (query: {query})"
+            )
+            return None
+        return [got[t] for t in points]
+
+    async def _query(
+        self,
+        query: str,
+        *,
+        at: float | None = None,
+        start: float | None = None,
+        end: float | None = None,
+        step: float | None = None,
+    ) -> list[dict[str, Any]]:
+        if self._down is not None:
+            raise PrometheusQueryError(query, self._down, temporary=False)
+        for attempt in range(1, self._attempts + 1):
+            try:
+                return await asyncio.to_thread(self._call, query, at, start, end, step)
+            except PrometheusQueryError as exc:
+                if not exc.temporary or attempt == self._attempts:
+                    if exc.temporary:
+                        exc.reason += f" after {attempt} attempts"
+                        self._down = exc.reason
+                    raise
+                log.debug("prometheus query failed (%s); retrying", exc.reason)
+                await self._sleep(self._backoff * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _call(
+        self,
+        query: str,
+        at: float | None,
+        start: float | None,
+        end: float | None,
+        step: float | None,
+    ) -> list[dict[str, Any]]:
+        try:
+            if start is None:
+                result = self._client.custom_query(query, params={"time": f"{at:.3f}"})
+            else:
+                # Exact times in params: the client would round its datetimes to seconds.
+                now = promql.at_time(start)
+                result = self._client.custom_query_range(
+                    query,
+                    now,
+                    now,
+                    step=promql.duration(step or 1),
+                    params={"start": f"{start:.3f}", "end": f"{end:.3f}"},
+                )
+        except requests.exceptions.RequestException as exc:
+            raise PrometheusQueryError(
+                query,
+                f"Prometheus at {self.url} unreachable: {type(exc).__name__}",
+                temporary=True,
+            ) from exc
+        except PrometheusApiClientException as exc:
+            status = re.search(r"HTTP Status Code (\d+)", str(exc))
+            code = int(status.group(1)) if status else 0
+            raise PrometheusQueryError(
+                query, f"query error: {str(exc)[:300]}", temporary=code >= 500 or code == 429
+            ) from exc
+        except ValueError as exc:  # not JSON: something else answers at this URL
+            raise PrometheusQueryError(query, f"bad answer: {exc}", temporary=False) from exc
+        return list(result)
