@@ -5,13 +5,13 @@ from __future__ import annotations
 from simulated_targets import SimTarget, record, run
 
 from plimsoll.api.spec import Search, Strategy, Trial
-from plimsoll.api.step import TrialKind, Verdict
+from plimsoll.api.step import StepRecord, TrialKind, Verdict
 from plimsoll.search import Finished, NextTrial, next_action
 
 TRIAL = Trial(duration=60.0)
 
 
-def full_levels(history: list) -> list[int]:
+def full_levels(history: list[StepRecord]) -> list[int]:
     return [r.level for r in history if r.kind is TrialKind.FULL]
 
 
@@ -55,25 +55,23 @@ def test_doubling_stops_at_the_limit_with_a_range_only() -> None:
 
 
 def test_a_flip_during_the_repeats_drops_the_level() -> None:
-    search = Search(start=1000, precision=0.1, repeats=2)
-    scripted = {1000: "p", 2000: "f", 1500: "p", 1750: "f", 1625: "f", 1562: "p"}
-    history = []
-    for index, (level, verdict) in enumerate(scripted.items()):
-        action = NextTrial(level, TrialKind.FULL, 60.0)
-        history.append(record(index, action, Verdict.PASS if verdict == "p" else Verdict.FAIL))
-    # 1625 / 1562 is within 10%: the best level is repeated, and its repeat fails.
-    action = next_action(search, TRIAL, history)
-    assert action == NextTrial(1562, TrialKind.FULL, 60.0)
-    history.append(record(len(history), action, Verdict.FAIL))
-    # The bracket is now [1500, 1562]: within precision, so 1500 is repeated instead.
-    action = next_action(search, TRIAL, history)
-    assert action == NextTrial(1500, TrialKind.FULL, 60.0)
-    for _ in range(2):
-        history.append(record(len(history), action, Verdict.PASS))
+    search = Search(start=1000, precision=0.05, repeats=2)
+    scripted = [(1000, Verdict.PASS), (2000, Verdict.FAIL), (1500, Verdict.PASS)]
+    scripted += [(1750, Verdict.FAIL), (1625, Verdict.FAIL), (1562, Verdict.PASS)]
+    # 1625 / 1562 is within 5%, so 1562 is repeated, and its repeat fails: a flip.
+    scripted += [(1562, Verdict.FAIL)]
+    # The bracket is now [1500, 1562], within 5%: 1500 is repeated instead.
+    scripted += [(1500, Verdict.PASS), (1500, Verdict.PASS)]
+    history: list[StepRecord] = []
+    for level, verdict in scripted:
         action = next_action(search, TRIAL, history)
-    assert isinstance(action, Finished)
-    ceiling = action.ceiling
+        assert action == NextTrial(level, TrialKind.FULL, 60.0)
+        history.append(record(len(history), action, verdict))
+    finished = next_action(search, TRIAL, history)
+    assert isinstance(finished, Finished)
+    ceiling = finished.ceiling
     assert (ceiling.level, ceiling.high, ceiling.flipped) == (1500, 1562, (1562,))
+    assert ceiling.spread == (1500, 1500, 1500)
     assert "passed then failed" in ceiling.to_status("rps").stop_reason
 
 
