@@ -148,6 +148,8 @@ def _final(
         if s.variant == variant and s.level == estimate.high and s.judgement.verdict is Verdict.FAIL
     ]
     limited_by, headroom = attribute(
-        best[-1] if best else None, failed[-1] if failed else None, spec.attribution
+        best[-1].target if best else None,
+        failed[-1].target if failed else None,
+        spec.attribution,
     )
     return estimate.to_status(spec.unit, variant, limited_by, headroom)
