@@ -159,13 +159,9 @@ class Connection(asyncio.Protocol):
         self.pool.busy.discard(self)
         self.pool.connections -= 1
         if self.exchange is not None:
-            # A response delimited by the end of the connection completes here.
-            try:
-                self.parser.feed_eof()
-            except httptools.HttpParserError:
-                pass
-            if self.exchange is not None:
-                self._fail(f"connection reset: {exc or 'closed by peer'}")
+            # Responses framed by closing the connection are not supported: every
+            # server we measure frames with Content-Length or chunks.
+            self._fail(f"connection reset: {exc or 'closed by peer'}")
 
 
 class Pool:

@@ -153,34 +153,30 @@ class McpUsers:
         extra = self._headers(index)
         session = McpSession(ctx, extra)
         stream: HeldStream | None = None
-        try:
-            if not await ctx.sleep_until(time.perf_counter() + behaviour.first_delay()):
-                return
-            connected = await session.connect()
-            stream = self._open_stream(session) if connected else None
-            reconnect_at = time.perf_counter() + behaviour.next_reconnect()
-            while await ctx.sleep_until(time.perf_counter() + behaviour.next_gap()):
-                if not connected or time.perf_counter() >= reconnect_at:
-                    if stream is not None:
-                        stream.cancel()
-                    connected = await session.connect()
-                    stream = self._open_stream(session) if connected else None
-                    reconnect_at = time.perf_counter() + behaviour.next_reconnect()
-                    continue
-                if stream is not None and stream.error is not None and not stream.cancelled:
-                    stream = self._open_stream(session)  # the server dropped it: reopen
-                if behaviour.relist():
-                    await session.rpc(RELIST, "tools/list", {})
-                op = rng.choices(self.calls, self.weights)[0]
-                self.counter += 1
-                call = session.rpc(op.name, method_of(op), call_params(op, self.counter))
-                if self.pages and behaviour.page_view():
-                    await asyncio.gather(call, self._page_view(extra, rng))
-                else:
-                    await call
-        finally:
-            if stream is not None:
-                stream.cancel()
+        if not await ctx.sleep_until(time.perf_counter() + behaviour.first_delay()):
+            return
+        connected = await session.connect()
+        stream = self._open_stream(session) if connected else None
+        reconnect_at = time.perf_counter() + behaviour.next_reconnect()
+        while await ctx.sleep_until(time.perf_counter() + behaviour.next_gap()):
+            if not connected or time.perf_counter() >= reconnect_at:
+                if stream is not None:
+                    stream.cancel()
+                connected = await session.connect()
+                stream = self._open_stream(session) if connected else None
+                reconnect_at = time.perf_counter() + behaviour.next_reconnect()
+                continue
+            if stream is not None and stream.error is not None and not stream.cancelled:
+                stream = self._open_stream(session)  # the server dropped it: reopen
+            if behaviour.relist():
+                await session.rpc(RELIST, "tools/list", {})
+            op = rng.choices(self.calls, self.weights)[0]
+            self.counter += 1
+            call = session.rpc(op.name, method_of(op), call_params(op, self.counter))
+            if self.pages and behaviour.page_view():
+                await asyncio.gather(call, self._page_view(extra, rng))
+            else:
+                await call
 
     async def _page_view(self, extra: dict[str, str], rng: random.Random) -> None:
         ctx = self.ctx

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+
+from plimsoll.api.workload import Users
+from plimsoll_generator.behaviour import GapModel, UserBehaviour, is_bot
+
+
+def test_bursty_gaps_have_the_seed_median_in_bursts_and_mean_overall() -> None:
+    model = GapModel(median=6.0, mean=90.0)
+    rng = random.Random(42)
+    samples = [model.sample(rng) for _ in range(200_000)]
+    in_burst = [gap for gap, inside in samples if inside]
+    overall = [gap for gap, _ in samples]
+    assert statistics.median(in_burst) == pytest.approx(6.0, rel=0.10)
+    assert statistics.fmean(overall) == pytest.approx(90.0, rel=0.10)
+    # Bursts: most gaps are short, a few long pauses carry the mean.
+    assert statistics.median(overall) < 20.0
+
+
+def test_gaps_with_no_room_for_pauses_stay_in_bursts() -> None:
+    model = GapModel(median=5.0, mean=5.0)
+    rng = random.Random(1)
+    gaps = [model.sample(rng)[0] for _ in range(1000)]
+    assert all(g == pytest.approx(5.0) for g in gaps)
+
+
+@pytest.mark.parametrize(("fraction", "users"), [(0.01, 10_000), (0.25, 999), (0.0, 500)])
+def test_bot_fraction_is_exact_over_any_population(fraction: float, users: int) -> None:
+    bots = sum(is_bot(i, fraction) for i in range(users))
+    assert bots == int(users * fraction)
+
+
+def test_page_views_and_relists_come_out_as_configured() -> None:
+    users = Users(page_view_fraction=0.05, relist_fraction=0.1)
+    behaviour = UserBehaviour(users, 3, random.Random(5))
+    n = 100_000
+    views = sum(behaviour.page_view() for _ in range(n))
+    relists = sum(behaviour.relist() for _ in range(n))
+    assert views / n == pytest.approx(0.05, rel=0.05)
+    assert relists / n == pytest.approx(0.1, rel=0.05)
+
+
+def test_a_bot_calls_on_its_fixed_gap() -> None:
+    users = Users(bot_fraction=1.0, bot_gap=0.5)
+    behaviour = UserBehaviour(users, 0, random.Random(1))
+    assert behaviour.bot
+    assert {behaviour.next_gap() for _ in range(10)} == {0.5}

@@ -1,0 +1,105 @@
+"""The open model against a tiny target on 127.0.0.1: real sockets, short trials."""
+
+from __future__ import annotations
+
+import socket
+
+from plimsoll.api.trial import TrialState
+from plimsoll.shared import histogram
+from tests.generator.helpers import p, request, run
+from tests.generator.target import TargetState
+
+
+async def test_a_pausing_target_shows_its_pause_in_p99(target: tuple[TargetState, str]) -> None:
+    state, url = target
+    state.stall_every, state.stall_for = 2.0, 0.6  # 30% of the time stalled
+    workload = {"mix": [{"name": "hello"}], "arrival": "uniform"}
+    result = await run(request(url, workload, level=200, duration=4))
+    assert result.state is TrialState.DONE
+    # Starts keep coming during the stall and wait it out: the pause is in the tail.
+    assert p(result, "hello", 0.99) > 300
+    assert p(result, "hello", 0.50) < 100
+    assert result.intended == 800
+    assert result.sent == result.intended - result.dropped_starts
+
+
+async def test_a_closed_loop_would_hide_the_same_pause(target: tuple[TargetState, str]) -> None:
+    state, url = target
+    state.stall_every, state.stall_for = 2.0, 0.6
+    workload = {"model": "users", "mix": [{"name": "hello"}]}
+    result = await run(request(url, workload, level=2, duration=4))
+    # Two users wait in the stall with one request each: a handful of slow samples
+    # among thousands of fast ones, so p99 stays far below the pause.
+    assert p(result, "hello", 0.99) < 300
+    assert result.operations["hello"].outcomes.ok > 1000
+
+
+async def test_starts_over_the_in_flight_cap_are_dropped_and_counted(
+    target: tuple[TargetState, str],
+) -> None:
+    state, url = target
+    state.stall_every, state.stall_for = 10.0, 9.0
+    state.started -= 1.5  # inside the stall from the first request on
+    workload = {"mix": [{"name": "hello"}], "arrival": "uniform", "maxInFlight": 5, "timeout": "2s"}
+    result = await run(request(url, workload, level=100, duration=1))
+    assert result.intended == 100
+    assert result.dropped_starts == 95
+    assert result.sent == 5
+    assert result.operations["hello"].outcomes.transport == 5  # timed out in the stall
+
+
+async def test_added_latency_subtracts_the_upstream_server_timing(
+    target: tuple[TargetState, str],
+) -> None:
+    state, url = target
+    state.upstream_ms = 0.5
+    workload = {"mix": [{"name": "hello"}]}
+    result = await run(request(url, workload, level=100, duration=1))
+    op = result.operations["hello"]
+    assert op.added is not None
+    added = histogram.decode(op.added)
+    total = histogram.decode(op.latency)
+    assert histogram.count(added) == histogram.count(total) == op.outcomes.ok
+    assert histogram.quantile_ms(added, 0.5) < histogram.quantile_ms(total, 0.5)  # type: ignore[operator]
+
+
+async def test_refused_connections_are_transport_errors_not_a_crash() -> None:
+    with socket.socket() as sock:  # a port that nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    workload = {"mix": [{"name": "hello"}], "arrival": "uniform"}
+    result = await run(request(f"http://127.0.0.1:{port}", workload, level=50, duration=1))
+    assert result.state is TrialState.DONE
+    outcomes = result.operations["hello"].outcomes
+    assert outcomes.transport == 50
+    assert outcomes.ok == 0
+    assert any("connect" in e for e in result.errors)
+
+
+async def test_429_and_503_count_as_shed_load(target: tuple[TargetState, str]) -> None:
+    _, url = target
+    workload = {"mix": [{"name": "busy", "path": "/busy"}, {"name": "hello"}]}
+    result = await run(request(url, workload, level=100, duration=1))
+    assert result.operations["busy"].outcomes.shed > 0
+    assert result.operations["busy"].outcomes.ok == 0
+    assert result.operations["hello"].outcomes.ok > 0
+
+
+async def test_the_floor_probe_reports_its_own_histogram(target: tuple[TargetState, str]) -> None:
+    _, url = target
+    workload = {"mix": [{"name": "hello"}]}
+    result = await run(
+        request(url, workload, level=10, duration=1, floor={"url": url + "/floor", "rate": 50})
+    )
+    assert result.floor is not None
+    assert result.floor.count == 50
+    assert result.floor.latency is not None
+
+
+async def test_an_abort_returns_the_partial_result(target: tuple[TargetState, str]) -> None:
+    _, url = target
+    workload = {"mix": [{"name": "hello"}], "arrival": "uniform"}
+    result = await run(request(url, workload, level=100, duration=30), abort_after=1.0)
+    assert result.state is TrialState.ABORTED
+    assert 0.5 < result.measured_seconds < 5
+    assert 50 < result.sent < 500
