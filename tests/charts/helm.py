@@ -31,6 +31,7 @@ MODES: dict[str, dict[str, Any]] = {
         "argocd": {"syncWave": "-1"},
         "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/x"}},
         "extraArgs": ["--verbose"],
+        "maxConcurrentRuns": 3,
         "extraEnv": [{"name": "PLIMSOLL_EXTRA", "value": "1"}],
         "tolerations": [{"key": "perf", "operator": "Exists", "effect": "NoSchedule"}],
     },

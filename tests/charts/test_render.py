@@ -113,6 +113,8 @@ def test_images_and_prometheus_reach_the_operator() -> None:
     assert env["PLIMSOLL_MOCK_IMAGE"] == "registry.example.com/perf/plimsoll-mock:0.1.0"
     assert env["PLIMSOLL_PROMETHEUS_URL"] == "http://prometheus.monitoring:9090"
     assert env["PLIMSOLL_EXTRA"] == "1"
+    assert env["PLIMSOLL_MAX_CONCURRENT"] == "3"
+    assert env["PLIMSOLL_METRICS_PORT"] == "9090"
     assert container["args"][-1] == "--verbose"
 
 
@@ -128,14 +130,12 @@ def test_default_images_follow_the_app_version() -> None:
 def test_watch_scope_reaches_the_operator() -> None:
     cluster = _container(objects())
     assert "--all-namespaces" in cluster["args"]
-    assert _env(cluster)["PLIMSOLL_WATCH_NAMESPACES"] == ""
     namespaced = _container(objects(MODES["namespaced"]))
     assert "--all-namespaces" not in namespaced["args"]
     assert [a for a in namespaced["args"] if a.startswith("--namespace=")] == [
         "--namespace=team-a",
         "--namespace=team-b",
     ]
-    assert _env(namespaced)["PLIMSOLL_WATCH_NAMESPACES"] == "team-a,team-b"
 
 
 def test_metrics_wiring() -> None:
@@ -208,3 +208,20 @@ def test_release_names_do_not_repeat_the_chart_name() -> None:
     assert one(objects(name="plimsoll"), "Deployment")["metadata"]["name"] == "plimsoll"
     assert one(objects(name="perf"), "Deployment")["metadata"]["name"] == "perf-plimsoll"
     assert len(of_kind(objects(MODES["namespaced"]), "RoleBinding")) == 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_operator_cli_accepts_the_rendered_args(mode: str) -> None:
+    """The Deployment's args parse with the real `plimsoll` command line (not run)."""
+    import typer
+
+    from plimsoll.cli import app
+
+    args = _container(objects(MODES[mode]))["args"]
+    group: Any = typer.main.get_command(app)
+    assert args[0] == "operator"
+    command = group.commands["operator"]
+    with command.make_context("operator", list(args[1:])) as ctx:
+        parsed = ctx.params
+    assert parsed["liveness"].startswith("http://0.0.0.0:")
+    assert parsed["all_namespaces"] == (mode != "namespaced")
