@@ -1,0 +1,259 @@
+"""How the Prometheus source reads awkward answers: gaps, NaN, errors, retries, settling.
+
+A small Prometheus-shaped HTTP server on loopback plays the answers a real server
+gives in those cases (hard to provoke on demand from the real one); the source talks
+to it through prometheus-api-client as it would to Prometheus. Time is fake: the
+source's clock and sleep are injected, so retries and the settle delay cost nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from plimsoll.api.spec import PromQLBound
+from plimsoll.metrics.prometheus import PrometheusQueryError, PrometheusSource
+from plimsoll.metrics.promql import Selector
+from plimsoll.metrics.source import Window
+
+T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+WINDOW = Window(T0, T0 + timedelta(seconds=10))
+
+Answer = tuple[int, Any]  # HTTP status, JSON body
+
+
+def vector(*values: str) -> Answer:
+    return 200, {
+        "status": "success",
+        "data": {
+            "resultType": "vector",
+            "result": [
+                {"metric": {"i": str(i)}, "value": [T0.timestamp(), v]}
+                for i, v in enumerate(values)
+            ],
+        },
+    }
+
+
+def matrix(points: dict[float, str]) -> Answer:
+    values = [[t, v] for t, v in points.items()]
+    return 200, {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [{"metric": {}, "values": values}] if values else [],
+        },
+    }
+
+
+class FakePrometheus:
+    """Answers each query with the first matching rule: (predicate on query text, answers);
+    a rule's answers are used in turn, the last one repeating."""
+
+    def __init__(self) -> None:
+        self.rules: list[tuple[Callable[[str], bool], list[Answer]]] = []
+        self.asked: list[dict[str, str]] = []
+        self.url = ""
+
+    def on(self, predicate: Callable[[str], bool], *answers: Answer) -> None:
+        self.rules.append((predicate, list(answers)))
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode()
+        target = head.split(" ", 2)[1]
+        params = {k: v[0] for k, v in parse_qs(urlsplit(target).query).items()}
+        params["path"] = urlsplit(target).path
+        self.asked.append(params)
+        status, body = 404, {"status": "error", "error": "no rule"}
+        for predicate, answers in self.rules:
+            if predicate(params.get("query", "")):
+                status, body = answers.pop(0) if len(answers) > 1 else answers[0]
+                break
+        data = json.dumps(body).encode()
+        writer.write(
+            f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode()
+            + data
+        )
+        await writer.drain()
+        writer.close()
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakePrometheus]:
+    prom = FakePrometheus()
+    server = await asyncio.start_server(prom.serve, "127.0.0.1", 0)
+    prom.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    yield prom
+    server.close()
+    await server.wait_closed()
+
+
+class FakeTime:
+    def __init__(self, now: float) -> None:
+        self.now = now
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(round(seconds, 3))
+        self.now += seconds
+
+
+def source(fake: FakePrometheus, time: FakeTime, **kwargs: Any) -> PrometheusSource:
+    return PrometheusSource(
+        fake.url,
+        {"target": Selector("ns", "t-.*")},
+        scrape_interval=1.0,
+        clock=time.clock,
+        sleep=time.sleep,
+        **kwargs,
+    )
+
+
+def healthy(fake: FakePrometheus) -> None:
+    base = T0.timestamp()
+    fake.on(lambda q: "rate(container_cpu" in q, matrix({base + s: "0.5" for s in range(4, 11)}))
+    fake.on(
+        lambda q: q.startswith("sum(container_memory"),
+        matrix({base + s: str(100 + s) for s in range(11)}),
+    )
+    fake.on(lambda q: "cfs_throttled" in q, vector("0.25"))
+    fake.on(lambda q: "spec_cpu_quota" in q, vector("0.5"))
+    fake.on(lambda q: "memory_limit" in q, vector("536870912"))
+    fake.on(lambda q: "vector(0)" in q, vector("0"))
+    fake.on(lambda q: "restarts_total" in q, vector("1"))
+
+
+async def test_a_window_is_read_after_the_settle_delay(fake: FakePrometheus) -> None:
+    healthy(fake)
+    time = FakeTime(WINDOW.end.timestamp() + 0.5)
+    usage = (await source(fake, time).usage(WINDOW))["target"]
+    assert time.slept == [1.5]  # settle defaults to two scrape intervals after the end
+    assert usage.missing == []
+    assert (usage.cpu_mean_cores, usage.cpu_peak_cores, usage.throttled_ratio) == (0.5, 0.5, 0.25)
+    assert (usage.memory_mean_bytes, usage.memory_max_bytes) == (105, 110)
+    assert (usage.cpu_limit_cores, usage.memory_limit_bytes) == (0.5, 512 << 20)
+    assert (usage.restarts, usage.oom_kills) == (1, 0)
+    ranged = [a for a in fake.asked if a["path"] == "/api/v1/query_range"]
+    assert [(a["start"], a["end"], a["step"]) for a in ranged] == [
+        (f"{T0.timestamp() + 4:.3f}", f"{T0.timestamp() + 10:.3f}", "1s"),
+        (f"{T0.timestamp():.3f}", f"{T0.timestamp() + 10:.3f}", "1s"),
+    ]
+    instant = [a["time"] for a in fake.asked if a["path"] == "/api/v1/query"]
+    assert set(instant) == {f"{WINDOW.end.timestamp():.3f}"}
+
+
+async def test_a_gap_empty_nan_or_several_series_are_missing_never_zero(
+    fake: FakePrometheus,
+) -> None:
+    base = T0.timestamp()
+    fake.on(
+        lambda q: "rate(container_cpu" in q, matrix({base + s: "0.5" for s in (4, 5, 6, 9, 10)})
+    )
+    fake.on(lambda q: q.startswith("sum(container_memory"), matrix({}))
+    fake.on(lambda q: "cfs_throttled" in q, vector("NaN"))
+    fake.on(lambda q: "restarts_total" in q and "vector(0)" not in q, vector("0", "1"))
+    fake.on(lambda q: True, vector("0"))
+    time = FakeTime(WINDOW.end.timestamp() + 5)
+    usage = (await source(fake, time).usage(WINDOW))["target"]
+    assert (usage.cpu_mean_cores, usage.memory_mean_bytes, usage.throttled_ratio) == (None,) * 3
+    assert [m.split(" (query: ")[0] for m in usage.missing] == [
+        "2 of 7 points missing, first at 2026-11-30T12:00:07+00:00",
+        "no data",
+        "NaN, e.g. 0/0: nothing counted",
+        "2 series where one was expected; aggregate it, e.g. with sum()",
+    ]
+    assert time.slept == []  # already settled
+
+
+async def test_temporary_errors_are_retried_with_backoff_then_named(
+    fake: FakePrometheus,
+) -> None:
+    healthy(fake)
+    fake.rules.insert(
+        0,
+        (
+            lambda q: "rate(container_cpu" in q,
+            [
+                (503, {"status": "error", "error": "overloaded"}),
+                (503, {"status": "error", "error": "overloaded"}),
+                matrix({T0.timestamp() + s: "0.5" for s in range(4, 11)}),
+            ],
+        ),
+    )
+    time = FakeTime(WINDOW.end.timestamp() + 5)
+    usage = (await source(fake, time, attempts=3, backoff=0.5).usage(WINDOW))["target"]
+    assert usage.missing == []
+    assert usage.cpu_mean_cores == 0.5
+    assert time.slept == [0.5, 1.0]
+
+
+async def test_a_bad_query_is_not_retried(fake: FakePrometheus) -> None:
+    healthy(fake)
+    fake.on(lambda q: q == "sum(broken", (400, {"status": "error", "error": "parse error"}))
+    time = FakeTime(WINDOW.end.timestamp() + 5)
+    bounds = [
+        PromQLBound(name="broken", query="sum(broken", below=1),
+        PromQLBound(
+            name="limit",
+            query='max(container_spec_memory_limit_bytes{namespace="$namespace"})',
+            below=1,
+        ),
+    ]
+    values, missing = await source(fake, time).evaluate_with_reasons(bounds, WINDOW, "ns")
+    assert values == {"broken": None, "limit": 536870912.0}
+    assert len(missing) == 1
+    assert missing[0].startswith("broken: query error: HTTP Status Code 400")
+    assert missing[0].endswith("(query: sum(broken)")
+    assert time.slept == []
+    asked = [a["query"] for a in fake.asked]
+    assert asked.count("sum(broken") == 1
+    assert 'max(container_spec_memory_limit_bytes{namespace="ns"})' in asked
+
+
+async def test_an_unreachable_server_is_named_in_every_role(fake: FakePrometheus) -> None:
+    time = FakeTime(WINDOW.end.timestamp() + 5)
+    dead = PrometheusSource(
+        "http://127.0.0.1:9",
+        {"target": Selector("ns"), "mock": Selector("ns", "mock-.*")},
+        scrape_interval=1.0,
+        attempts=3,
+        backoff=0.2,
+        clock=time.clock,
+        sleep=time.sleep,
+    )
+    usage = await dead.usage(WINDOW)
+    assert time.slept == [0.2, 0.4]  # the first query's retries, then fail fast
+    for role in ("target", "mock"):
+        assert len(usage[role].missing) == 7
+        assert all("127.0.0.1:9 unreachable" in m for m in usage[role].missing)
+    with pytest.raises(PrometheusQueryError, match="unreachable"):
+        await dead.memory_at("target", T0)
+
+
+async def test_the_scrape_interval_is_discovered_or_the_failure_named(
+    fake: FakePrometheus,
+) -> None:
+    time = FakeTime(WINDOW.end.timestamp() + 5)
+    undiscoverable = PrometheusSource(
+        fake.url, {"target": Selector("ns")}, clock=time.clock, sleep=time.sleep
+    )
+    usage = (await undiscoverable.usage(WINDOW))["target"]
+    assert usage.missing[0].startswith("cannot discover the scrape interval")
+
+
+async def test_a_too_short_window_is_missing_with_the_minimum(fake: FakePrometheus) -> None:
+    time = FakeTime(WINDOW.end.timestamp() + 5)
+    short = Window(T0, T0 + timedelta(seconds=3))
+    usage = (await source(fake, time).usage(short))["target"]
+    assert "needs at least 5s" in usage.missing[0]
+    assert fake.asked == []
