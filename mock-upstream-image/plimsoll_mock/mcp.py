@@ -74,7 +74,14 @@ class McpServer:
         self._list = {
             False: wire.dumps({"tools": tools}),
             True: wire.dumps(
-                {"tools": tools, "resultType": "complete", "_meta": {META_SERVER_INFO: server_info}}
+                {
+                    "tools": tools,
+                    "resultType": "complete",
+                    # No caching hints: a client re-lists as the modelled workload says.
+                    "ttlMs": 0,
+                    "cacheScope": "public",
+                    "_meta": {META_SERVER_INFO: server_info},
+                }
             ),
         }
         self._discover = wire.dumps(
@@ -83,6 +90,7 @@ class McpServer:
                 "capabilities": capabilities,
                 "resultType": "complete",
                 "ttlMs": 0,
+                "cacheScope": "public",
                 "_meta": {META_SERVER_INFO: server_info},
             }
         )

@@ -72,8 +72,9 @@ def render_metrics(state: State, clock: Callable[[], float] = time.process_time)
         "# TYPE plimsoll_mock_requests_total counter",
     ]
     for (route, status), n in sorted(state.requests.items()):
+        code = str(status) if status else "dropped"  # 0: closed without an answer
         lines.append(
-            f'plimsoll_mock_requests_total{{route="{_escape(route)}",status="{status}"}} {n}'
+            f'plimsoll_mock_requests_total{{route="{_escape(route)}",status="{code}"}} {n}'
         )
     lines += [
         "# HELP plimsoll_mock_in_flight Calls received, not yet answered (held streams too).",

@@ -1,0 +1,179 @@
+"""Plain routes over real HTTP: bodies, sizes, errors, echo, 404, Server-Timing, limits."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+import time
+from typing import Any
+
+import httpx
+
+from tests.mock.conftest import base_url
+
+TIMING = re.compile(r"^upstream;dur=(\d+\.\d+)$")
+
+
+def binomial_bounds(n: int, p: float, sigmas: float = 5.0) -> tuple[float, float]:
+    spread = sigmas * math.sqrt(n * p * (1 - p))
+    return n * p - spread, n * p + spread
+
+
+async def test_fixed_body_has_the_configured_size_and_server_timing(mock_server: Any) -> None:
+    running = await mock_server(
+        {"routes": [{"name": "small", "path": "/small", "sizes": [{"bytes": "100"}]}]}
+    )
+    async with httpx.AsyncClient(base_url=base_url(running)) as client:
+        response = await client.get("/small")
+    assert response.status_code == 200
+    assert len(response.content) == 100
+    assert response.json()["route"] == "small"
+    assert TIMING.match(response.headers["server-timing"])
+
+
+async def test_server_timing_matches_the_held_time(mock_server: Any) -> None:
+    running = await mock_server(
+        {
+            "routes": [
+                {"name": "slow", "path": "/slow", "latency": {"fixed": "20ms", "jitter": "10ms"}}
+            ]
+        }
+    )
+    durations = []
+    async with httpx.AsyncClient(base_url=base_url(running)) as client:
+
+        async def one() -> None:
+            started = time.perf_counter()
+            response = await client.get("/slow")
+            client_ms = (time.perf_counter() - started) * 1000
+            match = TIMING.match(response.headers["server-timing"])
+            assert match
+            dur = float(match.group(1))
+            durations.append(dur)
+            assert dur <= client_ms  # the mock's own time is inside the client's
+
+        for _ in range(15):
+            await asyncio.gather(*(one() for _ in range(20)))
+    assert len(durations) == 300
+    # Held 10..30 ms by the timer (1 ms granularity), never less than drawn.
+    assert min(durations) >= 9.0
+    assert max(durations) < 30.0 + 25.0  # timer + scheduling slack on a shared host
+    mean = sum(durations) / len(durations)
+    assert 18.0 < mean < 28.0
+
+
+async def test_error_fraction_is_within_statistical_bounds(mock_server: Any) -> None:
+    running = await mock_server(
+        {
+            "routes": [
+                {"name": "flaky", "path": "/flaky", "errors": {"fraction": "20%", "status": 503}}
+            ]
+        }
+    )
+    n = 1000
+    async with httpx.AsyncClient(base_url=base_url(running)) as client:
+        statuses: list[int] = []
+        for _ in range(n // 100):
+            batch = await asyncio.gather(*(client.get("/flaky") for _ in range(100)))
+            statuses += [r.status_code for r in batch]
+    errors = statuses.count(503)
+    low, high = binomial_bounds(n, 0.2)
+    assert low < errors < high
+    assert set(statuses) == {200, 503}
+
+
+async def test_size_mix_follows_the_weights(mock_server: Any) -> None:
+    running = await mock_server(
+        {
+            "routes": [
+                {
+                    "name": "mix",
+                    "path": "/mix",
+                    "sizes": [{"bytes": "2Ki", "weight": 90}, {"bytes": "64Ki", "weight": 10}],
+                }
+            ]
+        }
+    )
+    n = 600
+    async with httpx.AsyncClient(base_url=base_url(running)) as client:
+        sizes: list[int] = []
+        for _ in range(n // 100):
+            batch = await asyncio.gather(*(client.get("/mix") for _ in range(100)))
+            sizes += [len(r.content) for r in batch]
+    assert set(sizes) == {2048, 65536}
+    low, high = binomial_bounds(n, 0.1)
+    assert low < sizes.count(65536) < high
+
+
+async def test_echo_prefix_and_head(mock_server: Any) -> None:
+    running = await mock_server(
+        {
+            "routes": [
+                {"name": "echo", "method": "POST", "path": "/echo", "echo": True},
+                {"name": "static", "path": "/static/*", "sizes": [{"bytes": "1Mi"}]},
+            ]
+        }
+    )
+    async with httpx.AsyncClient(base_url=base_url(running)) as client:
+        echoed = await client.post(
+            "/echo", content=b"hello mock", headers={"content-type": "text/plain"}
+        )
+        big = await client.get("/static/app.js")
+        head = await client.head("/static/app.js")
+    assert echoed.content == b"hello mock"
+    assert echoed.headers["content-type"] == "text/plain"
+    assert len(big.content) == 1024 * 1024
+    assert head.status_code == 200
+    assert head.headers["content-length"] == str(1024 * 1024)
+
+
+async def test_unknown_path_is_a_json_404(mock_server: Any) -> None:
+    running = await mock_server({"routes": []})
+    async with httpx.AsyncClient(base_url=base_url(running)) as client:
+        response = await client.get("/nowhere")
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "application/json"
+    assert "/nowhere" in response.json()["error"]["message"]
+    assert "server-timing" in response.headers
+
+
+async def test_timeout_shape_drops_the_call(mock_server: Any) -> None:
+    running = await mock_server(
+        {
+            "routes": [
+                {
+                    "name": "hang",
+                    "path": "/hang",
+                    "timeoutAfter": "100ms",
+                    "errors": {"fraction": "100%", "shape": "timeout"},
+                }
+            ]
+        }
+    )
+    async with httpx.AsyncClient(base_url=base_url(running)) as client:
+        started = time.perf_counter()
+        try:
+            await client.get("/hang")
+            raise AssertionError("the call should have been dropped")
+        except httpx.RemoteProtocolError:
+            pass
+        assert time.perf_counter() - started >= 0.09
+        metrics = (await client.get("/metrics")).text
+    assert 'plimsoll_mock_requests_total{route="hang",status="dropped"} 1' in metrics
+
+
+async def test_max_in_flight_answers_503(mock_server: Any) -> None:
+    running = await mock_server(
+        {
+            "maxInFlight": 2,
+            "routes": [{"name": "slow", "path": "/slow", "latency": {"fixed": "300ms"}}],
+        }
+    )
+    limits = httpx.Limits(max_connections=10)
+    async with httpx.AsyncClient(base_url=base_url(running), limits=limits) as client:
+        responses = await asyncio.gather(*(client.get("/slow") for _ in range(5)))
+        health = await client.get("/healthz")
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses == [200, 200, 503, 503, 503]
+    assert health.status_code == 200
