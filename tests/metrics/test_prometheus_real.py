@@ -9,6 +9,7 @@ exporter's cAdvisor names together.
 from __future__ import annotations
 
 import asyncio
+import os
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -30,10 +31,13 @@ CPU_QUERY = (
     'container!="",container!="POD"}[4s]))'
 )
 EXTRA = [
-    ExtraMetric(name="ws", query='sum(container_memory_working_set_bytes{namespace="$namespace"})'),
+    ExtraMetric(
+        name="ws",
+        query='sum(container_memory_working_set_bytes{namespace="$namespace",pod="target-0"})',
+    ),
     ExtraMetric(
         name="cpu-seconds",
-        query=f'sum(increase(container_cpu_usage_seconds_total{{namespace="{NS}"}}[$window]))',
+        query=f'sum(increase(container_cpu_usage_seconds_total{{namespace="{NS}",pod="target-0"}}[$window]))',
     ),
     ExtraMetric(name="broken", query="sum(rate(container_cpu_usage_seconds_total[1m]"),
     ExtraMetric(name="absent", query="sum(no_such_metric)"),
@@ -50,18 +54,27 @@ async def test_prometheus_agrees_with_the_cgroup_then_goes_missing_when_stopped(
     cgroup_v1, prometheus
 ) -> None:
     group = cgroup_v1(cpu=0.5, memory=256 * MIB)
-    group.spawn_burner(mib=48)
-    exporter = CadvisorExporter([ExportedContainer(NS, "target-0", "target", paths=group.paths)])
+    burner = group.spawn_burner(mib=48)
+    # The same burner shown a second time, unpinned, read from /proc: as the local
+    # platform shows the mock. It "restarts after an OOM kill" during the window.
+    mock = ExportedContainer(NS, "mock-0", "mock", pgid=os.getpgid(burner.pid))
+    exporter = CadvisorExporter(
+        [ExportedContainer(NS, "target-0", "target", paths=group.paths), mock]
+    )
     await exporter.start()
     local = LocalSource({"target": Sampler.for_cgroup(group.paths, interval=0.25)})
     local.start()
     try:
         server = await prometheus([exporter.address], scrape_interval="1s")
         await asyncio.sleep(1.5)  # a few scrapes in before the window opens
-        window = await _window(8.0)
+        start = datetime.now(UTC)
+        await asyncio.sleep(4.0)
+        mock.restarts, mock.last_terminated_reason = 1, "OOMKilled"
+        await asyncio.sleep(4.0)
+        window = Window(start, datetime.now(UTC))
         source = PrometheusSource(
             server.url,
-            {"target": Selector(NS, "target-.*")},
+            {"target": Selector(NS, "target-.*"), "mock": Selector(NS, "mock-.*")},
             settle=1.5,
             attempts=2,
             backoff=0.1,
@@ -101,6 +114,13 @@ async def test_prometheus_agrees_with_the_cgroup_then_goes_missing_when_stopped(
     )
     assert by_prometheus.queries[0] == CPU_QUERY
 
+    by_proc = steps[0]["mock"]
+    assert by_proc.missing == []  # unpinned: no limits, no throttling, and that is no gap
+    assert (by_proc.cpu_limit_cores, by_proc.memory_limit_bytes) == (None, None)
+    assert by_proc.throttled_ratio is None
+    assert by_proc.cpu_mean_cores == pytest.approx(by_cgroup.cpu_mean_cores, rel=0.1)
+    assert (by_proc.restarts, by_proc.oom_kills) == (1, 1)
+
     # The step after the stop: nothing read, every query named, the earlier step intact.
     assert steps[0]["target"] == kept
     after = steps[1]["target"]
@@ -111,5 +131,6 @@ async def test_prometheus_agrees_with_the_cgroup_then_goes_missing_when_stopped(
         f"(query: {CPU_QUERY})"
     )
     assert len(after.missing) == len(after.queries) == 7 + len(EXTRA)
+    assert len(steps[1]["mock"].missing) == 7
     for reason, query in zip(after.missing, after.queries, strict=True):
         assert reason.endswith(f"(query: {query})")

@@ -128,9 +128,12 @@ class PrometheusSource:
                 round(sum(memory) / len(memory)),
                 round(max(memory)),
             )
-        u.throttled_ratio = await self._scalar(u, q.throttled, p.at)
-        # No quota or no limit is a fact (the series is absent), not a failure.
+        # No quota or no limit is a fact (the series is absent), not a failure; without a
+        # quota nothing is throttled, so its absent CFS series are not a failure either.
         u.cpu_limit_cores = await self._scalar(u, q.cpu_limit, p.at, required=False)
+        u.throttled_ratio = await self._scalar(
+            u, q.throttled, p.at, required=u.cpu_limit_cores is not None
+        )
         limit = await self._scalar(u, q.memory_limit, p.at, required=False)
         u.memory_limit_bytes = None if limit is None else round(limit)
         restarts = await self._scalar(u, q.restarts, p.at)
