@@ -113,8 +113,12 @@ def _own_group(controller: str) -> Path:
     raise AssertionError(f"this process is in no cgroup v1 {controller!r} hierarchy")
 
 
+MakeCgroup = Callable[..., ScratchCgroup]
+StartPrometheus = Callable[..., Awaitable["PrometheusServer"]]
+
+
 @pytest.fixture
-def cgroup_v1() -> Iterator[Callable[..., ScratchCgroup]]:
+def cgroup_v1() -> Iterator[MakeCgroup]:
     made: list[ScratchCgroup] = []
 
     def make(*, cpu: float | None = 0.5, memory: int | None = None) -> ScratchCgroup:
@@ -235,7 +239,7 @@ def _all_scraped(url: str, count: int) -> bool:
 
 
 @pytest.fixture
-def prometheus(tmp_path: Path) -> Iterator[Callable[..., Awaitable[PrometheusServer]]]:
+def prometheus(tmp_path: Path) -> Iterator[StartPrometheus]:
     """A factory: `await prometheus(["127.0.0.1:PORT"])` starts a server scraping those
     targets every second and returns once each was scraped (awaited, so an exporter on
     the test's own event loop can answer); every server is stopped at teardown."""

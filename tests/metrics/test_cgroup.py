@@ -21,11 +21,12 @@ from plimsoll.metrics.cgroup import (
 )
 from plimsoll.metrics.sampler import LocalSource, Sampler
 from plimsoll.metrics.source import Window
+from tests.metrics.conftest import MakeCgroup
 
 MIB = 1 << 20
 
 
-async def test_a_pinned_burner_uses_its_quota_and_is_throttled(cgroup_v1) -> None:
+async def test_a_pinned_burner_uses_its_quota_and_is_throttled(cgroup_v1: MakeCgroup) -> None:
     group = cgroup_v1(cpu=0.5, memory=256 * MIB)
     group.spawn_burner(mib=48)
     sampler = Sampler.for_cgroup(group.paths, interval=0.2)
@@ -44,6 +45,10 @@ async def test_a_pinned_burner_uses_its_quota_and_is_throttled(cgroup_v1) -> Non
     assert usage.cpu_limit_cores == 0.5
     assert usage.memory_limit_bytes == 256 * MIB
     # The quota is a ceiling: on a busy shared host the burner may get less, never more.
+    assert usage.cpu_mean_cores is not None
+    assert usage.cpu_peak_cores is not None
+    assert usage.memory_max_bytes is not None
+    assert usage.memory_mean_bytes is not None
     assert 0.2 < usage.cpu_mean_cores <= 0.55
     assert usage.cpu_peak_cores <= 0.65  # 200 ms samples of a 100 ms CFS period
     assert usage.throttled_ratio is not None
@@ -55,7 +60,7 @@ async def test_a_pinned_burner_uses_its_quota_and_is_throttled(cgroup_v1) -> Non
     assert usage.oom_kills == 0
 
 
-def test_an_oom_kill_is_counted(cgroup_v1) -> None:
+def test_an_oom_kill_is_counted(cgroup_v1: MakeCgroup) -> None:
     group = cgroup_v1(cpu=None, memory=32 * MIB)
     before = read_sample(group.paths, at=0.0)
     with pytest.raises(AssertionError, match="did not start"):
@@ -69,7 +74,7 @@ def test_an_oom_kill_is_counted(cgroup_v1) -> None:
     assert 24 * MIB < peak <= 32 * MIB
 
 
-async def test_proc_fallback_agrees_with_the_cgroup(cgroup_v1) -> None:
+async def test_proc_fallback_agrees_with_the_cgroup(cgroup_v1: MakeCgroup) -> None:
     group = cgroup_v1(cpu=0.5)
     burner = group.spawn_burner(mib=16)
     by_cgroup = Sampler.for_cgroup(group.paths, interval=0.2)
@@ -92,7 +97,7 @@ async def test_proc_fallback_agrees_with_the_cgroup(cgroup_v1) -> None:
     assert proc.memory_max_bytes == pytest.approx(cgroup.memory_max_bytes, rel=0.3)
 
 
-async def test_a_vanished_group_is_missing_with_the_reason(cgroup_v1) -> None:
+async def test_a_vanished_group_is_missing_with_the_reason(cgroup_v1: MakeCgroup) -> None:
     group = cgroup_v1(cpu=0.5)
     burner = group.spawn_burner(mib=8)
     sampler = Sampler.for_process_group(os.getpgid(burner.pid), interval=0.1)

@@ -20,6 +20,7 @@ from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.promql import Selector
 from plimsoll.metrics.sampler import LocalSource, Sampler
 from plimsoll.metrics.source import Window
+from tests.metrics.conftest import MakeCgroup, StartPrometheus
 
 MIB = 1 << 20
 NS = "plimsoll-test"
@@ -51,7 +52,7 @@ async def _window(seconds: float) -> Window:
 
 
 async def test_prometheus_agrees_with_the_cgroup_then_goes_missing_when_stopped(
-    cgroup_v1, prometheus
+    cgroup_v1: MakeCgroup, prometheus: StartPrometheus
 ) -> None:
     group = cgroup_v1(cpu=0.5, memory=256 * MIB)
     burner = group.spawn_burner(mib=48)
@@ -109,6 +110,7 @@ async def test_prometheus_agrees_with_the_cgroup_then_goes_missing_when_stopped(
     assert by_prometheus.memory_limit_bytes == by_cgroup.memory_limit_bytes == 256 * MIB
     assert (by_prometheus.restarts, by_prometheus.oom_kills) == (0, 0)
     assert by_prometheus.extra["ws"] == pytest.approx(by_cgroup.memory_mean_bytes, rel=0.1)
+    assert by_cgroup.cpu_mean_cores is not None
     assert by_prometheus.extra["cpu-seconds"] == pytest.approx(
         by_cgroup.cpu_mean_cores * window.seconds, rel=0.15
     )
