@@ -123,9 +123,13 @@ class Supervisor:
                 await self._wait_for_change(desired)
             elif action is Action.INVALID:
                 await self._mark_invalid(status, desired, problems)
+                await self._wait_for_change(desired)
             else:
                 assert test is not None
                 await self._run(test, status, desired, action)
+                # The watch may not have delivered our last status write yet: decide
+                # again only once the user asks for something new.
+                await self._wait_for_change(desired)
 
     async def _wait_for_change(self, desired: Desired) -> None:
         while not self.stopped and self.desired() == desired:
