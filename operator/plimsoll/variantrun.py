@@ -89,7 +89,8 @@ async def run_variant(
     retry_invalid = 0
     try:
         for _ in range(spec.search.max_trials * 4):  # bounded even if the search never stops
-            seen = searchable(records)
+            # While an invalid step awaits its retry, the search must not see it yet.
+            seen = searchable(records[:-1] if retry_invalid else records)
             action = next_action(spec.search, spec.trial, seen, retries=spec.noise.retries)
             if isinstance(action, Finished):
                 break

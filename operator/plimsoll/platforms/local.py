@@ -52,6 +52,10 @@ class LocalSourceWithRestarts:
     async def usage(self, window: Window) -> dict[str, ResourceUsage]:
         usage = await self.source.usage(window)
         target = usage.get(ROLE_TARGET)
+        if target is not None and target.source == "proc":
+            # Unpinned, the target has no memory limit of its own, so no limit can OOM-kill
+            # it: that figure is not missing, it does not apply (restarts still count).
+            target.missing = [m for m in target.missing if "OOM kills" not in m]
         if target is not None and self.supervisor is not None:
             target.restarts = self.supervisor.restarts_between(
                 window.start.timestamp(), window.end.timestamp()

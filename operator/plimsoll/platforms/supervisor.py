@@ -28,7 +28,7 @@ class Supervisor:
         process: ManagedProcess,
         restart: Callable[[], Awaitable[None]],
         *,
-        max_restarts: int = 20,
+        max_restarts: int = 1000,
     ) -> None:
         self.process = process
         self.restarts: list[float] = []  # epoch seconds of each restart

@@ -82,6 +82,7 @@ class ConsoleSink:
 
     async def finished(self, report: RunReport) -> None:
         self.report = report
+        write_json(report, self.out)  # also when interrupted: the partial report, with why
         table = Table(*COLUMNS, title="Steps")
         for result in report.steps:
             line = row(result)

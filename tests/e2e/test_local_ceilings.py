@@ -1,0 +1,89 @@
+"""End to end on this machine: `run_test` with the local platform finds real ceilings.
+
+A CPU-bound target with a known capacity (20 ms of CPU per request, pinned to
+0.5 CPU: 25 requests/s) and a shortened quickstart (the mini MCP gateway, whose
+memory per held stream sets its ceiling) at two memory limits.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.resource import CapacityTest
+from plimsoll.api.step import LimitedBy, Verdict
+from plimsoll.api.units import parse_memory
+from plimsoll.platforms.local import LocalPlatform
+from plimsoll.runner import run_test
+from plimsoll.specfile import read_capacity_tests
+from tests.runner.conftest import ROOT, marked_processes, short_cpu_test
+from tests.runner.test_faults import RecordingSink
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def mark(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(ROOT)
+    mark = uuid.uuid4().hex
+    monkeypatch.setenv("PLIMSOLL_TEST_MARK", mark)
+    return mark
+
+
+def _bracket_holds(report: RunReport) -> None:
+    ceiling = report.ceilings[0]
+    assert ceiling.level is not None
+    passed = {s.level for s in report.steps if s.judgement.verdict is Verdict.PASS}
+    failed = {s.level for s in report.steps if s.judgement.verdict is Verdict.FAIL}
+    assert ceiling.level in passed
+    assert ceiling.high in failed
+    assert ceiling.level < ceiling.high
+    assert all(level <= ceiling.level for level in passed if level < ceiling.high)
+
+
+async def test_cpu_bound_ceiling_is_within_15_percent_of_analytic(
+    tmp_path: Path, mark: str
+) -> None:
+    test = short_cpu_test(duration=3.0, warm_up=1.0)
+    report = await run_test(test, lambda v: LocalPlatform("e2e-cpu", tmp_path), RecordingSink())
+    assert report.outcome is Outcome.SUCCEEDED, report.message
+    analytic = 0.5 / 0.020  # cores / CPU-seconds per request
+    ceiling = report.ceilings[0]
+    assert ceiling.level is not None
+    assert abs(ceiling.level - analytic) / analytic <= 0.15, ceiling
+    assert ceiling.limited_by is LimitedBy.CPU
+    _bracket_holds(report)
+    assert marked_processes(mark) == []
+
+
+def _quickstart(memory: str) -> CapacityTest:
+    test = read_capacity_tests(ROOT / "examples" / "quickstart.yaml")[0]
+    spec = test.spec
+    spec.target.resources.memory = parse_memory(memory)  # type: ignore[union-attr]
+    spec.trial = spec.trial.model_copy(update={"duration": 4.0, "warm_up": 1.0, "settle": 0.5})
+    spec.search = spec.search.model_copy(update={"start": 64, "precision": 0.25, "repeats": 0})
+    return test
+
+
+async def test_quickstart_lower_memory_gives_lower_memory_bound_ceiling(
+    tmp_path: Path, mark: str
+) -> None:
+    reports = {}
+    for memory in ("64Mi", "96Mi"):
+        out = tmp_path / memory
+        reports[memory] = await run_test(
+            _quickstart(memory), lambda v, o=out: LocalPlatform(f"e2e-{o.name}", o), RecordingSink()
+        )
+    small, large = reports["64Mi"].ceilings[0], reports["96Mi"].ceilings[0]
+    for report in reports.values():
+        assert report.outcome is Outcome.SUCCEEDED, report.message
+        _bracket_holds(report)
+    assert small.level is not None
+    assert large.level is not None
+    assert small.level < large.level
+    assert small.limited_by is LimitedBy.MEMORY
+    assert large.limited_by is LimitedBy.MEMORY
+    assert marked_processes(mark) == []

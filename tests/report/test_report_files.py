@@ -1,0 +1,105 @@
+"""report.json round-trips, and report.md and the charts render from it (`plimsoll report`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.status import Ceiling, Headroom
+from plimsoll.api.step import Judgement, LimitedBy, ResourceUsage, StepResult, Verdict
+from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
+from plimsoll.cli import app
+from plimsoll.report.files import write_json
+from plimsoll.report.sentence import ceiling_sentence
+from plimsoll.shared import histogram
+from tests.runner.conftest import short_cpu_test
+
+
+def _step(index: int, level: int, verdict: Verdict, latency: float, memory: int) -> StepResult:
+    hist = histogram.new_histogram()
+    for i in range(200):
+        histogram.record_seconds(hist, latency * (1 + i / 200))
+    start = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=10 * index)
+    client = TrialResult(
+        id=str(index),
+        state=TrialState.DONE,
+        level=level,
+        sent=level * 5,
+        measured_seconds=5,
+        operations={
+            "work": OperationResult(latency=histogram.encode(hist), outcomes=Outcomes(ok=level * 5))
+        },
+    )
+    target = ResourceUsage(
+        source="cgroup",
+        cpu_mean_cores=0.02 * level,
+        memory_max_bytes=memory,
+        cpu_limit_cores=0.5,
+        memory_limit_bytes=64 * 2**20,
+    )
+    return StepResult(
+        index=index,
+        level=level,
+        started_at=start,
+        ended_at=start,
+        duration=5,
+        client=client,
+        target=target,
+        judgement=Judgement(verdict=verdict),
+    )
+
+
+def _report() -> RunReport:
+    ceiling = Ceiling(
+        level=20,
+        unit="rps",
+        low=20,
+        high=24,
+        limited_by=LimitedBy.CPU,
+        headroom=Headroom(memory_free_bytes=6 * 2**20, cpu_idle_fraction=0.3),
+        complete=True,
+    )
+    return RunReport(
+        test_name="cpu-bound",
+        spec=short_cpu_test().spec,
+        started_at=datetime.now(UTC),
+        platform="local",
+        pinned=True,
+        outcome=Outcome.SUCCEEDED,
+        ceiling=ceiling,
+        ceilings=[ceiling],
+        steps=[
+            _step(0, 10, Verdict.PASS, 0.02, 20 * 2**20),
+            _step(1, 20, Verdict.PASS, 0.04, 22 * 2**20),
+            _step(2, 24, Verdict.FAIL, 0.9, 23 * 2**20),
+        ],
+    )
+
+
+def test_sentence_reads_like_the_seeds() -> None:
+    report = _report()
+    assert ceiling_sentence(report, report.ceilings[0]) == (
+        "0.5 CPU / 128 MiB sustains 20 requests per second; cpu limited it, "
+        "6.0 MiB under the limit with 30% CPU idle."
+    )
+
+
+def test_report_command_renders_markdown_and_charts(tmp_path: Path) -> None:
+    path = write_json(_report(), tmp_path)
+    result = CliRunner().invoke(app, ["report", str(path)])
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "report.md").read_text()
+    assert "| default | 20 rps | 20 … 24 |" in markdown
+    assert "| 2 | default | 24 |" in markdown
+    for name in ("latency.png", "latency.svg", "resources.png", "resources.svg"):
+        assert (tmp_path / name).stat().st_size > 1000
+    assert RunReport.model_validate_json(path.read_text()).ceiling == _report().ceiling
+
+
+def test_report_command_rejects_other_json(tmp_path: Path) -> None:
+    other = tmp_path / "x.json"
+    other.write_text('{"hello": 1}')
+    assert CliRunner().invoke(app, ["report", str(other)]).exit_code == 2
