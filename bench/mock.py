@@ -34,13 +34,13 @@ from typing import Any
 import uvloop
 
 sys.path.insert(0, str(Path(__file__).parent))
-from mock_holder import hold, release  # noqa: E402
+from mock_holder import hold, release
 
 SERVER_CORE, CLIENT_CORE = "0", "1"
 BODY = b'{"ok":true,"service":"bench","pad":"' + b"x" * 64 + b'"}'
 HELD = 10_000
 WRK_SECONDS, WRK_CONNECTIONS = 5, 50
-LLM = {"ttft": "800ms", "itl": "15ms", "tokens": 100, "concurrency": 500}
+LLM_TTFT, LLM_ITL, LLM_TOKENS, LLM_CLIENTS = 0.8, 0.015, 100, 500
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -180,9 +180,11 @@ async def held_kib(config: dict[str, Any], request: bytes, gauge: str, tmp: Path
         before = mock.rss_kib()
         held = await hold(mock.port, request, HELD)
         deadline = time.monotonic() + 30
-        while mock.metric(gauge) < HELD and time.monotonic() < deadline:
+        # The count lives in another process: poll its /metrics, bounded by the deadline.
+        while mock.metric(gauge) < HELD + 1 and time.monotonic() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.2)
-        count = mock.metric(gauge)
+        # in_flight also counts the /metrics request that reads it
+        count = mock.metric(gauge) - (1 if gauge.endswith("in_flight") else 0)
         after = mock.rss_kib()
         release(held)
     finally:
@@ -196,9 +198,9 @@ def llm(tmp: Path) -> dict[str, Any]:
     mock = Mock(
         {
             "llm": {
-                "ttft": {"fixed": LLM["ttft"]},
-                "itl": {"fixed": LLM["itl"]},
-                "outputTokens": LLM["tokens"],
+                "ttft": {"fixed": LLM_TTFT},
+                "itl": {"fixed": LLM_ITL},
+                "outputTokens": LLM_TOKENS,
             }
         },
         tmp,
@@ -214,7 +216,7 @@ def llm(tmp: Path) -> dict[str, Any]:
                 "--port",
                 str(mock.port),
                 "--concurrency",
-                str(LLM["concurrency"]),
+                str(LLM_CLIENTS),
                 "--warmup",
                 "4",
                 "--duration",
@@ -228,12 +230,12 @@ def llm(tmp: Path) -> dict[str, Any]:
     finally:
         mock.stop()
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    print(f"LLM streaming, {LLM['concurrency']} clients: {result}")
+    print(f"LLM streaming, {LLM_CLIENTS} clients: {result}")
     return result
 
 
 def main() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if hard < HELD + 1000:
         sys.exit(f"the fd limit ({hard}) is below the {HELD} connections this bench holds")
@@ -262,8 +264,7 @@ def main() -> None:
                 )
             )
         result = llm(tmp)
-    ttft_s, itl_s = 0.8, 0.015
-    bound = LLM["concurrency"] / (ttft_s + (LLM["tokens"] - 1) * itl_s)
+    bound = LLM_CLIENTS / (LLM_TTFT + (LLM_TOKENS - 1) * LLM_ITL)
     print(f"LLM bound {bound:.1f}/s; reached {result['completions_per_s'] / bound:.1%}")
     print(
         json.dumps(

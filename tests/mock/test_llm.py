@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -88,3 +89,25 @@ async def test_llm_errors_use_the_provider_shape(mock_server: Any) -> None:
     await client.close()
     assert caught.value.status_code == 529
     assert caught.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]
+
+
+async def test_a_client_leaving_mid_stream_frees_the_call(mock_server: Any) -> None:
+    running = await mock_server(
+        {"llm": {"ttft": {"fixed": "10ms"}, "itl": {"fixed": "50ms"}, "outputTokens": 100}}
+    )
+    reader, writer = await asyncio.open_connection("127.0.0.1", running.port)
+    body = b'{"stream":true,"messages":[{"role":"user","content":"hi"}]}'
+    writer.write(
+        b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s"
+        % (len(body), body)
+    )
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200")
+    assert running.state.in_flight == 1
+    writer.close()
+    await writer.wait_closed()
+    for _ in range(100):
+        if running.state.in_flight == 0:
+            break
+        await asyncio.sleep(0.01)
+    assert running.state.in_flight == 0
