@@ -220,9 +220,11 @@ class Connection(asyncio.Protocol):
             return
         body = wire.error_body(status, message)
         self._state.count("bad-request", status)
+        started = self._req.started if self._req is not None else _perf()
         self.transport.write(
             wire.status_line(status)
             + b"content-type: application/json\r\ncontent-length: %d\r\n" % len(body)
+            + b"%s%.3f\r\n" % (wire.TIMING_PREFIX, (_perf() - started) * 1000.0)
             + wire.CLOSE
             + b"\r\n"
             + body

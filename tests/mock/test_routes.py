@@ -177,3 +177,36 @@ async def test_max_in_flight_answers_503(mock_server: Any) -> None:
     statuses = sorted(r.status_code for r in responses)
     assert statuses == [200, 200, 503, 503, 503]
     assert health.status_code == 200
+
+
+async def test_pipelined_requests_are_answered_in_order_and_garbage_is_a_400(
+    mock_server: Any,
+) -> None:
+    running = await mock_server(
+        {
+            "routes": [
+                {
+                    "name": "slow",
+                    "path": "/slow",
+                    "latency": {"fixed": "50ms"},
+                    "sizes": [{"bytes": "40"}],
+                },
+                {"name": "fast", "path": "/fast", "sizes": [{"bytes": "41"}]},
+            ]
+        }
+    )
+    reader, writer = await asyncio.open_connection("127.0.0.1", running.port)
+    writer.write(b"GET /slow HTTP/1.1\r\nhost: x\r\n\r\nGET /fast HTTP/1.1\r\nhost: x\r\n\r\n")
+    lengths = []
+    for _ in range(2):
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(re.search(rb"content-length: (\d+)", head).group(1))  # type: ignore[union-attr]
+        await reader.readexactly(length)
+        lengths.append(length)
+    assert lengths == [40, 41]
+    writer.write(b"NOT HTTP AT ALL\r\n\r\n")
+    reply = await reader.read()
+    assert reply.startswith(b"HTTP/1.1 400")
+    assert b"server-timing: upstream;dur=" in reply
+    writer.close()
+    await writer.wait_closed()
