@@ -25,7 +25,10 @@ COMPONENTS = {
         ROOT / "generator-image" / "Dockerfile",
         '["python", "-m", "plimsoll_generator"]',
     ),
-    "mock": (ROOT / "mock-upstream-image" / "Dockerfile", '["python", "-m", "plimsoll_mock"]'),
+    "mock": (
+        ROOT / "mock-upstream-image" / "Dockerfile",
+        '["python", "-m", "plimsoll_mock", "--host", "0.0.0.0"]',
+    ),
 }
 SCRIPT = ROOT / "scripts" / "build-images"
 
