@@ -20,7 +20,11 @@ def test_crd_prints_the_generated_definition() -> None:
 
 
 def test_validate_accepts_the_examples() -> None:
-    files = [str(p) for p in sorted((ROOT / "examples").glob("*.yaml"))]
+    files = [
+        str(p)
+        for p in sorted((ROOT / "examples").glob("*.yaml"))
+        if "kind: CapacityTest" in p.read_text()
+    ]
     result = runner.invoke(app, ["validate", *files])
     assert result.exit_code == 0, result.output
     assert result.stdout.count(": valid") == len(files)

@@ -259,7 +259,9 @@ class ExtraMetric(PlimsollModel):
 class Metrics(PlimsollModel):
     prometheus_url: str | None = Field(None, pattern=r"^https?://")
     scrape_interval: Seconds = 15.0
-    settle: Seconds | None = Field(None, description="Wait for the last scrape (default twice the interval).")
+    settle: Seconds | None = Field(
+        None, description="Wait for the last scrape (default twice the interval)."
+    )
     extra: list[ExtraMetric] = Field(default_factory=list)
 
 
