@@ -27,6 +27,7 @@ import pytest
 from tests.operator.kubelet import FakeCluster, Kubelet
 
 TARGET_APP = Path(__file__).with_name("target_app.py")
+TEST_AGENT = "plimsoll-tests"  # the test's own calls, told apart from the operator's
 CT_PATH = "/apis/plimsoll.dev/v1alpha1/namespaces/default/capacitytests"
 
 
@@ -87,7 +88,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
             "users: [{name: fake, user: {token: fake-token}}]\n"
             "contexts: [{name: fake, context: {cluster: fake, user: fake, namespace: default}}]\n"
         )
-        async with httpx.AsyncClient(base_url=url) as api:
+        async with httpx.AsyncClient(base_url=url, headers={"User-Agent": TEST_AGENT}) as api:
             yield Cluster(emulator, url, kubeconfig, api)
 
 
@@ -168,3 +169,17 @@ def quickstart(
 
 
 StartPrometheus = Callable[..., Awaitable[Any]]
+
+
+def calls_outside_rbac(cluster: Cluster) -> list[tuple[str, str, str]]:
+    """Every API call the operator made that `plimsoll.rbac.RULES` does not allow."""
+    from plimsoll.rbac import allows, request_attributes
+
+    outside = []
+    for method, path, query, agent in cluster.emulator.calls:
+        if agent == TEST_AGENT:
+            continue
+        attributes = request_attributes(method, path, query)
+        if attributes is not None and not allows(*attributes):
+            outside.append(attributes)
+    return sorted(set(outside))

@@ -51,7 +51,7 @@ class FakeCluster(kmock.KubernetesEmulator):
         super().__attrs_post_init__()
         # No status subresource: kmock 0.8 does not serve `.../status`, so the operator
         # sees none in discovery and patches the status on the object itself.
-        self.calls: list[tuple[str, str]] = []
+        self.calls: list[tuple[str, str, str, str]] = []  # method, path, query, user agent
         self.namespaces: dict[str, dict[str, Any]] = {}
         for path, kind, namespaced in [
             ("plimsoll.dev/v1alpha1/capacitytests", "CapacityTest", True),
@@ -68,7 +68,8 @@ class FakeCluster(kmock.KubernetesEmulator):
             )
 
     async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
-        self.calls.append((raw_request.method, raw_request.path))
+        agent = raw_request.headers.get("User-Agent", "")
+        self.calls.append((raw_request.method, raw_request.path, raw_request.query_string, agent))
         match = _NS_PATH.match(raw_request.path)
         if match is None:
             return await super().__call__(raw_request)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.metrics.conftest import start_prometheus
-from tests.operator.conftest import Cluster, OperatorProcess, quickstart
+from tests.operator.conftest import Cluster, OperatorProcess, calls_outside_rbac, quickstart
 from tests.operator.kubelet import Kubelet
 
 pytestmark = pytest.mark.slow
@@ -46,6 +46,7 @@ async def test_killed_mid_run_resumes_without_losing_a_step(
     assert levels == [20, 30, 40]  # no step lost, none run twice
     assert status["steps"][0] == before[0]  # the step measured before the crash is kept
     assert status["ceiling"]["level"] == 40
+    assert calls_outside_rbac(cluster) == []
 
 
 async def test_delete_mid_run_removes_namespace_and_processes(
@@ -60,6 +61,7 @@ async def test_delete_mid_run_removes_namespace_and_processes(
     await cluster.wait(lambda: cluster.get("gone") is None, 40, "the finalizer to let go")
     assert namespace not in cluster.emulator.namespaces
     assert not kubelet.pids(namespace)
+    assert calls_outside_rbac(cluster) == []  # the finalizer's calls included
 
 
 async def test_spec_change_and_rerun_token_start_new_runs(

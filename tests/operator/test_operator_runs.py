@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.metrics.conftest import start_prometheus
-from tests.operator.conftest import Cluster, OperatorProcess, quickstart
+from tests.operator.conftest import Cluster, OperatorProcess, calls_outside_rbac, quickstart
 from tests.operator.kubelet import Kubelet
 
 pytestmark = pytest.mark.slow
@@ -45,3 +45,6 @@ async def test_quickstart_reaches_succeeded_with_a_ceiling(
     # cleanup: Always: the run's namespace is gone and so are its processes
     await cluster.wait(lambda: not cluster.emulator.namespaces, 20, "namespace deletion")
     await cluster.wait(lambda: not kubelet.processes, 10, "processes to stop")
+    # Every call the operator made is allowed by the RBAC rules the chart installs.
+    assert calls_outside_rbac(cluster) == []
+    assert any(agent != "plimsoll-tests" for *_, agent in cluster.emulator.calls)
