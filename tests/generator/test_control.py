@@ -1,0 +1,139 @@
+"""The control API: in-process for the single-worker path, a real process for two workers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from plimsoll.api.trial import TrialResult, TrialState
+from plimsoll_generator.control import ControlProtocol, Trials
+from plimsoll_generator.metrics import Metrics
+from plimsoll_generator.workers import InProcess
+from tests.generator.target import TargetState
+
+
+def body(url: str, **fields: Any) -> dict[str, Any]:
+    trial: dict[str, Any] = {
+        "level": 100,
+        "duration": 1,
+        "targetUrl": url,
+        "workload": {"mix": [{"name": "hello"}], "arrival": "uniform"},
+    }
+    trial.update(fields)
+    return trial
+
+
+@pytest.fixture
+async def control() -> AsyncIterator[httpx.AsyncClient]:
+    trials = Trials(InProcess(), Metrics(1))
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: ControlProtocol(trials), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+        yield client
+    if trials.current is not None:  # never leave a trial running past its test
+        await trials.abort(trials.current[0])
+    server.close()
+
+
+async def wait_done(client: httpx.AsyncClient, trial_id: str) -> TrialResult:
+    for _ in range(200):
+        result = TrialResult.model_validate((await client.get(f"/trials/{trial_id}")).json())
+        if result.state is not TrialState.RUNNING:
+            return result
+        await asyncio.sleep(0.1)
+    raise AssertionError("the trial did not end")
+
+
+async def test_a_trial_runs_and_reports(
+    control: httpx.AsyncClient, target: tuple[TargetState, str]
+) -> None:
+    _, url = target
+    assert (await control.get("/healthz")).status_code == 200
+    answer = await control.post("/trials", json=body(url))
+    assert answer.status_code == 202
+    result = await wait_done(control, answer.json()["id"])
+    assert result.state is TrialState.DONE
+    assert result.operations["hello"].outcomes.ok == 100
+    metrics = (await control.get("/metrics")).text
+    assert 'plimsoll_generator_trials_total{state="done"} 1' in metrics
+
+
+async def test_an_invalid_request_gets_422_naming_the_field(control: httpx.AsyncClient) -> None:
+    answer = await control.post("/trials", json=body("ftp://nowhere", duration=-1))
+    assert answer.status_code == 422
+    fields = {item["field"] for item in answer.json()["fields"]}
+    assert fields == {"duration", "targetUrl"}
+    assert "duration" in answer.json()["error"]
+
+
+async def test_a_second_trial_gets_409_and_abort_returns_the_partial_result(
+    control: httpx.AsyncClient, target: tuple[TargetState, str]
+) -> None:
+    _, url = target
+    first = await control.post("/trials", json=body(url, duration=60))
+    assert first.status_code == 202
+    second = await control.post("/trials", json=body(url))
+    assert second.status_code == 409
+    await asyncio.sleep(1.0)
+    aborted = await control.delete(f"/trials/{first.json()['id']}")
+    result = TrialResult.model_validate(aborted.json())
+    assert result.state is TrialState.ABORTED
+    assert 0 < result.measured_seconds < 10
+    assert result.sent > 0
+    third = await control.post("/trials", json=body(url))
+    assert third.status_code == 202
+    assert (await control.delete(f"/trials/{third.json()['id']}")).status_code == 200
+
+
+async def test_an_unknown_trial_is_404(control: httpx.AsyncClient) -> None:
+    assert (await control.get("/trials/nope")).status_code == 404
+
+
+@pytest.fixture
+def two_workers() -> Iterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "plimsoll_generator", "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--processes", "2"]
+    proc = subprocess.Popen(command, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+async def test_two_worker_processes_split_the_level_and_merge(
+    two_workers: str, target: tuple[TargetState, str]
+) -> None:
+    state, url = target
+    async with httpx.AsyncClient(base_url=two_workers, timeout=30) as client:
+        answer = await client.post("/trials", json=body(url, level=101, duration=2))
+        assert answer.status_code == 202
+        result = await wait_done(client, answer.json()["id"])
+    assert result.state is TrialState.DONE, result.errors
+    assert result.generators == 2
+    assert result.cores == 2
+    # 101/s split as 50.5 + 50.5 over 2 s: exactly 202 starts, none lost to rounding.
+    assert result.intended == 202
+    assert result.operations["hello"].outcomes.ok == 202
+    assert state.paths["/"] == 202
