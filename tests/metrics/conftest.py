@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import os
 import shutil
 import signal
@@ -20,7 +19,6 @@ import subprocess
 import sys
 import time
 import uuid
-import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,26 +42,6 @@ deadline = time.monotonic() + seconds
 while time.monotonic() < deadline:
     pass
 """
-
-
-@pytest.fixture(autouse=True)
-def _close_implicit_loop(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Close the event loop looptime 0.9 makes for a sync test (it asks pytest-asyncio's
-    policy for the loop, which creates one); left open, the next async test orphans it
-    and its ResourceWarning fails the run. Remove once the root conftest handles it."""
-    yield
-    if inspect.iscoroutinefunction(request.function):
-        return
-    policy = asyncio.get_event_loop_policy()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            loop = policy.get_event_loop()
-        except RuntimeError:
-            return
-    if not loop.is_running():
-        loop.close()
-        policy.set_event_loop(None)
 
 
 def free_port() -> int:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
 import sys
 import time
-import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,31 +16,6 @@ import pytest
 
 from plimsoll.api.upstream import Upstream
 from plimsoll_mock.server import Running, start
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _main_thread_loop() -> Iterator[None]:
-    # pytest-asyncio 1.5 on Python 3.11 calls asyncio.get_event_loop() around each
-    # test; with no loop set, the policy creates one that nobody closes, and the
-    # unraisable-exception warning (an error here) fails whichever test runs next.
-    # Owning that loop for the session, and closing it, removes the leak.
-    # Sync tests that ran earlier (in other folders) may have left such a loop set:
-    # close it before replacing it, or dropping it raises the same warning here.
-    # Remove once the root conftest handles the leak for every folder.
-    policy = asyncio.get_event_loop_policy()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            leaked: asyncio.AbstractEventLoop | None = policy.get_event_loop()
-        except RuntimeError:
-            leaked = None
-    if leaked is not None and not leaked.is_running() and not leaked.is_closed():
-        leaked.close()
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    yield
-    asyncio.set_event_loop(None)
-    loop.close()
 
 
 @pytest.fixture
