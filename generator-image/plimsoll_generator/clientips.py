@@ -31,7 +31,7 @@ class ClientIpPool:
         return address((self.offset + index) % self.config.pool)
 
 
-async def verify(pool: Pool, host: str, config: ClientIps, timeout: float) -> None:
+async def verify(pool: Pool, host: str, config: ClientIps, limit: float) -> None:
     """Ask `verify_path` with two distinct addresses; each answer must name its own."""
     if config.verify_path is None:
         raise ClientIpError(
@@ -41,7 +41,7 @@ async def verify(pool: Pool, host: str, config: ClientIps, timeout: float) -> No
     probes = [address(0), address(config.pool - 1)]
     for ip in dict.fromkeys(probes):
         payload = build_request("GET", config.verify_path, host, {config.header: ip})
-        exchange = await pool.fetch(payload, Exchange(keep_body=True, timeout=timeout))
+        exchange = await pool.fetch(payload, Exchange(keep_body=True, timeout=limit))
         if exchange.error is not None:
             raise ClientIpError(
                 f"client-IP check: GET {config.verify_path} failed: {exchange.error}"

@@ -22,7 +22,21 @@ from plimsoll_generator.recorder import classify
 from plimsoll_generator.sse import SseParser
 
 PATHS = {Protocol.OPENAI: "/v1/chat/completions", Protocol.ANTHROPIC: "/v1/messages"}
-_WORDS = "the quick brown fox jumps over a lazy dog while plimsoll measures load".split()
+_WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "a",
+    "lazy",
+    "dog",
+    "while",
+    "plimsoll",
+    "measures",
+    "load",
+]
 
 
 def prompt(rng: random.Random, chars: int) -> str:
@@ -61,7 +75,7 @@ def whole_text(protocol: Protocol, body: bytes) -> str:
 class Turn(Exchange):
     """One streamed (or not) completion; notes the first token's arrival."""
 
-    __slots__ = ("first_token", "parser", "protocol", "streamed", "text")
+    __slots__ = ("first_token", "parser", "pieces", "protocol", "streamed")
 
     def __init__(self, protocol: Protocol, streamed: bool, timeout: float) -> None:
         super().__init__(keep_body=not streamed, timeout=timeout)
@@ -69,7 +83,7 @@ class Turn(Exchange):
         self.streamed = streamed
         self.parser = SseParser()
         self.first_token = 0.0
-        self.text: list[str] = []
+        self.pieces: list[str] = []
 
     def on_body(self, chunk: bytes) -> None:
         super().on_body(chunk)
@@ -82,7 +96,7 @@ class Turn(Exchange):
             if piece:
                 if not self.first_token:
                     self.first_token = time.perf_counter()
-                self.text.append(piece)
+                self.pieces.append(piece)
 
 
 class Conversations:
@@ -157,7 +171,9 @@ class Conversations:
         if outcome == "ok":
             try:
                 reply = (
-                    "".join(turn.text) if turn.streamed else whole_text(self.protocol, turn.text())
+                    "".join(turn.pieces)
+                    if turn.streamed
+                    else whole_text(self.protocol, turn.text())
                 )
             except (ValueError, KeyError, IndexError, TypeError):
                 outcome = "unexpected"

@@ -27,7 +27,7 @@ from plimsoll_generator.split import user_count
 DRAIN_LIMIT = 30.0  # the longest we wait for calls in flight at the end
 
 
-class NotBuilt(ValueError):
+class NotBuiltError(ValueError):
     """A workload combination this generator does not implement (said, not faked)."""
 
 
@@ -51,7 +51,7 @@ def build_drivers(ctx: TrialContext) -> list[Driver]:
         if workload.model is LoadModel.RATE:
             drivers.append(OpenModel(ctx, level))
         elif workload.users is not None:
-            raise NotBuilt(
+            raise NotBuiltError(
                 "workload.users (the modeled-user behaviour) is built for protocol 'mcp'; "
                 "protocol 'http' with model 'users' is a closed loop: leave 'users' out"
             )
@@ -81,7 +81,8 @@ async def _check_client_ips(request: TrialRequest) -> None:
 
 async def _drain(ctx: TrialContext, limit: float) -> None:
     deadline = time.perf_counter() + limit
-    while ctx.in_flight > 0 and time.perf_counter() < deadline:
+    # Polled: in-flight counts change in transport callbacks, which set no event.
+    while ctx.in_flight > 0 and time.perf_counter() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.02)
 
 
@@ -92,7 +93,7 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
         await _check_client_ips(request)
         ctx = TrialContext.create(request, recorder)
         drivers = build_drivers(ctx)
-    except (ClientIpError, NotBuilt, ValueError) as exc:
+    except (ClientIpError, NotBuiltError, ValueError) as exc:
         return TrialResult(
             id=trial_id, state=TrialState.FAILED, level=request.level, errors=[str(exc)]
         )
@@ -125,7 +126,6 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    ctx.streams.held_at_end = max(ctx.streams.held_at_end, 0)
     ctx.pool.close()
     if floor is not None:
         floor.close()

@@ -108,7 +108,7 @@ class ProcessPool:
             ) -> None:
                 loop.remove_reader(conn.fileno())
                 try:
-                    kind, payload = conn.recv()
+                    _, payload = conn.recv()
                     future.set_result(TrialResult.model_validate(json.loads(payload)))
                 except (EOFError, OSError) as exc:
                     future.set_exception(RuntimeError(f"a worker process died: {exc}"))

@@ -164,7 +164,8 @@ class TargetProtocol(asyncio.Protocol):
         if self.transport is None:
             return
         self.transport.write(
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
         )
         for word in ("you", "said", str(turns)):
             await asyncio.sleep(0.005)

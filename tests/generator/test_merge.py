@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
-import random
 
 from plimsoll.api.trial import OperationResult, TrialResult, TrialState
 from plimsoll.shared import histogram

@@ -105,7 +105,7 @@ async def test_conversations_stream_and_record_time_to_first_token(
 
 
 async def test_the_streams_probe_holds_its_streams(target: tuple[TargetState, str]) -> None:
-    state, url = target
+    _, url = target
     workload = {"mix": [{"name": "hello"}], "streams": {"count": 300, "path": "/sse"}}
     result = await run(request(url, workload, level=1, duration=1.5))
     assert result.streams.opened == 300
