@@ -1,7 +1,10 @@
 """`plimsoll run FILE`: the whole capacity test on this machine, with the local platform.
 
-Reads and validates the spec (exit 2 when invalid), runs `plimsoll.runner`
-with a `LocalPlatform` per variant and the console sink, writes report.json,
+Reads and validates the spec (exit 2 when invalid), serves the started
+processes' figures under cAdvisor's names on `--exporter-listen` (printed at
+start, so a Prometheus can scrape it), runs `plimsoll.runner` with a
+`LocalPlatform` per variant and the console sink (reading the resources back
+from `--prometheus` or `metrics.prometheusUrl` when given), writes report.json,
 report.md and the charts into `--out`, prints the ceiling sentence, and exits
 0 when every ceiling was found, 1 when the test could not complete. Ctrl-C
 stops every process and still writes the partial report.
@@ -22,6 +25,7 @@ import typer
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest, SpecError
 from plimsoll.api.spec import Variant
+from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.platforms.local import LocalPlatform
 from plimsoll.report.files import write_report
 from plimsoll.report.live import ConsoleSink
@@ -49,15 +53,52 @@ def _shorten(test: CapacityTest, seconds: float | None) -> CapacityTest:
     return test.model_copy(update={"spec": test.spec.model_copy(update={"trial": trial})})
 
 
-async def _run(test: CapacityTest, out: Path, quiet: bool, cgroup_root: Path | None) -> RunReport:
+def _listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise typer.BadParameter(f"{value!r}: give HOST:PORT, e.g. 127.0.0.1:9464 (port 0: any)")
+    return host, int(port)
+
+
+async def _run(
+    test: CapacityTest,
+    out: Path,
+    quiet: bool,
+    cgroup_root: Path | None,
+    listen: tuple[str, int],
+    prometheus: str | None,
+) -> RunReport:
     run_id = f"{test.metadata.name}-{uuid.uuid4().hex[:6]}"
     sink = ConsoleSink(test, out, quiet=quiet)
+    # One exporter for the whole run: every variant registers its processes on it, so
+    # the address a user gave their Prometheus holds for the run.
+    exporter = CadvisorExporter(port=listen[1], host=listen[0])
+    try:
+        await exporter.start()
+    except OSError as exc:
+        raise RunSetupError(f"--exporter-listen {listen[0]}:{listen[1]}: {exc}") from exc
+    typer.echo(f"exporter: {exporter.url} (cAdvisor metric names; scrape it)", err=True)
+    if prometheus is not None:
+        typer.echo(f"metrics: read from Prometheus at {prometheus}", err=True)
 
     def make_platform(variant: Variant | None) -> LocalPlatform:
         name = variant.name if variant else "default"
-        return LocalPlatform(f"{run_id}-{name}", out / "work" / name, cgroup_root=cgroup_root)
+        return LocalPlatform(
+            f"{run_id}-{name}",
+            out / "work" / name,
+            cgroup_root=cgroup_root,
+            exporter=exporter,
+            prometheus_url=prometheus,
+        )
 
-    return await run_test(test, make_platform, sink)
+    try:
+        return await run_test(test, make_platform, sink)
+    finally:
+        await exporter.stop()
+
+
+class RunSetupError(RuntimeError):
+    """The run could not begin (e.g. the exporter's address is taken)."""
 
 
 def run(
@@ -65,8 +106,19 @@ def run(
     out: Annotated[Path | None, typer.Option(help="Output folder for the report.")] = None,
     variant: Annotated[str | None, typer.Option(help="Run only this variant.")] = None,
     prometheus: Annotated[
-        str | None, typer.Option(help="Read target metrics from this Prometheus URL.")
+        str | None,
+        typer.Option(
+            help="Read resources from this Prometheus (it must scrape --exporter-listen); "
+            "default: spec.metrics.prometheusUrl, else the cgroups directly."
+        ),
     ] = None,
+    exporter_listen: Annotated[
+        str,
+        typer.Option(
+            help="HOST:PORT of the cAdvisor-style /metrics of the started processes "
+            "(port 0: any free one, printed at start)."
+        ),
+    ] = "127.0.0.1:0",
     trial_duration: Annotated[
         float | None, typer.Option(help="Override trial.duration (seconds), for short runs.")
     ] = None,
@@ -81,18 +133,17 @@ def run(
         for line in exc.problems:
             typer.echo(f"  {line}", err=True)
         raise typer.Exit(EXIT_INVALID_SPEC) from exc
-    if prometheus is not None:
-        typer.echo(
-            "--prometheus: the local platform reads the target's cgroup directly; "
-            "reading a Prometheus server is not built into `plimsoll run` yet",
-            err=True,
-        )
-        raise typer.Exit(EXIT_INCOMPLETE)
+    listen = _listen(exporter_listen)
+    prometheus = prometheus or test.spec.metrics.prometheus_url
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     out = out or Path("plimsoll-out") / f"{test.metadata.name}-{stamp}"
     cgroup_root = os.environ.get("PLIMSOLL_CGROUP_ROOT")
     try:
-        report = asyncio.run(_run(test, out, quiet, Path(cgroup_root) if cgroup_root else None))
+        cgroups = Path(cgroup_root) if cgroup_root else None
+        report = asyncio.run(_run(test, out, quiet, cgroups, listen, prometheus))
+    except RunSetupError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from exc
     except KeyboardInterrupt:
         typer.echo(f"interrupted: partial report in {out / 'report.json'}", err=True)
         raise typer.Exit(EXIT_INCOMPLETE) from None

@@ -85,7 +85,10 @@ async def _run_variant(
         report.warnings.extend(w for w in endpoints.warnings if w not in report.warnings)
         report.placement.extend(endpoints.placement)
         if report.pinned is None:
-            report.pinned = not any("unpinned" in w.lower() for w in endpoints.warnings)
+            # An existing service (target.url) was not pinned by us, whatever its shape.
+            report.pinned = spec.target.url is None and not any(
+                "unpinned" in w.lower() for w in endpoints.warnings
+            )
         if spec.workload.client_ips is not None and spec.workload.client_ips.verify:
             problem = await check_client_ips(endpoints.target_url, spec.workload.client_ips)
             if problem is not None:

@@ -3,7 +3,7 @@
 Called by the variant loop (`plimsoll.variantrun`) once per level the search
 asks for. The client side comes from the generators (`trialclient`), the
 server side from the platform's `MetricsSource` over the measured window
-(warm-up excluded), and the verdict from the pure `plimsoll.verdict`. A trial
+(warm-up excluded; `stepmetrics`), and the verdict from the pure `plimsoll.verdict`. A trial
 that produced no trustworthy result is still a step: judged invalid, with the
 reason, so nothing that happened is hidden.
 """
@@ -18,7 +18,6 @@ from datetime import UTC, datetime, timedelta
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import (
     Judgement,
-    ResourceUsage,
     StepResult,
     TrialKind,
     Verdict,
@@ -26,6 +25,7 @@ from plimsoll.api.step import (
 from plimsoll.api.trial import FloorProbe, TrialRequest, TrialResult
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms.base import Endpoints
+from plimsoll.stepmetrics import ServerSide, read_server_side
 from plimsoll.trialclient import TrialFailedError, run_trial
 
 log = logging.getLogger(__name__)
@@ -55,28 +55,22 @@ def _request(spec: CapacityTestSpec, endpoints: Endpoints, plan: StepPlan) -> Tr
     )
 
 
-async def _usage(metrics: MetricsSource, window: Window) -> dict[str, ResourceUsage]:
-    try:
-        return await metrics.usage(window)
-    except Exception as exc:  # a metrics outage makes the step invalid, never the run crash
-        log.warning("reading resource usage failed: %s", exc)
-        return {ROLE_TARGET: ResourceUsage(source="none", missing=[f"metrics failed: {exc}"])}
-
-
 def _judge(
     spec: CapacityTestSpec,
     plan: StepPlan,
     client: TrialResult,
-    usage: dict[str, ResourceUsage],
+    server: ServerSide,
 ) -> Judgement:
     from plimsoll.verdict import StepInput, judge
 
+    usage = server.usage
     step = StepInput(
         client=client,
         level=plan.level,
         model=spec.workload.model,
         target=usage.get(ROLE_TARGET),
         others={k: v for k, v in usage.items() if k != ROLE_TARGET},
+        promql=server.promql,
     )
     return judge(step, spec.pass_when, spec.noise, spec.generators)
 
@@ -101,15 +95,16 @@ async def run_step(
         failure = str(exc)
     ended = datetime.now(UTC)
     measured_start = min(started + timedelta(seconds=spec.trial.warm_up), ended)
-    usage: dict[str, ResourceUsage] = {}
+    server = ServerSide()
     if ended > measured_start:
         # Give the sampler one more reading past the end of the window.
         await asyncio.sleep(0.6)
-        usage = await _usage(metrics, Window(measured_start, ended))
+        server = await read_server_side(spec, metrics, Window(measured_start, ended), plan.level)
+    usage = server.usage
     if client is None:
         judgement = Judgement(verdict=Verdict.INVALID, reasons=[failure or "no client result"])
     else:
-        judgement = _judge(spec, plan, client, usage)
+        judgement = _judge(spec, plan, client, server)
     return StepResult(
         index=plan.index,
         level=plan.level,

@@ -123,11 +123,15 @@ def render(containers: Iterable[ExportedContainer]) -> str:
 
 
 class CadvisorExporter:
-    """Serves `render()` of the registered containers at http://127.0.0.1:PORT/metrics."""
+    """Serves `render()` of the registered containers at http://HOST:PORT/metrics
+    (127.0.0.1 unless the user asks for another address, e.g. for a Prometheus in a VM)."""
 
-    def __init__(self, containers: Iterable[ExportedContainer] = (), port: int = 0) -> None:
+    def __init__(
+        self, containers: Iterable[ExportedContainer] = (), port: int = 0, host: str = "127.0.0.1"
+    ) -> None:
         self.containers: list[ExportedContainer] = list(containers)
         self._port = port
+        self._host = host
         self._server: asyncio.Server | None = None
 
     def add(self, container: ExportedContainer) -> None:
@@ -146,7 +150,7 @@ class CadvisorExporter:
         return f"http://{self.address}/metrics"
 
     async def start(self) -> str:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self._port)
+        self._server = await asyncio.start_server(self._serve, self._host, self._port)
         return self.url
 
     async def stop(self) -> None:

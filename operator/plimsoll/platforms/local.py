@@ -6,7 +6,10 @@ cgroups to the spec's shape, restarted if it dies between trials) and the
 generators (`python -m plimsoll_generator`), waits until each answers, runs the
 target's setup commands, keeps the generators and the mock off the target's
 CPUs where there are enough cores, and samples every process's CPU and
-memory. `stop` ends every process group it started and removes its cgroups.
+memory. Given an exporter, it also serves every process under cAdvisor's names
+(`local_metrics`); given a Prometheus URL, it reads the figures back from that
+server with the Kubernetes platform's PromQL instead of its own samplers.
+`stop` ends every process group it started and removes its cgroups.
 """
 
 from __future__ import annotations
@@ -21,11 +24,14 @@ from typing import Literal
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.step import ResourceUsage
 from plimsoll.metrics.cgroup import CgroupPaths
+from plimsoll.metrics.exporter import CadvisorExporter
+from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.sampler import LocalSource, Sampler
-from plimsoll.metrics.source import ROLE_MOCK, ROLE_TARGET, Window
+from plimsoll.metrics.source import ROLE_MOCK, ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms import cgroups
 from plimsoll.platforms.base import Endpoints, PlatformError
-from plimsoll.platforms.local_pieces import Pieces, start_services, target_command
+from plimsoll.platforms.local_metrics import LocalExport, await_scraped, prometheus_source
+from plimsoll.platforms.local_pieces import Pieces, services_of, start_services, target_command
 from plimsoll.platforms.processes import ManagedProcess, free_port, port_is_free, wait_ready
 from plimsoll.platforms.supervisor import Supervisor
 
@@ -66,7 +72,18 @@ class LocalSourceWithRestarts:
 class LocalPlatform:
     name = "local"
 
-    def __init__(self, run_id: str, workdir: Path, *, cgroup_root: Path | None = None) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        workdir: Path,
+        *,
+        cgroup_root: Path | None = None,
+        exporter: CadvisorExporter | None = None,
+        prometheus_url: str | None = None,
+        scrape_wait: float = 120.0,
+    ) -> None:
+        if prometheus_url is not None and exporter is None:
+            raise ValueError("reading Prometheus needs the exporter it scrapes")
         self.run_id = run_id
         self.workdir = workdir
         self.cgroup_root = cgroup_root
@@ -74,6 +91,17 @@ class LocalPlatform:
         self.source = LocalSource()
         self.supervisor: Supervisor | None = None
         self.groups: list[cgroups.PinnedGroup] = []
+        # The run id is the namespace label: variants and runs never share a series.
+        self.export = LocalExport(exporter, run_id) if exporter is not None else None
+        self.prometheus_url = prometheus_url
+        self.prometheus: PrometheusSource | None = None
+        self.scrape_wait = scrape_wait
+
+    def _watch(self, role: str, pgid: int) -> None:
+        """Measure an unpinned process: sampled here, and exported when serving metrics."""
+        self.source.add(role, Sampler.for_process_group(pgid))
+        if self.export is not None:
+            self.export.add(role, pgid=pgid)
 
     def _process(
         self,
@@ -140,7 +168,7 @@ class LocalPlatform:
         await mock.start()
         mock_url = f"http://127.0.0.1:{mock_port}"
         await wait_ready(mock, url=f"{mock_url}/healthz", within=30)
-        self.source.add(ROLE_MOCK, Sampler.for_process_group(mock.pid or 0))
+        self._watch(ROLE_MOCK, mock.pid or 0)
         placement.append(f"mock: pid {mock.pid}, {mock_url}, CPUs {_cpus(other_cpus)}")
 
         if spec.target.url is not None:
@@ -179,12 +207,22 @@ class LocalPlatform:
             await generator.start()
             url = f"http://127.0.0.1:{port}"
             await wait_ready(generator, url=f"{url}/healthz", within=30)
-            self.source.add(role, Sampler.for_process_group(generator.pid or 0))
+            self._watch(role, generator.pid or 0)
             urls.append(url)
             placement.append(
                 f"{role}: pid {generator.pid}, {processes} process(es), CPUs {_cpus(other_cpus)}"
             )
         self.source.start()
+        if self.prometheus_url is not None and self.export is not None:
+            services = [s.name for s in services_of(spec, variant)]
+            self.prometheus = prometheus_source(self.prometheus_url, self.run_id, spec, services)
+            if spec.target.url is not None:  # nothing of ours to select: no target series
+                del self.prometheus.selectors[ROLE_TARGET]
+            await await_scraped(self.prometheus, self.export.exporter, within=self.scrape_wait)
+            placement.append(
+                f"metrics: Prometheus {self.prometheus_url}, scraping "
+                f"{self.export.exporter.url} (namespace {self.run_id!r})"
+            )
         return Endpoints(target_url, mock_url, urls, placement=placement, warnings=warnings)
 
     async def _start_target(
@@ -223,17 +261,30 @@ class LocalPlatform:
             await process.start()
             await wait_ready(process, url=ready_url, within=target.startup_timeout)
 
+        async def relaunch() -> None:
+            if self.export is not None:
+                self.export.restarted(ROLE_TARGET, process.returncode)
+            await launch()
+            if group is None:  # a new process group: measure the new one
+                old = self.source.samplers.get(ROLE_TARGET)
+                if old is not None:
+                    await old.stop()
+                self._watch(ROLE_TARGET, process.pid or 0)
+                self.source.samplers[ROLE_TARGET].start()
+
         await launch()
         await self.pieces.run_setup(self, spec, env)
-        self.supervisor = Supervisor(process, launch)
+        self.supervisor = Supervisor(process, relaunch)
         self.supervisor.start()
         if group is not None:
             version: Literal[1, 2] = 2 if group.version == 2 else 1
             paths = CgroupPaths(version, group.cpu_dir, group.memory_dir, group.cpuacct_dir)
             self.source.add(ROLE_TARGET, Sampler.for_cgroup(paths))
+            if self.export is not None:
+                self.export.add(ROLE_TARGET, paths=paths)
             where = f"cgroup v{group.version} {group.memory_dir}"
         else:
-            self.source.add(ROLE_TARGET, Sampler.for_process_group(process.pid or 0))
+            self._watch(ROLE_TARGET, process.pid or 0)
             where = "UNPINNED"
         placement.append(f"target: pid {process.pid}, {url}, {where}, CPUs {_cpus(cpus)}")
         return url
@@ -243,7 +294,9 @@ class LocalPlatform:
         if self.supervisor is not None:
             await self.supervisor.ensure_ready(within=120)
 
-    def metrics(self) -> LocalSourceWithRestarts:
+    def metrics(self) -> MetricsSource:
+        if self.prometheus is not None:
+            return self.prometheus
         return LocalSourceWithRestarts(self.source, self.supervisor)
 
     async def stop(self, *, keep: bool) -> None:
@@ -253,6 +306,8 @@ class LocalPlatform:
         if self.supervisor is not None:
             await self.supervisor.stop()
         await self.source.stop()
+        if self.export is not None:
+            self.export.remove_all()
         for process in reversed(self.pieces.processes):
             await process.stop()
         for group in self.groups:

@@ -40,6 +40,11 @@ def target_command(
     return [*command, *args], env
 
 
+def services_of(spec: CapacityTestSpec, variant: Variant | None) -> list[Service]:
+    """The services of a variant: its own list replaces the spec's when it gives one."""
+    return variant.services if variant and variant.services is not None else spec.services
+
+
 def _service_env(service: Service) -> dict[str, str]:
     return {
         key: value.replace("{host}", "127.0.0.1").replace("{port}", str(service.port))
@@ -55,9 +60,7 @@ async def start_services(
     warnings: list[str],
     placement: list[str],
 ) -> dict[str, str]:
-    from plimsoll.metrics.sampler import Sampler
-
-    services = variant.services if variant and variant.services is not None else spec.services
+    services = services_of(spec, variant)
     target_env: dict[str, str] = {}
     for service in services:
         if not service.command:
@@ -87,7 +90,7 @@ async def start_services(
             else None
         )
         await wait_ready(process, url=url, port=service.port, within=60)
-        platform.source.add(service.name, Sampler.for_process_group(process.pid or 0))
+        platform._watch(service.name, process.pid or 0)
         placement.append(f"service {service.name}: pid {process.pid}, port {service.port}")
         target_env.update(_service_env(service))
     return target_env
