@@ -10,6 +10,7 @@ a plain unit test. It also maps phases to the conditions they imply.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -84,29 +85,29 @@ class ConditionChange:
 def conditions_for(phase: Phase, *, range_only: bool = False) -> list[ConditionChange]:
     """The conditions a phase implies (Kubernetes conventions: one Ready, plus details)."""
     true, false, unknown = ConditionStatus.TRUE, ConditionStatus.FALSE, ConditionStatus.UNKNOWN
-    C, R = ConditionType, Reason
+    c, r = ConditionType, Reason
     table: dict[Phase, list[ConditionChange]] = {
-        Phase.PENDING: [ConditionChange(C.READY, unknown, R.PROVISIONING)],
+        Phase.PENDING: [ConditionChange(c.READY, unknown, r.PROVISIONING)],
         Phase.QUEUED: [
-            ConditionChange(C.READY, unknown, R.QUEUED),
-            ConditionChange(C.PROGRESSING, false, R.QUEUED),
+            ConditionChange(c.READY, unknown, r.QUEUED),
+            ConditionChange(c.PROGRESSING, false, r.QUEUED),
         ],
         Phase.PROVISIONING: [
-            ConditionChange(C.SPEC_VALID, true, R.VALID),
-            ConditionChange(C.PROVISIONED, false, R.PROVISIONING),
-            ConditionChange(C.PROGRESSING, true, R.PROVISIONING),
+            ConditionChange(c.SPEC_VALID, true, r.VALID),
+            ConditionChange(c.PROVISIONED, false, r.PROVISIONING),
+            ConditionChange(c.PROGRESSING, true, r.PROVISIONING),
         ],
         Phase.RUNNING: [
-            ConditionChange(C.PROVISIONED, true, R.PROVISIONED),
-            ConditionChange(C.PROGRESSING, true, R.TRIAL_RUNNING),
+            ConditionChange(c.PROVISIONED, true, r.PROVISIONED),
+            ConditionChange(c.PROGRESSING, true, r.TRIAL_RUNNING),
         ],
         Phase.SUCCEEDED: [
-            ConditionChange(C.READY, true, R.CEILING_FOUND),
-            ConditionChange(C.PROGRESSING, false, R.CEILING_FOUND),
+            ConditionChange(c.READY, true, r.CEILING_FOUND),
+            ConditionChange(c.PROGRESSING, false, r.CEILING_FOUND),
         ],
         Phase.FAILED: [
-            ConditionChange(C.READY, false, R.RANGE_ONLY if range_only else R.RUN_FAILED),
-            ConditionChange(C.PROGRESSING, false, R.RANGE_ONLY if range_only else R.RUN_FAILED),
+            ConditionChange(c.READY, false, r.RANGE_ONLY if range_only else r.RUN_FAILED),
+            ConditionChange(c.PROGRESSING, false, r.RANGE_ONLY if range_only else r.RUN_FAILED),
         ],
     }
     return table[phase]
@@ -114,7 +115,5 @@ def conditions_for(phase: Phase, *, range_only: bool = False) -> list[ConditionC
 
 def short_run_id(uid: str, generation: int | None, token: str | None, nonce: str) -> str:
     """A run id that is new for every run of a resource (the nonce) and readable."""
-    import hashlib
-
     digest = hashlib.sha256(f"{uid}/{generation}/{token}/{nonce}".encode()).hexdigest()
     return digest[:8]

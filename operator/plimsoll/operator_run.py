@@ -213,7 +213,8 @@ class Supervisor:
         self, variant: Variant | None, fresh: CapacityTestStatus
     ) -> KubernetesPlatform:
         meta = self.body["metadata"]
-        assert fresh.namespace is not None and fresh.run_id is not None
+        assert fresh.namespace is not None
+        assert fresh.run_id is not None
         identity = RunIdentity(
             namespace=fresh.namespace,
             run_id=fresh.run_id,
@@ -276,7 +277,7 @@ def _plain(body: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": body.get("apiVersion"),
         "kind": body.get("kind"),
-        "metadata": {k: v for k, v in dict(body["metadata"]).items()},
+        "metadata": dict(body["metadata"]),
         "spec": _to_dict(body.get("spec")),
     }
 

@@ -32,7 +32,7 @@ from plimsoll.api.status import (
 )
 from plimsoll.api.step import StepRecord, StepResult
 from plimsoll.operator_plan import conditions_for
-from plimsoll.platforms.kube_client import CAPACITY_TESTS, CONFIG_MAPS, Conflict, KubeClient
+from plimsoll.platforms.kube_client import CAPACITY_TESTS, CONFIG_MAPS, ConflictError, KubeClient
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ async def write_report_config_map(
     }
     try:
         await client.create(body)
-    except Conflict:
+    except ConflictError:
         await client.patch(CONFIG_MAPS, meta["namespace"], name, {"data": body["data"]})
     return name
 

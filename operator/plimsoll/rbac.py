@@ -22,12 +22,28 @@ _CRUD = ["create", "get", "list", "watch", "patch", "update", "delete"]
 
 RULES: dict[str, list[dict[str, Any]]] = {
     "cluster": [
-        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["create", "get", "list", "delete"]},
-        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": [""],
+            "resources": ["namespaces"],
+            "verbs": ["create", "get", "list", "delete"],
+        },
+        {
+            "apiGroups": ["apiextensions.k8s.io"],
+            "resources": ["customresourcedefinitions"],
+            "verbs": ["get", "list", "watch"],
+        },
     ],
     "watched": [
-        {"apiGroups": ["plimsoll.dev"], "resources": ["capacitytests"], "verbs": ["get", "list", "watch", "patch"]},
-        {"apiGroups": ["plimsoll.dev"], "resources": ["capacitytests/status"], "verbs": ["get", "patch"]},
+        {
+            "apiGroups": ["plimsoll.dev"],
+            "resources": ["capacitytests"],
+            "verbs": ["get", "list", "watch", "patch"],
+        },
+        {
+            "apiGroups": ["plimsoll.dev"],
+            "resources": ["capacitytests/status"],
+            "verbs": ["get", "patch"],
+        },
         {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "get", "patch"]},
         {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create"]},
     ],

@@ -50,7 +50,9 @@ class Cluster:
 
     async def patch(self, name: str, patch: dict[str, Any]) -> None:
         response = await self.api.patch(
-            f"{CT_PATH}/{name}", json=patch, headers={"Content-Type": "application/merge-patch+json"}
+            f"{CT_PATH}/{name}",
+            json=patch,
+            headers={"Content-Type": "application/merge-patch+json"},
         )
         response.raise_for_status()
 
@@ -67,14 +69,14 @@ class Cluster:
         obj = self.get(name) or {}
         return dict(obj.get("status") or {})
 
-    async def wait(self, check: Callable[[], Any], timeout: float, what: str) -> Any:
-        deadline = asyncio.get_running_loop().time() + timeout
+    async def wait(self, check: Callable[[], Any], limit: float, what: str) -> Any:
+        deadline = asyncio.get_running_loop().time() + limit
         while asyncio.get_running_loop().time() < deadline:
             value = check()
             if value:
                 return value
             await asyncio.sleep(0.2)
-        raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        raise AssertionError(f"timed out after {limit}s waiting for {what}")
 
 
 @pytest.fixture
@@ -112,7 +114,16 @@ class OperatorProcess:
         log = (self.log_dir / f"operator-{self.count}.log").open("wb")
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
         env.pop("KUBERNETES_SERVICE_HOST", None)
-        command = [sys.executable, "-m", "plimsoll.cli", "operator", "-A", "--reach", "pod-ip", *extra]
+        command = [
+            sys.executable,
+            "-m",
+            "plimsoll.cli",
+            "operator",
+            "-A",
+            "--reach",
+            "pod-ip",
+            *extra,
+        ]
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from plimsoll.cli import main; main()", *command[3:]],
             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -157,7 +168,11 @@ def quickstart(
             "env": {"WORK_MS": "1"},
         },
         "upstream": {"routes": [{"name": "work", "path": "/work", "latency": {"fixed": "2ms"}}]},
-        "workload": {"model": "rate", "arrival": "uniform", "mix": [{"name": "work", "path": "/work"}]},
+        "workload": {
+            "model": "rate",
+            "arrival": "uniform",
+            "mix": [{"name": "work", "path": "/work"}],
+        },
         "trial": {"duration": duration, "warmUp": "0s"},
         "search": {"strategy": "steps", "levels": levels or [20, 40, 60], "repeats": 0},
         "passWhen": {"latency": [{"quantile": "p99", "below": "500ms"}]},
@@ -165,7 +180,12 @@ def quickstart(
     }
     if prometheus_url:
         spec["metrics"] = {"prometheusUrl": prometheus_url, "scrapeInterval": "500ms"}
-    return {"apiVersion": "plimsoll.dev/v1alpha1", "kind": "CapacityTest", "metadata": {"name": name}, "spec": spec}
+    return {
+        "apiVersion": "plimsoll.dev/v1alpha1",
+        "kind": "CapacityTest",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
 
 
 StartPrometheus = Callable[..., Awaitable[Any]]

@@ -64,7 +64,9 @@ class FakeCluster(kmock.KubernetesEmulator):
             ("networking.k8s.io/v1/networkpolicies", "NetworkPolicy", True),
         ]:
             self.resources[path] = kmock.ResourceInfo(
-                kind=kind, namespaced=namespaced, verbs={"get", "list", "watch", "create", "patch", "delete"},
+                kind=kind,
+                namespaced=namespaced,
+                verbs={"get", "list", "watch", "create", "patch", "delete"},
             )
 
     async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
@@ -75,9 +77,17 @@ class FakeCluster(kmock.KubernetesEmulator):
             return await super().__call__(raw_request)
         return await self._namespace_call(raw_request, match.group(1))
 
-    async def _namespace_call(self, request: aiohttp.web.BaseRequest, name: str | None) -> aiohttp.web.StreamResponse:
+    async def _namespace_call(
+        self, request: aiohttp.web.BaseRequest, name: str | None
+    ) -> aiohttp.web.StreamResponse:
         def status(code: int, reason: str) -> aiohttp.web.Response:
-            body = {"kind": "Status", "apiVersion": "v1", "code": code, "reason": reason, "message": reason}
+            body = {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "code": code,
+                "reason": reason,
+                "message": reason,
+            }
             return aiohttp.web.json_response(body, status=code)
 
         if request.method == "POST" and name is None:
@@ -89,7 +99,9 @@ class FakeCluster(kmock.KubernetesEmulator):
             self.namespaces[new] = body
             return aiohttp.web.json_response(body, status=201)
         if request.method == "GET" and name is None:
-            wanted = dict(p.split("=", 1) for p in request.query.get("labelSelector", "").split(",") if p)
+            wanted = dict(
+                p.split("=", 1) for p in request.query.get("labelSelector", "").split(",") if p
+            )
             items = [
                 ns for ns in self.namespaces.values()
                 if all(ns["metadata"].get("labels", {}).get(k) == v for k, v in wanted.items())
@@ -110,7 +122,7 @@ class FakeCluster(kmock.KubernetesEmulator):
         found = []
         for (resource, namespace, name), obj in list(self.objects.items()):
             if resource.plural == plural and not obj.deleted:
-                found.append((namespace, name, dict(obj.raw)))
+                found.append((namespace or "", name, dict(obj.raw)))
         return found
 
     def patch_object(self, plural: str, namespace: str, name: str, patch: dict[str, Any]) -> None:
@@ -157,7 +169,11 @@ class Kubelet:
         await self.exporter.stop()
 
     def pids(self, namespace: str) -> list[int]:
-        return [p.popen.pid for (ns, _), p in self.processes.items() if ns == namespace and p.popen.poll() is None]
+        return [
+            p.popen.pid
+            for (ns, _), p in self.processes.items()
+            if ns == namespace and p.popen.poll() is None
+        ]
 
     async def _loop(self) -> None:
         async with httpx.AsyncClient(timeout=1.0) as http:
@@ -176,7 +192,10 @@ class Kubelet:
             if pod is None or pod.get("status", {}).get("startTime") != process.started:
                 self._kill(key)
         for key, pod in pods.items():
-            if key not in self.processes and not pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            if key not in self.processes and pod.get("status", {}).get("phase") not in (
+                "Succeeded",
+                "Failed",
+            ):
                 self._start(key, pod)
         for key, process in list(self.processes.items()):
             await self._report(key, process, http)
@@ -187,7 +206,9 @@ class Kubelet:
                 self.cluster.drop_namespace_objects(name)
                 del self.cluster.namespaces[name]
 
-    def _resolve_env(self, ns: str, pod: dict[str, Any], ip: str, container: dict[str, Any]) -> dict[str, str] | None:
+    def _resolve_env(
+        self, ns: str, pod: dict[str, Any], ip: str, container: dict[str, Any]
+    ) -> dict[str, str] | None:
         env: dict[str, str] = {}
         for item in container.get("env", []):
             if "value" in item:
@@ -196,7 +217,11 @@ class Kubelet:
                 ref = item["valueFrom"]
                 if "fieldRef" in ref:
                     path = ref["fieldRef"]["fieldPath"]
-                    value = {"status.podIP": ip, "metadata.name": pod["metadata"]["name"], "metadata.namespace": ns}[path]
+                    value = {
+                        "status.podIP": ip,
+                        "metadata.name": pod["metadata"]["name"],
+                        "metadata.namespace": ns,
+                    }[path]
                 else:
                     key = ref["configMapKeyRef"]
                     maps = {n: cm for cns, n, cm in self.cluster.live("configmaps") if cns == ns}
@@ -222,9 +247,16 @@ class Kubelet:
                 return match.group(0)
             selector = service["spec"]["selector"]
             for (pns, pname), process in self.processes.items():
-                pod = next((p for n2, n, p in self.cluster.live("pods") if n2 == pns and n == pname), None)
-                if pns == ns and pod and process.ready and all(
-                    pod["metadata"].get("labels", {}).get(k) == v for k, v in selector.items()
+                pod = next(
+                    (p for n2, n, p in self.cluster.live("pods") if n2 == pns and n == pname), None
+                )
+                if (
+                    pns == ns
+                    and pod
+                    and process.ready
+                    and all(
+                        pod["metadata"].get("labels", {}).get(k) == v for k, v in selector.items()
+                    )
                 ):
                     return process.ip + (f":{port}" if port else "")
             unresolved = True
@@ -241,29 +273,59 @@ class Kubelet:
         if env is None:
             return
         self._next_ip = self._next_ip + 1 if self._next_ip < 250 else 2
-        argv = [_VAR.sub(lambda m: env.get(m.group(1), m.group(0)), a) for a in container.get("command", []) + container.get("args", [])]
+        argv = [
+            _VAR.sub(lambda m: env.get(m.group(1), m.group(0)), a)
+            for a in container.get("command", []) + container.get("args", [])
+        ]
         if argv and argv[0] == "python":
             argv[0] = sys.executable
         log = (self.workdir / f"{ns}-{name}.log").open("wb")
-        base_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV")}
-        popen = subprocess.Popen(argv, env={**base_env, **env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        base_env = {
+            k: v
+            for k, v in os.environ.items()
+            if k in ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV")
+        }
+        popen = subprocess.Popen(
+            argv,
+            env={**base_env, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         log.close()
         started = f"{_now()}#{popen.pid}"
-        exported = ExportedContainer(namespace=ns, pod=name, container=container["name"], pgid=popen.pid)
+        exported = ExportedContainer(
+            namespace=ns, pod=name, container=container["name"], pgid=popen.pid
+        )
         self.exporter.add(exported)
-        self.processes[key] = Process(key, ip, popen, started, container.get("readinessProbe"), exported)
-        self.cluster.patch_object("pods", ns, name, {
-            "spec": {"nodeName": "fake-node"},
-            "status": {"phase": "Running", "podIP": ip, "hostIP": "127.0.0.1", "startTime": started,
-                       "conditions": [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "False"}]},
-        })  # fmt: skip
+        self.processes[key] = Process(
+            key, ip, popen, started, container.get("readinessProbe"), exported
+        )
+        conditions = [
+            {"type": "PodScheduled", "status": "True"},
+            {"type": "Ready", "status": "False"},
+        ]
+        status = {"phase": "Running", "podIP": ip, "hostIP": "127.0.0.1", "startTime": started}
+        self.cluster.patch_object(
+            "pods",
+            ns,
+            name,
+            {"spec": {"nodeName": "fake-node"}, "status": {**status, "conditions": conditions}},
+        )
 
-    async def _report(self, key: tuple[str, str], process: Process, http: httpx.AsyncClient) -> None:
+    async def _report(
+        self, key: tuple[str, str], process: Process, http: httpx.AsyncClient
+    ) -> None:
         ns, name = key
         code = process.popen.poll()
         if code is not None:
             phase = "Succeeded" if code == 0 else "Failed"
-            self.cluster.patch_object("pods", ns, name, {"status": {"phase": phase, "conditions": [{"type": "Ready", "status": "False"}]}})
+            self.cluster.patch_object(
+                "pods",
+                ns,
+                name,
+                {"status": {"phase": phase, "conditions": [{"type": "Ready", "status": "False"}]}},
+            )
             self._kill(key)
             return
         if process.ready:
@@ -285,7 +347,19 @@ class Kubelet:
                 ready = False
         if ready:
             process.ready = True
-            self.cluster.patch_object("pods", ns, name, {"status": {"conditions": [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]}})
+            self.cluster.patch_object(
+                "pods",
+                ns,
+                name,
+                {
+                    "status": {
+                        "conditions": [
+                            {"type": "PodScheduled", "status": "True"},
+                            {"type": "Ready", "status": "True"},
+                        ]
+                    }
+                },
+            )
 
     def _kill(self, key: tuple[str, str]) -> None:
         process = self.processes.pop(key, None)
@@ -307,16 +381,33 @@ class Kubelet:
             pod = pods.get((ns, pod_name))
             if pod is None:
                 template = job["spec"]["template"]
-                body = {"apiVersion": "v1", "kind": "Pod",
-                        "metadata": {"name": pod_name, "namespace": ns, "labels": template["metadata"]["labels"]},
-                        "spec": template["spec"]}  # fmt: skip
+                labels = template["metadata"]["labels"]
+                meta = {"name": pod_name, "namespace": ns, "labels": labels}
+                body = {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": meta,
+                    "spec": template["spec"],
+                }
                 self.cluster.objects[kmock.resource("", "v1", "pods"), ns, pod_name] = body
                 continue
             phase = pod.get("status", {}).get("phase")
             if phase == "Succeeded":
                 self.cluster.patch_object("jobs", ns, name, {"status": {"succeeded": 1}})
             elif phase == "Failed":
-                self.cluster.patch_object("jobs", ns, name, {"status": {"failed": 1, "conditions": [{"type": "Failed", "status": "True", "message": "pod failed"}]}})
+                self.cluster.patch_object(
+                    "jobs",
+                    ns,
+                    name,
+                    {
+                        "status": {
+                            "failed": 1,
+                            "conditions": [
+                                {"type": "Failed", "status": "True", "message": "pod failed"}
+                            ],
+                        }
+                    },
+                )
 
 
 def wait_for(condition: Any, timeout: float, interval: float = 0.2) -> Any:

@@ -20,7 +20,9 @@ WORK_SECONDS = float(os.environ.get("WORK_MS", "2")) / 1000
 async def call_upstream() -> bool:
     reader, writer = await asyncio.open_connection(UPSTREAM.hostname, UPSTREAM.port)
     try:
-        writer.write(f"GET /work HTTP/1.1\r\nHost: {UPSTREAM.netloc}\r\nConnection: close\r\n\r\n".encode())
+        writer.write(
+            f"GET /work HTTP/1.1\r\nHost: {UPSTREAM.netloc}\r\nConnection: close\r\n\r\n".encode()
+        )
         await writer.drain()
         status = await reader.readline()
         await reader.read()

@@ -34,7 +34,10 @@ async def test_killed_mid_run_resumes_without_losing_a_step(
         assert cluster.status("crash")["phase"] == "Running"
         operator.start()
         status = await cluster.wait(
-            lambda: cluster.status("crash").get("phase") in ("Succeeded", "Failed") and cluster.status("crash"),
+            lambda: (
+                cluster.status("crash").get("phase") in ("Succeeded", "Failed")
+                and cluster.status("crash")
+            ),
             90,
             "the resumed run to finish",
         )
@@ -73,20 +76,28 @@ async def test_spec_change_and_rerun_token_start_new_runs(
     first = cluster.status("change")["runId"]
     first_ns = cluster.status("change")["namespace"]
     # A new generation, as the API server bumps it on a spec change.
-    await cluster.patch("change", {"metadata": {"generation": 2}, "spec": {"trial": {"duration": "4s"}}})
+    await cluster.patch(
+        "change", {"metadata": {"generation": 2}, "spec": {"trial": {"duration": "4s"}}}
+    )
     await cluster.wait(
-        lambda: cluster.status("change").get("observedGeneration") == 2
-        and cluster.status("change").get("phase") in ("Provisioning", "Running"),
+        lambda: (
+            cluster.status("change").get("observedGeneration") == 2
+            and cluster.status("change").get("phase") in ("Provisioning", "Running")
+        ),
         60,
         "a new run for generation 2",
     )
     second = cluster.status("change")["runId"]
     assert second != first
-    await cluster.wait(lambda: first_ns not in cluster.emulator.namespaces, 30, "the old namespace to go")
+    await cluster.wait(
+        lambda: first_ns not in cluster.emulator.namespaces, 30, "the old namespace to go"
+    )
     await cluster.patch("change", {"metadata": {"annotations": {"plimsoll.dev/rerun": "sync-1"}}})
     await cluster.wait(
-        lambda: cluster.status("change").get("rerunToken") == "sync-1"
-        and cluster.status("change").get("runId") not in (first, second),
+        lambda: (
+            cluster.status("change").get("rerunToken") == "sync-1"
+            and cluster.status("change").get("runId") not in (first, second)
+        ),
         60,
         "a new run for the rerun token",
     )
@@ -99,7 +110,11 @@ async def test_invalid_spec_fails_with_a_condition_naming_the_field(
     body = quickstart("bad", None)
     body["spec"]["passWhen"]["latency"][0]["operation"] = "nosuch"  # passes the CRD, not us
     await cluster.apply(body)
-    status = await cluster.wait(lambda: cluster.status("bad").get("phase") == "Failed" and cluster.status("bad"), 30, "Failed")
+    status = await cluster.wait(
+        lambda: cluster.status("bad").get("phase") == "Failed" and cluster.status("bad"),
+        30,
+        "Failed",
+    )
     spec_valid = next(c for c in status["conditions"] if c["type"] == "SpecValid")
     assert spec_valid["status"] == "False"
     assert spec_valid["reason"] == "InvalidSpec"

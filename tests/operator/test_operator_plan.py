@@ -9,8 +9,12 @@ from plimsoll.rbac import allows, request_attributes
 G1 = Desired(generation=1, rerun_token=None)
 
 
-def status(phase: Phase, generation: int | None = 1, token: str | None = None) -> CapacityTestStatus:
-    return CapacityTestStatus(phase=phase, observed_generation=generation, rerun_token=token, run_id="abc")
+def status(
+    phase: Phase, generation: int | None = 1, token: str | None = None
+) -> CapacityTestStatus:
+    return CapacityTestStatus(
+        phase=phase, observed_generation=generation, rerun_token=token, run_id="abc"
+    )
 
 
 def test_first_sight_starts() -> None:
@@ -50,6 +54,7 @@ def test_rbac_parses_api_paths_and_allows_only_listed_calls() -> None:
     assert proxied == ("", "pods/proxy", "create")
     assert allows(*proxied)
     watch = request_attributes("GET", "/apis/plimsoll.dev/v1alpha1/capacitytests", "watch=true")
-    assert watch == ("plimsoll.dev", "capacitytests", "watch") and allows(*watch)
+    assert watch == ("plimsoll.dev", "capacitytests", "watch")
+    assert allows(*watch)
     assert not allows("", "secrets", "get")
     assert not allows("plimsoll.dev", "capacitytests", "delete")

@@ -27,8 +27,11 @@ async def test_quickstart_reaches_succeeded_with_a_ceiling(
         operator.start()
         await cluster.apply(quickstart("quick", prometheus.url, levels=[20, 40]))
         status = await cluster.wait(
-            lambda: cluster.status("quick").get("phase") in ("Succeeded", "Failed") and cluster.status("quick"),
-            timeout=90,
+            lambda: (
+                cluster.status("quick").get("phase") in ("Succeeded", "Failed")
+                and cluster.status("quick")
+            ),
+            limit=90,
             what="a finished run",
         )
     finally:

@@ -40,15 +40,21 @@ def _spec() -> CapacityTestSpec:
                         "metadata": {"labels": {"team": "edge"}},
                         "spec": {
                             "securityContext": {"runAsUser": 1000},
-                            "containers": [{"name": "target", "env": [{"name": "EXTRA", "value": "1"}]}],
+                            "containers": [
+                                {"name": "target", "env": [{"name": "EXTRA", "value": "1"}]}
+                            ],
                         },
                     },
                 },
                 "services": [
-                    {"name": "valkey", "image": "valkey/valkey:8", "port": 6379,
-                     "resources": {"cpu": "1", "memory": "256Mi"},
-                     "targetEnv": {"VALKEY_URL": "redis://{host}:{port}"}},
-                ],  # fmt: skip
+                    {
+                        "name": "valkey",
+                        "image": "valkey/valkey:8",
+                        "port": 6379,
+                        "resources": {"cpu": "1", "memory": "256Mi"},
+                        "targetEnv": {"VALKEY_URL": "redis://{host}:{port}"},
+                    },
+                ],
                 "upstream": {"routes": [{"name": "work", "path": "/work"}], "replicas": 2},
                 "workload": {"mix": [{"name": "work", "path": "/work"}]},
                 "generators": {"replicas": 2, "resources": {"cpu": "2", "memory": "1Gi"}},
@@ -103,7 +109,8 @@ def test_every_pod_meets_pod_security_restricted() -> None:
                 assert ctx["allowPrivilegeEscalation"] is False
                 assert ctx["capabilities"]["drop"] == ["ALL"]
                 assert ctx.get("privileged") is not True
-                assert "hostNetwork" not in spec and "hostPID" not in spec
+                assert "hostNetwork" not in spec
+                assert "hostPID" not in spec
                 checked += 1
     assert checked == 7  # two mocks, a service, the target, a setup job, two generators
     labels = manifests.namespace(RUN)["metadata"]["labels"]
@@ -112,18 +119,26 @@ def test_every_pod_meets_pod_security_restricted() -> None:
 
 def test_our_images_have_read_only_root_filesystems() -> None:
     for obj in all_objects():
-        if obj["kind"] == "Pod" and obj["metadata"]["labels"]["plimsoll.dev/role"] in ("mock", "generator"):
+        if obj["kind"] == "Pod" and obj["metadata"]["labels"]["plimsoll.dev/role"] in (
+            "mock",
+            "generator",
+        ):
             assert obj["spec"]["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True
 
 
 def test_target_is_guaranteed_with_upstream_and_services_injected_and_template_merged() -> None:
     target = manifests.target_pod(RUN, _spec(), None)
     container = target["spec"]["containers"][0]
-    assert container["resources"]["requests"] == container["resources"]["limits"] == {"cpu": "1500m", "memory": "512Mi"}
+    assert (
+        container["resources"]["requests"]
+        == container["resources"]["limits"]
+        == {"cpu": "1500m", "memory": "512Mi"}
+    )
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["UPSTREAM_URL"] == f"http://plimsoll-mock.{RUN.namespace}.svc:8765"
     assert env["VALKEY_URL"] == f"redis://valkey.{RUN.namespace}.svc:6379"
-    assert env["MODE"] == "fast" and env["EXTRA"] == "1"  # the template's env merged by name
+    assert env["MODE"] == "fast"
+    assert env["EXTRA"] == "1"  # the template's env merged by name
     assert target["spec"]["securityContext"]["runAsUser"] == 1000
     assert target["metadata"]["labels"]["team"] == "edge"
     assert RUN.owns(target["metadata"]["labels"])
@@ -132,8 +147,12 @@ def test_target_is_guaranteed_with_upstream_and_services_injected_and_template_m
 def test_generators_keep_away_from_the_target_and_the_policy_admits_only_target_and_mock() -> None:
     spec = _spec()
     generator = manifests.generator_pod(RUN, 0, spec.generators, "gen:1")
-    terms = generator["spec"]["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
-    assert terms[0]["podAffinityTerm"]["labelSelector"]["matchLabels"]["plimsoll.dev/role"] == "target"
+    terms = generator["spec"]["affinity"]["podAntiAffinity"][
+        "preferredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert (
+        terms[0]["podAffinityTerm"]["labelSelector"]["matchLabels"]["plimsoll.dev/role"] == "target"
+    )
     assert generator["spec"]["containers"][0]["command"][-1] == "2"  # a worker per core
     egress = manifests.generator_network_policy(RUN, spec)["spec"]["egress"]
     roles = [r["to"][0]["podSelector"]["matchLabels"]["plimsoll.dev/role"] for r in egress[:2]]
@@ -142,10 +161,15 @@ def test_generators_keep_away_from_the_target_and_the_policy_admits_only_target_
 
 def test_namespace_name_fits_a_dns_label() -> None:
     name = run_namespace_name("a" * 80, "0123abcdef")
-    assert len(name) <= 63 and name.startswith("plimsoll-aaa") and name.endswith("-0123abcd")
+    assert len(name) <= 63
+    assert name.startswith("plimsoll-aaa")
+    assert name.endswith("-0123abcd")
 
 
 def test_merge_template_merges_named_lists_and_replaces_others() -> None:
-    base = {"containers": [{"name": "a", "image": "x", "args": ["1"]}], "tolerations": [{"key": "k"}]}
+    base = {
+        "containers": [{"name": "a", "image": "x", "args": ["1"]}],
+        "tolerations": [{"key": "k"}],
+    }
     merged = merge_template(base, {"containers": [{"name": "a", "args": ["2"]}], "tolerations": []})
     assert merged == {"containers": [{"name": "a", "image": "x", "args": ["2"]}], "tolerations": []}

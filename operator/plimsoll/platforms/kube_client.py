@@ -4,7 +4,7 @@ Used by the Kubernetes platform (the run's children) and the operator (status,
 report ConfigMap, namespace cleanup). It speaks plain JSON over httpx with the
 credentials kopf logged in with (`from_connection` takes kopf's ConnectionInfo),
 so the operator and its runs use one identity and one set of RBAC rules.
-Errors are translated here, at the boundary: `NotFound`, `Conflict`, or
+Errors are translated here, at the boundary: `NotFoundError`, `ConflictError`, or
 `KubeError` carrying the API server's status and message.
 """
 
@@ -28,11 +28,11 @@ class KubeError(RuntimeError):
         self.message = message
 
 
-class NotFound(KubeError):
+class NotFoundError(KubeError):
     pass
 
 
-class Conflict(KubeError):
+class ConflictError(KubeError):
     pass
 
 
@@ -160,7 +160,7 @@ class KubeClient:
                 message = str(response.json().get("message", response.text))
             except ValueError:
                 message = response.text
-            error = {404: NotFound, 409: Conflict}.get(response.status_code, KubeError)
+            error = {404: NotFoundError, 409: ConflictError}.get(response.status_code, KubeError)
             raise error(response.status_code, f"{method} {path}: {message[:300]}")
         body = response.json() if response.content else {}
         return body if isinstance(body, dict) else {}
@@ -174,7 +174,7 @@ class KubeClient:
     async def get(self, kind: Kind, namespace: str | None, name: str) -> dict[str, Any] | None:
         try:
             return await self._call("GET", self.path(kind, namespace, name))
-        except NotFound:
+        except NotFoundError:
             return None
 
     async def list(
@@ -214,7 +214,7 @@ class KubeClient:
         options = {"propagationPolicy": "Background"}
         try:
             await self._call("DELETE", self.path(kind, namespace, name), params=options)
-        except NotFound:
+        except NotFoundError:
             return False
         return True
 

@@ -62,10 +62,10 @@ def pod_pending_reason(pod: dict[str, Any]) -> str:
 
 
 async def wait_pods_ready(
-    client: KubeClient, namespace: str, names: list[str], timeout: float, poll: float = 0.5
+    client: KubeClient, namespace: str, names: list[str], limit: float, poll: float = 0.5
 ) -> dict[str, dict[str, Any]]:
     """The pods, once every one is Ready with an IP; PlatformError if one cannot be."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + limit
     while True:
         pods: dict[str, dict[str, Any]] = {}
         waiting: list[str] = []
@@ -82,14 +82,14 @@ async def wait_pods_ready(
         if not waiting:
             return pods
         if time.monotonic() > deadline:
-            raise PlatformError(f"not ready after {timeout:.0f}s: " + "; ".join(waiting))
+            raise PlatformError(f"not ready after {limit:.0f}s: " + "; ".join(waiting))
         await asyncio.sleep(poll)
 
 
 async def wait_job_done(
-    client: KubeClient, namespace: str, name: str, timeout: float, poll: float = 0.5
+    client: KubeClient, namespace: str, name: str, limit: float, poll: float = 0.5
 ) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + limit
     while True:
         job = await client.get(JOBS, namespace, name)
         if job is None:
@@ -102,5 +102,5 @@ async def wait_job_done(
             reason = (failed or {}).get("message", "its pod failed")
             raise PlatformError(f"setup job {name} failed: {reason}")
         if time.monotonic() > deadline:
-            raise PlatformError(f"setup job {name} did not finish within {timeout:.0f}s")
+            raise PlatformError(f"setup job {name} did not finish within {limit:.0f}s")
         await asyncio.sleep(poll)

@@ -41,7 +41,7 @@ from plimsoll.platforms.kube_client import (
     NETWORK_POLICIES,
     PODS,
     SERVICES,
-    Conflict,
+    ConflictError,
     KubeClient,
     KubeError,
     kind_of,
@@ -106,7 +106,7 @@ class KubernetesPlatform:
         """Create `body`, or adopt the existing object if this run made it."""
         try:
             return await self._client.create(body)
-        except Conflict:
+        except ConflictError:
             meta = body["metadata"]
             existing = await self._client.get(kind_of(body), meta.get("namespace"), meta["name"])
             if existing is None:  # deleted in between: try once more
@@ -126,28 +126,28 @@ class KubernetesPlatform:
                 f"cannot create {body['kind']} {body['metadata']['name']}: {exc.message}"
             ) from exc
 
-    async def fresh(self, body: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+    async def fresh(self, body: dict[str, Any], limit: float = 60.0) -> dict[str, Any]:
         """Create `body` anew, replacing one this run left behind: a generator left by an
         operator that was killed mid-trial may still be loading the target."""
         meta = body["metadata"]
         existing = await self._client.get(kind_of(body), meta["namespace"], meta["name"])
         if existing is not None and self.run.owns(existing.get("metadata", {}).get("labels")):
             await self._client.delete(kind_of(body), meta["namespace"], meta["name"])
-            deadline = time.monotonic() + timeout
+            deadline = time.monotonic() + limit
             while await self._client.get(kind_of(body), meta["namespace"], meta["name"]):
                 if time.monotonic() > deadline:
                     raise PlatformError(f"{body['kind']} {meta['name']} was not deleted in time")
                 await asyncio.sleep(self._options.poll)
         return await self.apply(body)
 
-    async def _ready(self, pod_names: list[str], timeout: float) -> dict[str, dict[str, Any]]:
+    async def _ready(self, pod_names: list[str], limit: float) -> dict[str, dict[str, Any]]:
         return await wait_pods_ready(
-            self._client, self.run.namespace, pod_names, timeout, self._options.poll
+            self._client, self.run.namespace, pod_names, limit, self._options.poll
         )
 
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
         self._spec, self._variant = spec, variant
-        run, images, timeout = self.run, self._options.images, self._options.ready_timeout
+        run, images, limit = self.run, self._options.images, self._options.ready_timeout
         await self.apply(manifests.namespace(run))
 
         services = manifests.services_of(spec, variant)
@@ -162,7 +162,7 @@ class KubernetesPlatform:
             manifests.cluster_service(run, names.MOCK_SERVICE, names.ROLE_MOCK, spec.upstream.port)
         )
         mocks = await self._ready(
-            mock_names + [names.service_pod_name(s.name) for s in services], timeout
+            mock_names + [names.service_pod_name(s.name) for s in services], limit
         )
 
         await self.apply(manifests.target_pod(run, spec, variant))
@@ -182,7 +182,7 @@ class KubernetesPlatform:
         for index in range(spec.generators.replicas):
             await self.fresh(manifests.generator_pod(run, index, spec.generators, images.generator))
         await self.apply(manifests.generator_network_policy(run, spec))
-        generators = await self._ready(gen_names, timeout)
+        generators = await self._ready(gen_names, limit)
         return await self._endpoints(spec, target, mocks[mock_names[0]], generators)
 
     async def _endpoints(

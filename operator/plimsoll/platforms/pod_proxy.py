@@ -35,9 +35,7 @@ class PodProxyRelay:
         await self._runner.setup()
         site = aiohttp.web.TCPSite(self._runner, self._host, 0)
         await site.start()
-        server = site._server
-        assert server is not None and server.sockets  # type: ignore[union-attr]
-        self.port = int(server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
+        self.port = int(self._runner.addresses[0][1])
 
     async def stop(self) -> None:
         if self._runner is not None:
