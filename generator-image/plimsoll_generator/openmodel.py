@@ -24,7 +24,7 @@ from plimsoll_generator.httpmix import HttpMix, MixEntry
 from plimsoll_generator.recorder import OperationStats, classify
 from plimsoll_generator.schedule import Schedule
 
-LEAD = 0.001
+LEAD = 0.002
 MIN_SLEEP = 0.001
 _perf = time.perf_counter
 

@@ -1,0 +1,285 @@
+"""Benchmark of the load generator against wrk, both pinned beside nginx.
+
+Run: `.venv/bin/python bench/generator.py`. nginx (one worker, a small static
+body) is pinned to core 0; wrk and the generator take turns on core 1. Figures:
+
+- closed loop, 64 connections, 5 s each: requests/s and CPU microseconds per
+  request (process CPU seconds / requests: steadier than requests/s, since
+  nginx may cap both); `ratio_vs_wrk` = wrk's CPU per request / the generator's;
+- open model at 5,000 requests/s (uniform): latency from the intended start,
+  p50/p99; nginx sends no Server-Timing and its `$request_time` reads 0.000 at
+  this size, so the whole client latency is the generator-added figure, an
+  upper bound; and the generator's CPU share at that rate;
+- memory per held SSE stream: generator RSS growth holding 10,000 streams
+  against a minimal SSE server written here (pinned to core 0).
+
+The last line printed is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+from plimsoll.api.trial import TrialResult
+from plimsoll.shared import histogram
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER_CORE, CLIENT_CORE = "0", "1"
+CONNECTIONS = 64
+SECONDS = 5
+STREAMS = 10_000
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def raise_nofile() -> None:
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def start_nginx(workdir: Path, port: int) -> subprocess.Popen[bytes]:
+    conf = workdir / "nginx.conf"
+    conf.write_text(
+        f"""
+worker_processes 1;
+daemon off;
+pid {workdir}/nginx.pid;
+error_log {workdir}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 60s;
+    client_body_temp_path {workdir};
+    proxy_temp_path {workdir};
+    fastcgi_temp_path {workdir};
+    uwsgi_temp_path {workdir};
+    scgi_temp_path {workdir};
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{ return 200 "hello from nginx\\n"; }}
+    }}
+}}
+"""
+    )
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    proc = subprocess.Popen(
+        ["taskset", "-c", SERVER_CORE, nginx, "-c", str(conf), "-p", str(workdir)]
+    )
+    wait_port(port)
+    return proc
+
+
+def wait_port(port: int, limit: float = 15.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
+
+
+def run_wrk(port: int) -> tuple[float, float]:
+    """(requests/s, CPU microseconds per request) of wrk, from its own rusage."""
+    proc = subprocess.Popen(
+        [
+            "taskset",
+            "-c",
+            CLIENT_CORE,
+            "wrk",
+            "-t1",
+            f"-c{CONNECTIONS}",
+            f"-d{SECONDS}s",
+            f"http://127.0.0.1:{port}/",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    out = proc.stdout.read() if proc.stdout else ""
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    return rps, (usage.ru_utime + usage.ru_stime) / total * 1e6
+
+
+def start_generator(port: int) -> subprocess.Popen[bytes]:
+    command = ["taskset", "-c", CLIENT_CORE, sys.executable, "-m", "plimsoll_generator"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--processes", "1"]
+    proc = subprocess.Popen(command, preexec_fn=raise_nofile)
+    wait_port(port)
+    return proc
+
+
+def trial(control: str, body: dict[str, Any], during: Any = None) -> TrialResult:
+    with httpx.Client(base_url=control, timeout=30) as client:
+        answer = client.post("/trials", json=body)
+        answer.raise_for_status()
+        trial_id = answer.json()["id"]
+        extra = during() if during else None
+        while True:
+            result = TrialResult.model_validate(client.get(f"/trials/{trial_id}").json())
+            if result.state.value != "running":
+                break
+            time.sleep(0.2)
+    if result.errors:
+        print("  errors:", result.errors[:3])
+    if extra is not None:
+        result.__dict__["_extra"] = extra
+    return result
+
+
+async def sse_server(port: int) -> None:
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+            return
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n: hi\n\n")
+        try:
+            await reader.read()  # until the client leaves
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(hold, "127.0.0.1", port, backlog=4096)
+    async with server:
+        await server.serve_forever()
+
+
+def main() -> None:
+    raise_nofile()
+    workdir = Path(tempfile.mkdtemp(prefix="plimsoll-bench-"))
+    nginx_port, gen_port, sse_port = free_port(), free_port(), free_port()
+    control = f"http://127.0.0.1:{gen_port}"
+    target = f"http://127.0.0.1:{nginx_port}"
+    nginx = start_nginx(workdir, nginx_port)
+    gen = start_generator(gen_port)
+    sse = None
+    try:
+        wrk_rps, wrk_cpu = run_wrk(nginx_port)
+        print(
+            f"wrk        closed loop {CONNECTIONS} conns: {wrk_rps:,.0f} req/s, "
+            f"{wrk_cpu:.2f} us CPU/req"
+        )
+
+        mix = [{"name": "hello", "path": "/"}]
+        closed = trial(
+            control,
+            {
+                "level": CONNECTIONS,
+                "duration": SECONDS,
+                "warmUp": 1,
+                "targetUrl": target,
+                "workload": {"model": "users", "mix": mix},
+            },
+        )
+        gen_rps = closed.sent / closed.measured_seconds
+        gen_cpu = closed.cpu_seconds / closed.sent * 1e6
+        print(
+            f"generator  closed loop {CONNECTIONS} conns: {gen_rps:,.0f} req/s, "
+            f"{gen_cpu:.2f} us CPU/req"
+        )
+
+        opened = trial(
+            control,
+            {
+                "level": 5000,
+                "duration": SECONDS,
+                "warmUp": 1,
+                "targetUrl": target,
+                "workload": {"arrival": "uniform", "mix": mix},
+            },
+        )
+        latency = histogram.decode(opened.operations["hello"].latency)
+        p50 = histogram.quantile_ms(latency, 0.5) or 0.0
+        p99 = histogram.quantile_ms(latency, 0.99) or 0.0
+        cpu_pct = opened.cpu_seconds / opened.measured_seconds * 100
+        print(
+            f"generator  open model 5,000/s: sent {opened.sent}/{opened.intended}, dropped "
+            f"{opened.dropped_starts}, p50 {p50:.3f} ms, p99 {p99:.3f} ms, CPU {cpu_pct:.1f}%"
+        )
+
+        sse = subprocess.Popen(
+            [
+                "taskset",
+                "-c",
+                SERVER_CORE,
+                sys.executable,
+                "-c",
+                f"import asyncio, uvloop, sys; sys.path.insert(0, {str(ROOT / 'bench')!r}); "
+                f"from generator import sse_server; uvloop.run(sse_server({sse_port}))",
+            ],
+            preexec_fn=raise_nofile,
+        )
+        wait_port(sse_port)
+        process = psutil.Process(gen.pid)
+        before = process.memory_info().rss
+
+        def held_rss() -> int:
+            time.sleep(5.0)  # streams open in batches of 200 every 20 ms: ~1 s
+            return int(process.memory_info().rss)
+
+        streams = trial(
+            control,
+            {
+                "level": 0,
+                "duration": 7,
+                "targetUrl": f"http://127.0.0.1:{sse_port}",
+                "workload": {"mix": mix, "streams": {"count": STREAMS, "path": "/sse"}},
+            },
+            during=held_rss,
+        )
+        held = streams.streams.held_at_end
+        growth = streams.__dict__["_extra"] - before
+        stream_kib = growth / max(held, 1) / 1024
+        print(
+            f"generator  {held:,} held SSE streams: RSS +{growth / 2**20:.1f} MiB, "
+            f"{stream_kib:.2f} KiB/stream"
+        )
+    finally:
+        for proc in (gen, sse, nginx):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(timeout=10)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    print(
+        json.dumps(
+            {
+                "gen_rps": round(gen_rps),
+                "wrk_rps": round(wrk_rps),
+                "gen_cpu_us_per_req": round(gen_cpu, 2),
+                "wrk_cpu_us_per_req": round(wrk_cpu, 2),
+                "ratio_vs_wrk": round(wrk_cpu / gen_cpu, 3),
+                "added_p50_ms_5k": round(p50, 3),
+                "added_p99_ms_5k": round(p99, 3),
+                "cpu_pct_5k": round(cpu_pct, 1),
+                "stream_kib": round(stream_kib, 2),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
