@@ -16,6 +16,7 @@ import typer
 
 from plimsoll.api.resource import SpecError
 from plimsoll.crd import render_crd
+from plimsoll.operator_command import operator_cmd
 from plimsoll.report_command import report
 from plimsoll.run_command import run
 from plimsoll.size_command import size
@@ -62,6 +63,7 @@ def validate(
 app.command()(size)
 app.command()(run)
 app.command()(report)
+app.command("operator")(operator_cmd)
 
 
 def main() -> None:
