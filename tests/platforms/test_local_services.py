@@ -22,6 +22,7 @@ from plimsoll.api.resource import CapacityTest
 from plimsoll.api.step import Verdict
 from plimsoll.platforms.local import LocalPlatform
 from plimsoll.platforms.processes import free_port
+from plimsoll.report.markdown import render_markdown
 from plimsoll.runner import run_test
 from tests.runner.conftest import ROOT, marked_processes
 from tests.runner.test_faults import RecordingSink
@@ -101,6 +102,8 @@ async def test_service_reaches_the_target_setup_seeds_it_first_and_both_are_meas
     assert step.target is not None
     assert step.target.memory_max_bytes is not None
     assert any(p.startswith("service store: pid ") for p in report.placement)
+    beside = render_markdown(report).split("## Beside the target")[1]
+    assert f"| 0 | default | 10 | store | proc | {store.cpu_mean_cores:,.2f} |" in beside
     assert marked_processes(mark) == []
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import jinja2
 
 from plimsoll.api.report import RunReport
-from plimsoll.report.table import COLUMNS, row
+from plimsoll.report.table import BESIDE_COLUMNS, COLUMNS, beside_rows, row
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("plimsoll.report", "templates"),
@@ -29,5 +29,7 @@ def render_markdown(report: RunReport, charts: Sequence[str] = ()) -> str:
         unit=report.spec.unit,
         columns=COLUMNS,
         rows=[row(step) for step in report.steps],
+        beside_columns=BESIDE_COLUMNS,
+        beside=[cells for step in report.steps for cells in beside_rows(step)],
         charts=list(charts),
     )

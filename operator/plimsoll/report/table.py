@@ -59,3 +59,25 @@ def row(result: StepResult) -> Row:
         record.verdict.value,
     ]
     return Row(cells, record.verdict.value, list(record.reasons))
+
+
+BESIDE_COLUMNS = ["#", "variant", "level", "process", "source", "CPU", "memory"]
+
+
+def beside_rows(result: StepResult) -> list[list[str]]:
+    """What the services, the mock and the generators used in one step, beside the target."""
+    rows = []
+    for name, usage in sorted(result.others.items()):
+        memory = usage.memory_max_bytes
+        rows.append(
+            [
+                str(result.index),
+                result.variant,
+                f"{result.level:,}",
+                name,
+                usage.source,
+                _num(usage.cpu_mean_cores, 2),
+                "—" if memory is None else format_bytes(memory),
+            ]
+        )
+    return rows
