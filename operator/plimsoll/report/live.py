@@ -1,54 +1,161 @@
 """The console side of `plimsoll run`: a live view while it runs, and the report on disk.
 
-`ConsoleSink` is the `ProgressSink` the CLI hands the runner: it prints each
-phase, the current step, each step's verdict and figures and the bracket as it
-narrows (rich), and rewrites report.json after every step so an interrupted
-run keeps everything it measured. `--quiet` keeps only the files and the
-final sentence.
+`ConsoleSink` is the `ProgressSink` the CLI hands the runner. On a terminal it
+draws a `rich.Live` panel: the step under way (level, kind, seconds elapsed),
+the bracket low … high and how it narrowed, and a table of the steps so far
+with their verdicts and key figures; phases and reasons print above it. Where
+the output is not a terminal (CI logs, a pipe) it prints plain lines instead,
+one event per line, which read well in a log. Either way it rewrites
+report.json after every step, so an interrupted run keeps everything it
+measured. `--quiet` keeps only the files and the final sentence.
 """
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import CurrentStep, Phase
-from plimsoll.api.step import StepRecord, StepResult, Verdict
+from plimsoll.api.step import StepRecord, StepResult, TrialKind, Verdict
 from plimsoll.report.files import write_json
 from plimsoll.report.table import COLUMNS, row
 
 _STYLES = {"pass": "green", "fail": "red", "invalid": "magenta", "noisy": "yellow"}
+# The panel's table keeps the columns that decide a step; report.md has them all.
+_PANEL_COLUMNS = ["#", "level", "kind", "p50 ms", "p99 ms", "errors", "achieved/s", "CPU"]
+_PANEL_COLUMNS += ["memory", "verdict"]
+_PANEL_ROWS = 12  # the latest steps; older ones scroll out of the panel, not out of the report
+
+
+def bracket_of(results: list[StepResult], variant: str) -> tuple[int | None, int | None]:
+    """(highest pass, lowest fail above it) of one variant so far."""
+    mine = [r for r in results if r.variant == variant]
+    low = max((r.level for r in mine if r.judgement.verdict is Verdict.PASS), default=None)
+    failed = [
+        r.level
+        for r in mine
+        if r.judgement.verdict is Verdict.FAIL and (low is None or r.level > low)
+    ]
+    return low, min(failed, default=None)
+
+
+def _side(value: int | None) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def bracket_text(bracket: tuple[int | None, int | None]) -> str:
+    return f"{_side(bracket[0])} … {_side(bracket[1])}"
 
 
 class ConsoleSink:
-    def __init__(self, test: CapacityTest, out: Path, *, quiet: bool = False) -> None:
+    def __init__(
+        self,
+        test: CapacityTest,
+        out: Path,
+        *,
+        quiet: bool = False,
+        console: Console | None = None,
+        live: bool | None = None,
+    ) -> None:
         self.test = test
         self.out = out
-        self.console = Console(stderr=True, quiet=quiet)
+        self.console = console or Console(stderr=True, quiet=quiet)
         self.results: list[StepResult] = []
         self.report: RunReport | None = None
+        self.phase_text = ""
+        self.current: CurrentStep | None = None
+        self._current_since = 0.0
+        self.brackets: dict[str, list[str]] = {}  # per variant, each distinct bracket in turn
+        use_live = self.console.is_terminal and not quiet if live is None else live
+        self._live = (
+            Live(
+                console=self.console,
+                get_renderable=self.render,
+                refresh_per_second=4,
+                transient=True,  # the final table replaces it: no panel left in scrollback
+            )
+            if use_live
+            else None
+        )
 
-    def _bracket(self, variant: str) -> str:
-        mine = [r for r in self.results if r.variant == variant]
-        passed = [r.level for r in mine if r.judgement.verdict is Verdict.PASS]
-        low = max(passed, default=None)
-        failed = [
-            r.level
-            for r in mine
-            if r.judgement.verdict is Verdict.FAIL and (low is None or r.level > low)
-        ]
-        high = min(failed, default=None)
-        return f"bracket [{low if low is not None else '—'} … {high if high is not None else '—'}]"
+    # -- the panel ------------------------------------------------------------------
+
+    def _expected_seconds(self, step: CurrentStep) -> float | None:
+        trial, search = self.test.spec.trial, self.test.spec.search
+        if step.kind is TrialKind.PROBE:
+            probe = search.probe_duration
+            return None if probe is None else trial.warm_up + probe
+        return trial.warm_up + trial.duration
+
+    def _now_line(self) -> Text:
+        step = self.current
+        if step is None:
+            return Text("between steps" if self.results else "starting", style="dim")
+        elapsed = time.monotonic() - self._current_since
+        expected = self._expected_seconds(step)
+        of = f" of ~{expected:.0f} s" if expected else ""
+        attempt = f", attempt {step.attempt}" if step.attempt > 1 else ""
+        return Text.assemble(
+            f"step {step.index}: level ",
+            (f"{step.level:,} {self.test.spec.unit}", "bold"),
+            f" ({step.kind.value} trial{attempt}, {step.variant}), {elapsed:.0f} s{of}",
+        )
+
+    def _bracket_lines(self) -> list[Text]:
+        lines = []
+        for variant, history in self.brackets.items():
+            label = f"[{variant}] " if len(self.brackets) > 1 else ""
+            narrowing = " → ".join(history[:-1][-5:])
+            lines.append(
+                Text.assemble(
+                    f"{label}bracket ",
+                    (history[-1], "bold cyan"),
+                    (f"   (was {narrowing})" if narrowing else "", "dim"),
+                )
+            )
+        return lines
+
+    def _steps_table(self) -> Table:
+        table = Table(*_PANEL_COLUMNS, expand=False, box=None, pad_edge=False)
+        wanted = [COLUMNS.index(name) for name in _PANEL_COLUMNS]
+        for result in self.results[-_PANEL_ROWS:]:
+            line = row(result)
+            table.add_row(*(line.cells[i] for i in wanted), style=_STYLES.get(line.verdict))
+        return table
+
+    def render(self) -> RenderableType:
+        """The live panel as it stands now (called by rich on every refresh)."""
+        parts: list[RenderableType] = [self._now_line(), *self._bracket_lines()]
+        if self.results:
+            parts += [Text(""), self._steps_table()]
+        return Panel(
+            Group(*parts),
+            title=f"plimsoll run: {self.test.metadata.name}",
+            subtitle=self.phase_text,
+            expand=False,
+        )
+
+    # -- the ProgressSink -------------------------------------------------------------
 
     async def phase(self, phase: Phase, message: str) -> None:
+        self.phase_text = f"{phase.value}: {message}"
         self.console.print(f"[bold]{phase.value}[/bold]: {message}")
+        if self._live is not None and phase in (Phase.PROVISIONING, Phase.RUNNING):
+            self._live.start()  # idempotent; printing above it keeps working
 
     async def step_started(self, step: CurrentStep) -> None:
+        self.current, self._current_since = step, time.monotonic()
+        if self._live is not None:
+            return
         kind = f"{step.kind.value} trial" + (
             f", attempt {step.attempt}" if step.attempt > 1 else ""
         )
@@ -59,15 +166,24 @@ class ConsoleSink:
 
     async def step_finished(self, record: StepRecord, result: StepResult) -> None:
         self.results.append(result)
-        cells = row(result).cells
-        figures = ", ".join(
-            f"{name} {value}" for name, value in zip(COLUMNS[4:12], cells[4:12], strict=True)
-        )
+        self.current = None
+        history = self.brackets.setdefault(record.variant, [])
+        now = bracket_text(bracket_of(self.results, record.variant))
+        if not history or history[-1] != now:
+            history.append(now)
         style = _STYLES.get(record.verdict.value, "white")
-        self.console.print(f"  [{style}]{record.verdict.value.upper()}[/{style}] {figures}")
-        for reason in record.reasons:
-            self.console.print(f"    {reason}")
-        self.console.print(f"  {self._bracket(record.variant)}")
+        if self._live is None:
+            cells = row(result).cells
+            figures = ", ".join(
+                f"{name} {value}" for name, value in zip(COLUMNS[4:12], cells[4:12], strict=True)
+            )
+            self.console.print(f"  [{style}]{record.verdict.value.upper()}[/{style}] {figures}")
+            for reason in record.reasons:
+                self.console.print(f"    {reason}")
+            self.console.print(f"  bracket [{now}]")
+        elif record.reasons:  # why a step did not pass stays in the scrollback
+            verdict = f"[{style}]{record.verdict.value}[/{style}]"
+            self.console.print(f"step {record.index} {verdict}: " + "; ".join(record.reasons))
         write_json(self._partial(), self.out)
 
     def _partial(self) -> RunReport:
@@ -82,6 +198,8 @@ class ConsoleSink:
 
     async def finished(self, report: RunReport) -> None:
         self.report = report
+        if self._live is not None:
+            self._live.stop()
         write_json(report, self.out)  # also when interrupted: the partial report, with why
         table = Table(*COLUMNS, title="Steps")
         for result in report.steps:
