@@ -3,7 +3,8 @@
 `FakeCluster` is kmock's `KubernetesEmulator` with the parts a real control plane
 adds and kmock 0.8 lacks: Namespaces (kmock's path parser answers 500 for them),
 namespace deletion that takes the namespace's objects with it, and a log of
-every API call (method and path) for the RBAC test.
+every API call (method and path) for the RBAC test, and the pod proxy
+(`apiserver_proxy.py`) an operator outside the cluster reaches generators by.
 
 `Kubelet` plays the node: for each Pod it sees it resolves the container's env
 the way a kubelet does (values, `$(VAR)` expansion, the downward API's
@@ -36,6 +37,7 @@ import httpx
 import kmock
 
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
+from tests.operator.apiserver_proxy import PROXY_PATH, serve_pod_proxy
 
 _NS_PATH = re.compile(r"^/api/v1/namespaces(?:/([^/]+))?$")
 _SERVICE_NAME = re.compile(r"\b([a-z0-9-]+)\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?(?::(\d+))?")
@@ -72,6 +74,9 @@ class FakeCluster(kmock.KubernetesEmulator):
     async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
         agent = raw_request.headers.get("User-Agent", "")
         self.calls.append((raw_request.method, raw_request.path, raw_request.query_string, agent))
+        proxied = PROXY_PATH.match(raw_request.path)
+        if proxied is not None:
+            return await serve_pod_proxy(raw_request, proxied, self.find_pod)
         match = _NS_PATH.match(raw_request.path)
         if match is None:
             return await super().__call__(raw_request)
@@ -124,6 +129,9 @@ class FakeCluster(kmock.KubernetesEmulator):
             if resource.plural == plural and not obj.deleted:
                 found.append((namespace or "", name, dict(obj.raw)))
         return found
+
+    def find_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return next((p for ns, n, p in self.live("pods") if (ns, n) == (namespace, name)), None)
 
     def patch_object(self, plural: str, namespace: str, name: str, patch: dict[str, Any]) -> None:
         for (resource, ns, n), obj in list(self.objects.items()):

@@ -6,12 +6,15 @@ on 127.0.0.1 and hands the runner URLs such as
 `http://127.0.0.1:PORT/<namespace>/<pod>/<port>`; each request is forwarded to
 `/api/v1/namespaces/<ns>/pods/<pod>:<port>/proxy/...` with the operator's own
 credentials, like `kubectl proxy` does. The runner's trial client stays a plain
-HTTP client that knows nothing of the API server.
+HTTP client that knows nothing of the API server. The pod's answers, and the
+API server's own refusals (404 for no such pod, 503 when it cannot reach it),
+pass through unchanged; an API server that cannot be reached at all is a 502.
 """
 
 from __future__ import annotations
 
 import aiohttp.web
+import httpx
 
 from plimsoll.platforms.kube_client import KubeClient
 
@@ -46,15 +49,20 @@ class PodProxyRelay:
         info = request.match_info
         rest = info["rest"] + (f"?{request.query_string}" if request.query_string else "")
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_HEADERS}
-        upstream = await self._client.proxy(
-            request.method,
-            info["namespace"],
-            info["pod"],
-            int(info["port"]),
-            rest,
-            await request.read(),
-            headers,
-        )
+        try:
+            upstream = await self._client.proxy(
+                request.method,
+                info["namespace"],
+                info["pod"],
+                int(info["port"]),
+                rest,
+                await request.read(),
+                headers,
+            )
+        except httpx.HTTPError as exc:
+            # The caller (the trial client) reports this text: say which hop failed.
+            message = f"API server {self._client.server} unreachable: {exc!r}"
+            return aiohttp.web.Response(status=502, text=message)
         content_type = upstream.headers.get("content-type", "application/octet-stream")
         return aiohttp.web.Response(
             status=upstream.status_code,
