@@ -26,7 +26,7 @@ _HOP = {"host", "connection", "content-length", "transfer-encoding", "authorizat
 
 
 def _status(code: int, reason: str, message: str) -> aiohttp.web.Response:
-    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure"}
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "status": "Failure"}
     body |= {"code": code, "reason": reason, "message": message}
     return aiohttp.web.json_response(body, status=code)
 
