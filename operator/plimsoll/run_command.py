@@ -67,6 +67,7 @@ async def _run(
     cgroup_root: Path | None,
     listen: tuple[str, int],
     prometheus: str | None,
+    scrape_wait: float,
 ) -> RunReport:
     run_id = f"{test.metadata.name}-{uuid.uuid4().hex[:6]}"
     sink = ConsoleSink(test, out, quiet=quiet)
@@ -89,6 +90,7 @@ async def _run(
             cgroup_root=cgroup_root,
             exporter=exporter,
             prometheus_url=prometheus,
+            scrape_wait=scrape_wait,
         )
 
     try:
@@ -119,6 +121,12 @@ def run(
             "(port 0: any free one, printed at start)."
         ),
     ] = "127.0.0.1:0",
+    scrape_wait: Annotated[
+        float,
+        typer.Option(
+            help="With Prometheus: seconds to wait, at start, until it has scraped the exporter."
+        ),
+    ] = 120.0,
     trial_duration: Annotated[
         float | None, typer.Option(help="Override trial.duration (seconds), for short runs.")
     ] = None,
@@ -140,7 +148,7 @@ def run(
     cgroup_root = os.environ.get("PLIMSOLL_CGROUP_ROOT")
     try:
         cgroups = Path(cgroup_root) if cgroup_root else None
-        report = asyncio.run(_run(test, out, quiet, cgroups, listen, prometheus))
+        report = asyncio.run(_run(test, out, quiet, cgroups, listen, prometheus, scrape_wait))
     except RunSetupError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(EXIT_INCOMPLETE) from exc

@@ -22,15 +22,19 @@ from pathlib import Path
 from typing import Literal
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
-from plimsoll.api.step import ResourceUsage
 from plimsoll.metrics.cgroup import CgroupPaths
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.sampler import LocalSource, Sampler
-from plimsoll.metrics.source import ROLE_MOCK, ROLE_TARGET, MetricsSource, Window
+from plimsoll.metrics.source import ROLE_MOCK, ROLE_TARGET, MetricsSource
 from plimsoll.platforms import cgroups
 from plimsoll.platforms.base import Endpoints, PlatformError
-from plimsoll.platforms.local_metrics import LocalExport, await_scraped, prometheus_source
+from plimsoll.platforms.local_metrics import (
+    LocalExport,
+    LocalSourceWithRestarts,
+    await_scraped,
+    prometheus_source,
+)
 from plimsoll.platforms.local_pieces import Pieces, services_of, start_services, target_command
 from plimsoll.platforms.processes import ManagedProcess, free_port, port_is_free, wait_ready
 from plimsoll.platforms.supervisor import Supervisor
@@ -46,27 +50,6 @@ def split_cpus(
     if len(available) < need + 1:
         return None, None
     return set(available[-need:]), set(available[:-need])
-
-
-class LocalSourceWithRestarts:
-    """The metrics engineer's LocalSource, plus the target's restarts in each window."""
-
-    def __init__(self, source: LocalSource, supervisor: Supervisor | None) -> None:
-        self.source = source
-        self.supervisor = supervisor
-
-    async def usage(self, window: Window) -> dict[str, ResourceUsage]:
-        usage = await self.source.usage(window)
-        target = usage.get(ROLE_TARGET)
-        if target is not None and target.source == "proc":
-            # Unpinned, the target has no memory limit of its own, so no limit can OOM-kill
-            # it: that figure is not missing, it does not apply (restarts still count).
-            target.missing = [m for m in target.missing if "OOM kills" not in m]
-        if target is not None and self.supervisor is not None:
-            target.restarts = self.supervisor.restarts_between(
-                window.start.timestamp(), window.end.timestamp()
-            )
-        return usage
 
 
 class LocalPlatform:

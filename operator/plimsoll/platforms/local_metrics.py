@@ -9,7 +9,8 @@ it (target `target`, mock `mock-0`, generators `generator-N`, services
 `svc-NAME`), in a namespace of its own per run and variant, and `role_selectors`
 builds the same selectors the Kubernetes platform builds. `await_scraped` holds
 the start until Prometheus holds a series of every role, so the first trial's
-window is not read before the first scrape.
+window is not read before the first scrape. Without Prometheus, the platform's
+own samplers answer instead (`LocalSourceWithRestarts`).
 """
 
 from __future__ import annotations
@@ -21,13 +22,16 @@ from collections.abc import Sequence
 import httpx
 
 from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.api.step import ResourceUsage
 from plimsoll.metrics.cgroup import CgroupPaths, CgroupReadError, read_sample
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.promql import Selector
-from plimsoll.metrics.source import ROLE_GENERATOR, ROLE_MOCK, ROLE_TARGET
+from plimsoll.metrics.sampler import LocalSource
+from plimsoll.metrics.source import ROLE_GENERATOR, ROLE_MOCK, ROLE_TARGET, Window
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.kube_names import service_pod_name
+from plimsoll.platforms.supervisor import Supervisor
 
 
 def pod_of(role: str) -> tuple[str, str]:
@@ -96,6 +100,27 @@ class LocalExport:
             if exported in self.exporter.containers:
                 self.exporter.containers.remove(exported)
         self.containers.clear()
+
+
+class LocalSourceWithRestarts:
+    """The metrics engineer's LocalSource, plus the target's restarts in each window."""
+
+    def __init__(self, source: LocalSource, supervisor: Supervisor | None) -> None:
+        self.source = source
+        self.supervisor = supervisor
+
+    async def usage(self, window: Window) -> dict[str, ResourceUsage]:
+        usage = await self.source.usage(window)
+        target = usage.get(ROLE_TARGET)
+        if target is not None and target.source == "proc":
+            # Unpinned, the target has no memory limit of its own, so no limit can OOM-kill
+            # it: that figure is not missing, it does not apply (restarts still count).
+            target.missing = [m for m in target.missing if "OOM kills" not in m]
+        if target is not None and self.supervisor is not None:
+            target.restarts = self.supervisor.restarts_between(
+                window.start.timestamp(), window.end.timestamp()
+            )
+        return usage
 
 
 def _oom_kills(paths: CgroupPaths) -> int:
