@@ -14,6 +14,7 @@ timer per request, which would cost more than the request itself.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from collections.abc import Callable
 from typing import Any
@@ -167,10 +168,11 @@ class Connection(asyncio.Protocol):
 class Pool:
     """Keep-alive connections to one host:port, opened on demand."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
         self.loop = asyncio.get_running_loop()
         self.host = host
         self.port = port
+        self.tls = tls  # https targets: TLS on every connection (see tls.py)
         self.idle: list[Connection] = []
         self.busy: set[Connection] = set()
         self.connections = 0
@@ -191,10 +193,12 @@ class Pool:
         exchange.sent_at = _perf()
         try:
             _, conn = await asyncio.wait_for(
-                self.loop.create_connection(lambda: Connection(self), self.host, self.port),
+                self.loop.create_connection(
+                    lambda: Connection(self), self.host, self.port, ssl=self.tls
+                ),
                 exchange.timeout,
             )
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError) as exc:  # ssl errors are OSErrors too
             self.connections -= 1
             exchange.finish(f"connect to {self.host}:{self.port} failed: {exc or 'timeout'}")
             return
@@ -272,11 +276,11 @@ def upstream_seconds(value: bytes | None) -> float | None:
 
 
 def split_url(url: str) -> tuple[str, int, str]:
-    """(host, port, base path) of an http URL; https is not supported on the hot path."""
+    """(host, port, base path) of an http:// or https:// URL (`tls.py` tells which)."""
     parsed: Any = httptools.parse_url(url.encode())
-    if parsed.schema != b"http":
-        raise ValueError(f"{url}: only http:// targets are supported (terminate TLS elsewhere)")
+    if parsed.schema not in (b"http", b"https"):
+        raise ValueError(f"{url}: only http:// and https:// targets are supported")
     host = parsed.host.decode()
-    port = parsed.port or 80
+    port = parsed.port or (443 if parsed.schema == b"https" else 80)
     path = (parsed.path or b"").decode().rstrip("/")
     return host, port, path

@@ -17,6 +17,7 @@ from plimsoll.api.trial import StreamHealth, TrialRequest
 from plimsoll_generator.client import Pool, split_url
 from plimsoll_generator.clientips import ClientIpPool
 from plimsoll_generator.recorder import Recorder
+from plimsoll_generator.tls import context_for
 
 
 @dataclass
@@ -48,7 +49,7 @@ class TrialContext:
             ips = ClientIpPool(request.workload.client_ips, request.client_ip_offset)
         return cls(
             request=request,
-            pool=Pool(host, port),
+            pool=Pool(host, port, context_for(request.target_url, request.workload.tls_verify)),
             recorder=recorder,
             rng=random.Random(request.seed),
             host_header=f"{host}:{port}",

@@ -14,13 +14,14 @@ import time
 from plimsoll.api.trial import FloorProbe, FloorResult
 from plimsoll_generator.client import Exchange, Pool, build_request, split_url
 from plimsoll_generator.recorder import Series
+from plimsoll_generator.tls import context_for
 
 
 class FloorProber:
-    def __init__(self, probe: FloorProbe, timeout: float) -> None:
+    def __init__(self, probe: FloorProbe, timeout: float, verify: bool = True) -> None:
         host, port, path = split_url(probe.url)
         self.interval = 1.0 / probe.rate
-        self.pool = Pool(host, port)
+        self.pool = Pool(host, port, context_for(probe.url, verify))
         self.payload = build_request("GET", path or "/", f"{host}:{port}")
         self.timeout = min(timeout, 10.0)
         self.series = Series()

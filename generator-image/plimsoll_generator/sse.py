@@ -4,7 +4,8 @@
 streams and held notification streams all use it. `HeldStream` is an exchange
 that stays open for the trial: any bytes (keep-alive comments included) count
 as a sign of life, and `StreamWatch` counts streams silent for longer than the
-keep-alive timeout, and streams the server dropped.
+keep-alive timeout, and streams the server dropped. It watches WebSocket
+streams (`websocket.py`) too, through the small `Held` protocol.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from plimsoll.api.trial import StreamHealth
 from plimsoll_generator.client import Exchange
@@ -71,6 +73,7 @@ class HeldStream(Exchange):
         self.nbytes += len(chunk)
         self.last_seen = time.perf_counter()
         self.flagged = False
+        self.watch.health.keep_alives += 1
 
     def _ended(self, _: Exchange) -> None:
         self.watch.ended(self)
@@ -85,6 +88,17 @@ class HeldStream(Exchange):
             conn.close()
 
 
+class Held(Protocol):
+    """What `StreamWatch` needs of a held stream, SSE or WebSocket."""
+
+    opened: bool
+    cancelled: bool
+    flagged: bool
+    last_seen: float
+
+    def cancel(self) -> None: ...
+
+
 class StreamWatch:
     """Health of every held stream of one process, checked once a second."""
 
@@ -94,14 +108,14 @@ class StreamWatch:
         self.health = health
         self.timeout = keep_alive_timeout
         self.recording = recording
-        self.live: set[HeldStream] = set()
+        self.live: set[Held] = set()
         self._task: asyncio.Task[None] | None = None
 
-    def opened(self, stream: HeldStream) -> None:
+    def opened(self, stream: Held) -> None:
         self.live.add(stream)
         self.health.opened += 1
 
-    def ended(self, stream: HeldStream) -> None:
+    def ended(self, stream: Held) -> None:
         self.live.discard(stream)
         if stream.cancelled:
             return

@@ -23,6 +23,7 @@ from plimsoll_generator.cpu import CpuMeter
 from plimsoll_generator.floor import FloorProber
 from plimsoll_generator.recorder import Recorder
 from plimsoll_generator.split import user_count
+from plimsoll_generator.tls import context_for
 
 DRAIN_LIMIT = 30.0  # the longest we wait for calls in flight at the end
 
@@ -72,7 +73,7 @@ async def _check_client_ips(request: TrialRequest) -> None:
     if config is None or not config.verify:
         return
     host, port, _ = split_url(request.target_url)
-    pool = Pool(host, port)
+    pool = Pool(host, port, context_for(request.target_url, request.workload.tls_verify))
     try:
         await verify(pool, f"{host}:{port}", config, min(request.workload.timeout, 10.0))
     finally:
@@ -97,7 +98,11 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
         return TrialResult(
             id=trial_id, state=TrialState.FAILED, level=request.level, errors=[str(exc)]
         )
-    floor = FloorProber(request.floor, request.workload.timeout) if request.floor else None
+    floor = (
+        FloorProber(request.floor, request.workload.timeout, request.workload.tls_verify)
+        if request.floor
+        else None
+    )
     meter = CpuMeter()
     tasks: list[asyncio.Task[None]] = []
     if floor is not None:

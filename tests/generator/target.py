@@ -4,18 +4,24 @@ Behaviours are switched by the test: `stall_every`/`stall_for` make the whole
 server pause (answers queue up, as when a process stops), `honour_xff` decides
 whether `/whoami` echoes the forwarded client address or the socket peer,
 `upstream_ms` adds a `Server-Timing: upstream;dur=` header, `/sse` holds an
-event stream with keep-alive comments, `/mcp` answers a minimal MCP server,
-and `/v1/chat/completions` streams tokens.
+event stream with keep-alive comments, `/ws` holds a WebSocket (pings and a
+message every `keep_alive`, counting the client's pongs; `ws_close_after`
+closes it, `ws_bad_accept` answers a wrong key), `/mcp` answers a minimal MCP
+server, and `/v1/chat/completions` streams tokens.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
 
 import httptools
+
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
 
 
 @dataclass
@@ -32,6 +38,9 @@ class TargetState:
     open_streams: int = 0
     tool_error_every: int = 0
     calls: int = 0
+    ws_pongs: int = 0
+    ws_close_after: float | None = None
+    ws_bad_accept: bool = False
 
     def stalled_for(self) -> float:
         if self.stall_every <= 0:
@@ -52,6 +61,7 @@ class TargetProtocol(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.queue: list[asyncio.Task[None]] = []
         self.tail: asyncio.Future[None] | None = None
+        self.ws_buffer: bytearray | None = None  # set once the connection is a WebSocket
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -60,7 +70,14 @@ class TargetProtocol(asyncio.Protocol):
         self.transport = None
 
     def data_received(self, data: bytes) -> None:
-        self.parser.feed_data(data)
+        if self.ws_buffer is not None:
+            self.ws_frames(data)
+            return
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade as upgrade:
+            self.ws_buffer = bytearray()  # on_message_complete has dispatched /ws
+            self.ws_frames(data[upgrade.args[0] :])
 
     def on_url(self, url: bytes) -> None:
         self.url += url
@@ -110,6 +127,8 @@ class TargetProtocol(asyncio.Protocol):
             self.write(503, b"busy")
         elif path == "/sse":
             await self.hold_stream()
+        elif path == "/ws":
+            await self.websocket(headers)
         elif path == "/mcp":
             await self.mcp(method, headers, body)
         elif path == "/v1/chat/completions":
@@ -130,6 +149,45 @@ class TargetProtocol(asyncio.Protocol):
                 await asyncio.sleep(self.state.keep_alive)
         finally:
             self.state.open_streams -= 1
+
+    async def websocket(self, headers: dict[bytes, bytes]) -> None:
+        key = headers.get(b"sec-websocket-key", b"") + (b"x" if self.state.ws_bad_accept else b"")
+        accept = base64.b64encode(hashlib.sha1(key + WS_GUID).digest()).decode()
+        if self.transport is None:
+            return
+        self.transport.write(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            + f"Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n".encode()
+        )
+        self.state.open_streams += 1
+        opened = time.monotonic()
+        try:
+            while self.transport is not None and not self.transport.is_closing():
+                close_after = self.state.ws_close_after
+                if close_after is not None and time.monotonic() - opened >= close_after:
+                    self.transport.write(b"\x88\x02\x03\xe8")  # close, 1000
+                    return
+                self.transport.write(b"\x89\x01k")  # ping "k"
+                # A text message long enough to take the 16-bit length form.
+                self.transport.write(b"\x81\x7e\x00\x80" + b"m" * 128)
+                await asyncio.sleep(self.state.keep_alive)
+        finally:
+            self.state.open_streams -= 1
+
+    def ws_frames(self, data: bytes) -> None:
+        """Client frames: masked, short (pongs and a close) in these tests."""
+        buf = self.ws_buffer
+        assert buf is not None
+        buf += data
+        while len(buf) >= 6 and len(buf) >= 6 + (buf[1] & 0x7F):
+            opcode, length = buf[0] & 0x0F, buf[1] & 0x7F
+            assert buf[1] & 0x80, "client frames are masked"
+            assert length < 126, "client frames are short in these tests"
+            del buf[: 6 + length]
+            if opcode == 0xA:
+                self.state.ws_pongs += 1
+            elif opcode == 0x8 and self.transport is not None:
+                self.transport.close()
 
     async def mcp(self, method: str, headers: dict[bytes, bytes], body: bytes) -> None:
         if method == "GET":

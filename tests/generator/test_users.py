@@ -111,11 +111,3 @@ async def test_the_streams_probe_holds_its_streams(target: tuple[TargetState, st
     assert result.streams.opened == 300
     assert result.streams.held_at_end == 300
     assert result.streams.failed_to_open == 0
-
-
-async def test_websocket_streams_say_they_are_not_built(target: tuple[TargetState, str]) -> None:
-    _, url = target
-    workload = {"mix": [{"name": "hello"}], "streams": {"count": 2, "kind": "websocket"}}
-    result = await run(request(url, workload, level=1, duration=1))
-    assert result.state is TrialState.FAILED
-    assert "WebSocket streams are not built" in result.errors[0]

@@ -84,6 +84,9 @@ class StreamHealth(PlimsollModel):
     dropped: int = 0  # closed by the server before the end of the trial
     missed_keep_alives: int = 0  # silent for longer than the keep-alive timeout
     held_at_end: int = 0
+    keep_alives: int = Field(
+        0, description="Signs of life received: SSE chunks, WebSocket pings and messages."
+    )
 
 
 class FloorResult(PlimsollModel):

@@ -109,6 +109,9 @@ class StreamsProbe(PlimsollModel):
     count: int = Field(ge=1, le=200_000)
     kind: StreamKind = StreamKind.SSE
     path: str = Field("/", pattern=r"^/")
+    ws_path: str | None = Field(
+        None, pattern=r"^/", description="Path of the WebSocket streams, when not 'path'."
+    )
     hold_during_steps: bool = Field(
         False, description="Keep them open through the trials, as the edge seed does."
     )
@@ -144,6 +147,11 @@ class Workload(PlimsollModel):
         description="MCP protocol revision: a handshake era one, or the stateless '2026-07-28'.",
     )
     timeout: Seconds = Field(60.0, gt=0)
+    tls_verify: bool = Field(
+        True,
+        description="Verify an https:// target's certificate (and the floor's). Turn off "
+        "only for a self-signed test target; to trust a private CA, set SSL_CERT_FILE.",
+    )
     max_in_flight: int = Field(
         10_000, ge=1, description="Open-model starts beyond this many open calls are dropped."
     )

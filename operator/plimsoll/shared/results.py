@@ -71,6 +71,7 @@ def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
         dropped=sum(r.streams.dropped for r in results),
         missed_keep_alives=sum(r.streams.missed_keep_alives for r in results),
         held_at_end=sum(r.streams.held_at_end for r in results),
+        keep_alives=sum(r.streams.keep_alives for r in results),
     )
     errors: list[str] = []
     for r in results:
