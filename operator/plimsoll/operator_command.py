@@ -22,7 +22,12 @@ from plimsoll.platforms.kubernetes import REACH_AUTO, REACH_POD_IP, REACH_PROXY,
 
 
 def build_context(
-    *, reach: str, max_concurrent: int, metrics_port: int, prometheus_url: str | None
+    *,
+    reach: str,
+    max_concurrent: int,
+    metrics_port: int,
+    prometheus_url: str | None,
+    metrics_host: str = "0.0.0.0",
 ) -> OperatorContext:
     if reach not in (REACH_AUTO, REACH_POD_IP, REACH_PROXY):
         raise typer.BadParameter(f"--reach must be {REACH_AUTO}, {REACH_POD_IP} or {REACH_PROXY}")
@@ -30,7 +35,10 @@ def build_context(
         images=Images.from_env(), reach=reach, prometheus_url=prometheus_url or None
     )
     return OperatorContext(
-        options=options, max_concurrent=max_concurrent, metrics_port=metrics_port
+        options=options,
+        max_concurrent=max_concurrent,
+        metrics_port=metrics_port,
+        metrics_host=metrics_host,
     )
 
 
@@ -78,6 +86,9 @@ def operator_cmd(
     metrics_port: Annotated[
         int, typer.Option(help="Port of the operator's /metrics (0: off).")
     ] = int(os.environ.get("PLIMSOLL_METRICS_PORT", "0")),
+    metrics_host: Annotated[
+        str, typer.Option(help="Address of the operator's /metrics (all interfaces by default).")
+    ] = os.environ.get("PLIMSOLL_METRICS_HOST", "0.0.0.0"),
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
 ) -> None:
     """Run the operator: watch CapacityTests and run each in its own namespace."""
@@ -91,6 +102,7 @@ def operator_cmd(
         reach=reach,
         max_concurrent=max_concurrent,
         metrics_port=metrics_port,
+        metrics_host=metrics_host,
         prometheus_url=os.environ.get("PLIMSOLL_PROMETHEUS_URL"),
     )
     asyncio.run(run_operator(ctx, namespaces=list(namespace or []), liveness=liveness))

@@ -27,6 +27,7 @@ from plimsoll.api.resource import SpecError, load_capacity_test
 from plimsoll.api.spec import Cleanup, Variant
 from plimsoll.api.status import CapacityTestStatus, ConditionStatus, ConditionType, Phase, Reason
 from plimsoll.api.step import StepRecord
+from plimsoll.operator_events import Event, EventRecorder, EventType, phase_event
 from plimsoll.operator_metrics import OperatorMetrics
 from plimsoll.operator_plan import Action, Desired, decide, restart_reason, short_run_id
 from plimsoll.operator_status import OperatorSink, StatusWriter
@@ -106,7 +107,8 @@ class Supervisor:
 
     def writer(self, status: CapacityTestStatus) -> StatusWriter:
         meta = self.body["metadata"]
-        return StatusWriter(self.ctx.api(), meta["namespace"], meta["name"], status)
+        events = EventRecorder(self.ctx.api(), _plain(self.body))
+        return StatusWriter(self.ctx.api(), meta["namespace"], meta["name"], status, events=events)
 
     async def run(self) -> None:
         while not self.stopped:
@@ -153,6 +155,7 @@ class Supervisor:
         writer.condition(ConditionType.READY, ConditionStatus.FALSE, Reason.INVALID_SPEC, message)
         fresh.phase = Phase.FAILED
         fresh.message = f"invalid spec: {message}"
+        writer.note(Event(EventType.WARNING, Reason.INVALID_SPEC.value, fresh.message))
         fresh.completion_time = _now()
         writer._written = {}  # a fresh verdict: write every field
         await writer.write()
@@ -190,7 +193,9 @@ class Supervisor:
             writer._written = {}
             reason = restart_reason(status, desired) if status and status.run_id else Reason.VALID
             writer.condition(ConditionType.SPEC_VALID, ConditionStatus.TRUE, Reason.VALID, "")
-            writer.set_phase(Phase.PENDING, f"new run {fresh.run_id} ({reason.value})")
+            message = f"new run {fresh.run_id} in {fresh.namespace} ({reason.value})"
+            writer.set_phase(Phase.PENDING, message)
+            writer.note(phase_event(Phase.PENDING, message))  # a fresh status starts Pending
             await writer.write()
         if not await self._queue(writer, desired):
             return
@@ -238,6 +243,7 @@ class Supervisor:
             dict(self.body),
             on_step=lambda record, seconds: metrics.step(record.verdict, seconds),
             on_phase=lambda phase: metrics.set_phase(uid, phase),
+            unit=test.spec.unit,
         )
         make: Callable[[Variant | None], KubernetesPlatform] = lambda v: self._make_platform(  # noqa: E731
             v, writer.status

@@ -5,7 +5,9 @@ an `OperatorSink` (the runner's `ProgressSink`), so every step reaches the
 status as soon as it is judged: that list is the resume point after a restart.
 Writes are merge patches of only the top-level status fields that changed, and
 nothing at all when nothing changed (cert-manager's rule), so running a handler
-twice on the same state writes nothing the second time.
+twice on the same state writes nothing the second time. Each phase change, judged
+step and ceiling is also queued as a Kubernetes Event (`plimsoll.operator_events`)
+and posted right after the patch that shows it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from plimsoll.api.status import (
     set_condition,
 )
 from plimsoll.api.step import StepRecord, StepResult
+from plimsoll.operator_events import Event, EventRecorder, ceiling_event, phase_event, step_event
 from plimsoll.operator_plan import conditions_for
 from plimsoll.platforms.kube_client import CAPACITY_TESTS, CONFIG_MAPS, ConflictError, KubeClient
 
@@ -53,12 +56,20 @@ class StatusWriter:
         status: CapacityTestStatus,
         *,
         clock: Callable[[], datetime] = _now,
+        events: EventRecorder | None = None,
     ) -> None:
         self.client, self.namespace, self.name = client, namespace, name
         self.status = status
         self._written: dict[str, Any] = status.to_wire()
         self._clock = clock
         self.generation: int | None = status.observed_generation
+        self.events = events
+        self._pending: list[Event] = []
+
+    def note(self, event: Event) -> None:
+        """Queue an event; `write` posts it once the status shows what it announces."""
+        if self.events is not None:
+            self._pending.append(event)
 
     def condition(
         self, type_: ConditionType, status: ConditionStatus, reason: Reason, message: str
@@ -68,24 +79,31 @@ class StatusWriter:
         )
 
     def set_phase(self, phase: Phase, message: str, *, range_only: bool = False) -> None:
-        self.status.phase = check_transition(self.status.phase, phase)
+        previous = self.status.phase
+        self.status.phase = check_transition(previous, phase)
+        if phase is not previous:
+            self.note(phase_event(phase, message))
         self.status.message = message
         for change in conditions_for(phase, range_only=range_only):
             self.condition(change.type, change.status, change.reason, message)
 
     async def write(self) -> bool:
-        """Patch the fields that changed since the last write; False when none did."""
+        """Patch the fields that changed since the last write, then post the queued
+        events; False when no field changed."""
         wire = self.status.to_wire()
         changed = {k: v for k, v in wire.items() if self._written.get(k) != v}
         changed.update({k: None for k in self._written if k not in wire})
-        if not changed:
-            return False
-        sub = "status" if await self.client.has_subresource(CAPACITY_TESTS, "status") else None
-        await self.client.patch(
-            CAPACITY_TESTS, self.namespace, self.name, {"status": changed}, sub=sub
-        )
-        self._written = wire
-        return True
+        if changed:
+            sub = "status" if await self.client.has_subresource(CAPACITY_TESTS, "status") else None
+            await self.client.patch(
+                CAPACITY_TESTS, self.namespace, self.name, {"status": changed}, sub=sub
+            )
+            self._written = wire
+        pending, self._pending = self._pending, []
+        if self.events is not None:
+            for event in pending:
+                await self.events.post(event)
+        return bool(changed)
 
 
 def _report_markdown(report: RunReport) -> str:
@@ -155,9 +173,11 @@ class OperatorSink:
         *,
         on_step: Callable[[StepRecord, float], None] | None = None,
         on_phase: Callable[[Phase], None] | None = None,
+        unit: str = "rps",
     ) -> None:
         self.writer = writer
         self.owner = owner
+        self.unit = unit
         self.report: RunReport | None = None
         self._on_step = on_step
         self._on_phase = on_phase
@@ -197,6 +217,7 @@ class OperatorSink:
         status.steps = [s for s in status.steps if (s.variant, s.index) != key] + [record]
         status.step_count = len(status.steps)
         status.current_step = None
+        self.writer.note(step_event(record, self.unit))
         if self._on_step is not None:
             self._on_step(record, time.monotonic() - self._step_started)
         await self.writer.write()
@@ -215,6 +236,8 @@ class OperatorSink:
             status.report = ReportRef(config_map=name)
         except Exception as exc:  # the status still carries the ceiling
             log.warning("report ConfigMap not written: %s", exc)
+        for ceiling in report.ceilings or ([report.ceiling] if report.ceiling else []):
+            self.writer.note(ceiling_event(ceiling))
         succeeded = report.outcome is Outcome.SUCCEEDED
         final = Phase.SUCCEEDED if succeeded else Phase.FAILED
         message = "; ".join(report.summary) if succeeded and report.summary else report.message

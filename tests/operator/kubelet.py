@@ -14,7 +14,9 @@ starts the container's command as a real process on its own 127.0.0.x address
 (Linux routes all of 127/8 to loopback). It reports the pod IP and the Ready
 condition from the pod's readiness probe, kills processes whose pods are
 deleted, runs Jobs' pods to completion, and publishes each process under
-cAdvisor's metric names for a real Prometheus to scrape.
+cAdvisor's metric names for a real Prometheus to scrape. A container with CPU
+and memory limits runs in real cgroups of that size (`pinning.py`), read back by
+its cgroup as cAdvisor does; the others are read by process group.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import kmock
 
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
 from tests.operator.apiserver_proxy import PROXY_PATH, serve_pod_proxy
+from tests.operator.pinning import NodeCgroups
 
 _NS_PATH = re.compile(r"^/api/v1/namespaces(?:/([^/]+))?$")
 _SERVICE_NAME = re.compile(r"\b([a-z0-9-]+)\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?(?::(\d+))?")
@@ -160,6 +163,7 @@ class Kubelet:
     cluster: FakeCluster
     workdir: Path
     exporter: CadvisorExporter = field(default_factory=CadvisorExporter)
+    pinning: NodeCgroups = field(default_factory=NodeCgroups)
     processes: dict[tuple[str, str], Process] = field(default_factory=dict)
     _next_ip: int = 2
     _task: asyncio.Task[None] | None = None
@@ -293,17 +297,20 @@ class Kubelet:
             for k, v in os.environ.items()
             if k in ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV")
         }
+        full_env = {**base_env, **env}
+        group = self.pinning.pin(key, container)
+        if group is not None:
+            argv = self.pinning.command(argv, full_env, group)
         popen = subprocess.Popen(
-            argv,
-            env={**base_env, **env},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            argv, env=full_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         log.close()
         started = f"{_now()}#{popen.pid}"
-        exported = ExportedContainer(
-            namespace=ns, pod=name, container=container["name"], pgid=popen.pid
+        labels = {"namespace": ns, "pod": name, "container": container["name"]}
+        exported = (
+            ExportedContainer(**labels, paths=self.pinning.paths(group))
+            if group is not None
+            else ExportedContainer(**labels, pgid=popen.pid)
         )
         self.exporter.add(exported)
         self.processes[key] = Process(
@@ -378,6 +385,8 @@ class Kubelet:
         process.popen.wait(timeout=10)
         with contextlib.suppress(ValueError):
             self.exporter.containers.remove(process.container)
+        for problem in self.pinning.release(key):
+            print(f"kubelet: cgroup clean-up: {problem}", file=sys.stderr)
 
     def _jobs(self) -> None:
         """The Job controller: one pod per Job, and the Job's status from its pod."""

@@ -10,22 +10,52 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import pytest
 
-from tests.metrics.conftest import start_prometheus
+from plimsoll.operator_events import COMPONENT
+from tests.metrics.conftest import free_port, start_prometheus
 from tests.operator.conftest import Cluster, OperatorProcess, calls_outside_rbac, quickstart
 from tests.operator.kubelet import Kubelet
 
 pytestmark = pytest.mark.slow
 
 
-async def test_quickstart_reaches_succeeded_with_a_ceiling(
+def _events(cluster: Cluster, name: str) -> list[dict[str, Any]]:
+    """Plimsoll's events about one CapacityTest, oldest first (kopf posts its own too)."""
+    events = [
+        e
+        for _, _, e in cluster.emulator.live("events")
+        if e["involvedObject"]["name"] == name and e["source"]["component"] == COMPONENT
+    ]
+    return sorted(events, key=lambda e: e["eventTime"])
+
+
+async def _get(url: str) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=5) as http:
+        return await http.get(url)
+
+
+async def test_quickstart_reaches_a_cpu_bound_ceiling_with_events_and_metrics(
     cluster: Cluster, kubelet: Kubelet, operator: OperatorProcess, tmp_path: Any
 ) -> None:
     prometheus = await start_prometheus(tmp_path / "prom", [kubelet.exporter.address], "500ms")
+    health, metrics = free_port(), free_port()
     try:
-        operator.start()
-        await cluster.apply(quickstart("quick", prometheus.url, levels=[20, 40]))
+        operator.start(
+            f"--liveness=http://127.0.0.1:{health}/healthz",
+            f"--metrics-port={metrics}",
+            "--metrics-host=127.0.0.1",
+        )
+        # A quarter of a core: 20 rps of 4 ms work fits, 150 rps cannot.
+        body = quickstart("quick", prometheus.url, levels=[20, 150])
+        body["spec"]["target"]["resources"]["cpu"] = "250m"
+        body["spec"]["target"]["env"]["WORK_MS"] = "4"
+        await cluster.apply(body)
+        await cluster.wait(lambda: cluster.status("quick").get("phase") == "Running", 60, "Running")
+        # The operator's own endpoints while the run is under way.
+        live = await _get(f"http://127.0.0.1:{health}/healthz")
+        during = (await _get(f"http://127.0.0.1:{metrics}/metrics")).text
         status = await cluster.wait(
             lambda: (
                 cluster.status("quick").get("phase") in ("Succeeded", "Failed")
@@ -34,10 +64,18 @@ async def test_quickstart_reaches_succeeded_with_a_ceiling(
             limit=90,
             what="a finished run",
         )
+        after = (await _get(f"http://127.0.0.1:{metrics}/metrics")).text
     finally:
         prometheus.stop()
+    assert kubelet.pinning.problem is None, kubelet.pinning.problem
     assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + operator.log()[-3000:]
-    assert status["ceiling"].get("level") == 40, json.dumps(status, indent=1)
+    assert status["ceiling"].get("level") == 20, json.dumps(status, indent=1)
+    # Pinned to its limits by the kubelet and read through cAdvisor's names: the
+    # failing step was throttled, so the CPU is named, as on a real cluster.
+    assert status["ceiling"]["limitedBy"] == "cpu", json.dumps(status, indent=1)
+    failing = status["steps"][1]
+    assert failing["verdict"] == "fail"
+    assert failing["throttledRatio"] > 0.2, failing
     assert status["stepCount"] == len(status["steps"]) == 2
     conditions = {c["type"]: c for c in status["conditions"]}
     assert conditions["Ready"]["status"] == "True"
@@ -45,9 +83,32 @@ async def test_quickstart_reaches_succeeded_with_a_ceiling(
     report = next(cm for ns, n, cm in cluster.emulator.live("configmaps") if n == "quick-report")
     assert json.loads(report["data"]["report.json"])["outcome"] == "succeeded"
     assert report["metadata"]["ownerReferences"][0]["kind"] == "CapacityTest"
-    # cleanup: Always: the run's namespace is gone and so are its processes
+
+    events = _events(cluster, "quick")
+    reasons = [e["reason"] for e in events]
+    expected = ["RunCreated", "Provisioning", "Running", "StepPassed", "StepFailed"]
+    expected += ["CeilingFound", "Succeeded"]
+    assert [r for r in reasons if r in expected] == expected, reasons
+    by_reason = {e["reason"]: e for e in events}
+    assert "level 20 rps pass" in by_reason["StepPassed"]["message"]
+    assert "p99 " in by_reason["StepPassed"]["message"]
+    assert "level 150 rps fail" in by_reason["StepFailed"]["message"]
+    assert "ceiling 20 rps, limited by cpu" in by_reason["CeilingFound"]["message"]
+    assert all(e["type"] == "Normal" for e in events)
+    assert all(e["involvedObject"]["kind"] == "CapacityTest" for e in events)
+
+    assert live.status_code == 200
+    assert 'plimsoll_runs{phase="Running"} 1' in during
+    assert 'plimsoll_runs{phase="Succeeded"} 1' in after
+    assert 'plimsoll_runs{phase="Running"} 0' in after
+    assert 'plimsoll_steps_total{verdict="pass"} 1' in after
+    assert 'plimsoll_steps_total{verdict="fail"} 1' in after
+    assert "plimsoll_step_duration_seconds_count 2" in after
+
+    # cleanup: Always: the run's namespace is gone and so are its processes and cgroups
     await cluster.wait(lambda: not cluster.emulator.namespaces, 20, "namespace deletion")
     await cluster.wait(lambda: not kubelet.processes, 10, "processes to stop")
+    assert not kubelet.pinning.groups
     # Every call the operator made is allowed by the RBAC rules the chart installs.
     assert calls_outside_rbac(cluster) == []
     assert any(agent != "plimsoll-tests" for *_, agent in cluster.emulator.calls)

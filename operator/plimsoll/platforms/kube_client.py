@@ -57,12 +57,14 @@ CONFIG_MAPS = Kind("v1", "configmaps")
 JOBS = Kind("batch/v1", "jobs")
 NETWORK_POLICIES = Kind("networking.k8s.io/v1", "networkpolicies")
 CAPACITY_TESTS = Kind("plimsoll.dev/v1alpha1", "capacitytests")
+EVENTS = Kind("v1", "events")
 
 KINDS_BY_API_KIND = {
     ("v1", "Namespace"): NAMESPACES,
     ("v1", "Pod"): PODS,
     ("v1", "Service"): SERVICES,
     ("v1", "ConfigMap"): CONFIG_MAPS,
+    ("v1", "Event"): EVENTS,
     ("batch/v1", "Job"): JOBS,
     ("networking.k8s.io/v1", "NetworkPolicy"): NETWORK_POLICIES,
 }
