@@ -10,8 +10,14 @@ body) is pinned to core 0; wrk and the generator take turns on core 1. Figures:
   p50/p99; nginx sends no Server-Timing and its `$request_time` reads 0.000 at
   this size, so the whole client latency is the generator-added figure, an
   upper bound; and the generator's CPU share at that rate;
+  For reference, wrk in the same run at about the same rate (6 connections,
+  1 ms think time, latency from its own send) shows the host's round-trip tail
+  that any client sees here (`wrk_p99_ms_5k`);
 - memory per held SSE stream: generator RSS growth holding 10,000 streams
-  against a minimal SSE server written here (pinned to core 0).
+  against a minimal SSE server written here (pinned to core 0);
+- memory per held WebSocket stream (`ws_stream_kib`): a fresh generator holding
+  5,000 WebSockets against a minimal WebSocket server written here (fresh, so
+  memory the SSE streams freed is not reused and counted as nothing).
 
 The last line printed is one JSON object with the figures.
 """
@@ -19,6 +25,8 @@ The last line printed is one JSON object with the figures.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import os
 import re
@@ -43,6 +51,8 @@ SERVER_CORE, CLIENT_CORE = "0", "1"
 CONNECTIONS = 64
 SECONDS = 5
 STREAMS = 10_000
+WS_STREAMS = 5_000
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
 
 
 def free_port() -> int:
@@ -123,6 +133,26 @@ def run_wrk(port: int) -> tuple[float, float]:
     return rps, (usage.ru_utime + usage.ru_stime) / total * 1e6
 
 
+def run_wrk_paced(port: int, workdir: Path) -> float:
+    """wrk's own p99 (ms) at about 5,000 requests/s: 6 connections, 1 ms think time."""
+    script = workdir / "delay.lua"
+    script.write_text("function delay()\n  return 1\nend\n")
+    out = subprocess.run(
+        [
+            *("taskset", "-c", CLIENT_CORE, "wrk", "-t1", "-c6", f"-d{SECONDS}s", "--latency"),
+            *("-s", str(script), f"http://127.0.0.1:{port}/"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    value, unit = re.search(r"99%\s+([\d.]+)(us|ms|s)", out).groups()  # type: ignore[union-attr]
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p99 = float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+    print(f"wrk        paced at {rps:,.0f} req/s (closed, 1 ms think time): p99 {p99:.3f} ms")
+    return p99
+
+
 def start_generator(port: int) -> subprocess.Popen[bytes]:
     command = ["taskset", "-c", CLIENT_CORE, sys.executable, "-m", "plimsoll_generator"]
     command += ["--host", "127.0.0.1", "--port", str(port), "--processes", "1"]
@@ -167,15 +197,81 @@ async def sse_server(port: int) -> None:
         await server.serve_forever()
 
 
+async def ws_server(port: int) -> None:
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+            return
+        key = re.search(rb"(?i)sec-websocket-key:\s*(\S+)", head)
+        accept = base64.b64encode(hashlib.sha1((key.group(1) if key else b"") + WS_GUID).digest())
+        writer.write(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n\x89\x00"
+        )
+        try:
+            await reader.read()  # until the client leaves
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(hold, "127.0.0.1", port, backlog=4096)
+    async with server:
+        await server.serve_forever()
+
+
+def start_stream_server(name: str, port: int) -> subprocess.Popen[bytes]:
+    code = (
+        f"import asyncio, uvloop, sys; sys.path.insert(0, {str(ROOT / 'bench')!r}); "
+        f"from generator import {name}; uvloop.run({name}({port}))"
+    )
+    proc = subprocess.Popen(
+        ["taskset", "-c", SERVER_CORE, sys.executable, "-c", code], preexec_fn=raise_nofile
+    )
+    wait_port(port)
+    return proc
+
+
+def held_kib(
+    control: str, pid: int, server_port: int, workload: dict[str, Any], label: str
+) -> float:
+    """Generator RSS growth per stream while it holds the streams of `workload`."""
+    process = psutil.Process(pid)
+    before = process.memory_info().rss
+
+    def held_rss() -> int:
+        time.sleep(5.0)  # streams open in batches of 200 every 20 ms: ~1 s
+        return int(process.memory_info().rss)
+
+    streams = trial(
+        control,
+        {
+            "level": 0,
+            "duration": 7,
+            "targetUrl": f"http://127.0.0.1:{server_port}",
+            "workload": workload,
+        },
+        during=held_rss,
+    )
+    held = streams.streams.held_at_end
+    growth = streams.__dict__["_extra"] - before
+    kib = float(growth / max(held, 1) / 1024)
+    print(
+        f"generator  {held:,} held {label} streams: RSS +{growth / 2**20:.1f} MiB, "
+        f"{kib:.2f} KiB/stream"
+    )
+    return kib
+
+
 def main() -> None:
     raise_nofile()
     workdir = Path(tempfile.mkdtemp(prefix="plimsoll-bench-"))
-    nginx_port, gen_port, sse_port = free_port(), free_port(), free_port()
+    nginx_port, gen_port, sse_port, ws_port = free_port(), free_port(), free_port(), free_port()
     control = f"http://127.0.0.1:{gen_port}"
     target = f"http://127.0.0.1:{nginx_port}"
     nginx = start_nginx(workdir, nginx_port)
     gen = start_generator(gen_port)
-    sse = None
+    sse = ws = None
     try:
         wrk_rps, wrk_cpu = run_wrk(nginx_port)
         print(
@@ -220,45 +316,29 @@ def main() -> None:
             f"{opened.dropped_starts}, p50 {p50:.3f} ms, p99 {p99:.3f} ms, CPU {cpu_pct:.1f}%"
         )
 
-        sse = subprocess.Popen(
-            [
-                "taskset",
-                "-c",
-                SERVER_CORE,
-                sys.executable,
-                "-c",
-                f"import asyncio, uvloop, sys; sys.path.insert(0, {str(ROOT / 'bench')!r}); "
-                f"from generator import sse_server; uvloop.run(sse_server({sse_port}))",
-            ],
-            preexec_fn=raise_nofile,
-        )
-        wait_port(sse_port)
-        process = psutil.Process(gen.pid)
-        before = process.memory_info().rss
+        wrk_p99 = run_wrk_paced(nginx_port, workdir)
 
-        def held_rss() -> int:
-            time.sleep(5.0)  # streams open in batches of 200 every 20 ms: ~1 s
-            return int(process.memory_info().rss)
-
-        streams = trial(
+        sse = start_stream_server("sse_server", sse_port)
+        stream_kib = held_kib(
             control,
-            {
-                "level": 0,
-                "duration": 7,
-                "targetUrl": f"http://127.0.0.1:{sse_port}",
-                "workload": {"mix": mix, "streams": {"count": STREAMS, "path": "/sse"}},
-            },
-            during=held_rss,
+            gen.pid,
+            sse_port,
+            {"mix": mix, "streams": {"count": STREAMS, "path": "/sse"}},
+            "SSE",
         )
-        held = streams.streams.held_at_end
-        growth = streams.__dict__["_extra"] - before
-        stream_kib = growth / max(held, 1) / 1024
-        print(
-            f"generator  {held:,} held SSE streams: RSS +{growth / 2**20:.1f} MiB, "
-            f"{stream_kib:.2f} KiB/stream"
+        gen.terminate()
+        gen.wait(timeout=10)
+        gen = start_generator(gen_port)  # fresh: see the docstring
+        ws = start_stream_server("ws_server", ws_port)
+        ws_kib = held_kib(
+            control,
+            gen.pid,
+            ws_port,
+            {"mix": mix, "streams": {"count": WS_STREAMS, "kind": "websocket", "path": "/ws"}},
+            "WebSocket",
         )
     finally:
-        for proc in (gen, sse, nginx):
+        for proc in (gen, sse, ws, nginx):
             if proc is not None:
                 proc.terminate()
                 proc.wait(timeout=10)
@@ -276,6 +356,8 @@ def main() -> None:
                 "added_p99_ms_5k": round(p99, 3),
                 "cpu_pct_5k": round(cpu_pct, 1),
                 "stream_kib": round(stream_kib, 2),
+                "ws_stream_kib": round(ws_kib, 2),
+                "wrk_p99_ms_5k": round(wrk_p99, 3),
             }
         )
     )
