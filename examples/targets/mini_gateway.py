@@ -12,7 +12,9 @@ upstream MCP server (`UPSTREAM_URL`, the mock in a capacity test):
   audit record and a copy of the event in the session's replay buffer: this is
   what costs CPU per call;
 - `X-Forwarded-For` names the client (`GET /whoami` echoes it), `GET /` is a
-  small dashboard page, `GET /healthz` the readiness probe.
+  small dashboard page, `GET /healthz` the readiness probe;
+- `GET /ws` holds a WebSocket with the same replay buffer as a stream, so the
+  streams probe's `mixed` kind can hold half of its streams as WebSockets.
 
 Run: `PORT=8080 UPSTREAM_URL=http://127.0.0.1:8765 python mini_gateway.py`.
 Standard library only.
@@ -30,7 +32,7 @@ import urllib.parse
 import uuid
 from dataclasses import dataclass, field
 
-from tinyhttp import Request, Response, Upstream, encode_head, serve_connection
+from tinyhttp import Request, Response, Upstream, encode_head, hold_websocket, serve_connection
 
 BUFFER_BYTES = int(os.environ.get("STREAM_BUFFER_KIB", "256")) * 1024
 KEEP_ALIVE = float(os.environ.get("KEEP_ALIVE_SECONDS", "10"))
@@ -235,6 +237,11 @@ class Gateway:
             return await self.rpc(request)
         if path == "/mcp" and request.method == "GET":
             return await self.stream(request)
+        if path == "/ws" and request.headers.get("upgrade", "").lower() == "websocket":
+            replay = bytearray(b"\x01") * BUFFER_BYTES  # held, like a stream's replay ring
+            await hold_websocket(request, KEEP_ALIVE)
+            del replay
+            return None
         if path == "/mcp" and request.method == "DELETE":
             self.sessions.pop(request.headers.get("mcp-session-id", ""), None)
             return Response(200, b"")

@@ -3,17 +3,29 @@
 The quickstart's targets must run with nothing but the standard library, so
 they carry their own small HTTP layer: keep-alive, Content-Length bodies,
 chunked-free responses, and a handler that may take over the connection to
-stream (SSE). It is deliberately plain: the point of the targets is their
+stream (SSE), or upgrade it to a held WebSocket (`hold_websocket`, RFC 6455:
+the handshake, pings, and a close; messages are read and dropped). It is
+deliberately plain: the point of the targets is their
 behaviour under load, not their HTTP stack.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 404: "Not Found", 502: "Bad Gateway"}
+WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
+REASONS = {
+    101: "Switching Protocols",
+    200: "OK",
+    202: "Accepted",
+    400: "Bad Request",
+    404: "Not Found",
+    502: "Bad Gateway",
+}
 
 
 @dataclass
@@ -106,6 +118,32 @@ async def serve_connection(
         return
     finally:
         writer.close()
+
+
+async def hold_websocket(request: Request, keep_alive: float) -> None:
+    """Upgrade `request` to a WebSocket and hold it, pinging when it is idle, until it closes."""
+    key = request.headers.get("sec-websocket-key", "")
+    accept = base64.b64encode(hashlib.sha1((key + WS_GUID).encode()).digest()).decode()
+    head = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Accept": accept}
+    reader, writer = request.reader, request.writer
+    writer.write(encode_head(101, head))
+    await writer.drain()
+    while True:
+        try:
+            # Cancelled while waiting, readexactly consumes nothing: no frame is torn.
+            first, second = await asyncio.wait_for(reader.readexactly(2), keep_alive)
+        except TimeoutError:
+            writer.write(b"\x89\x00")  # an empty ping: the client's keep-alive
+            await writer.drain()
+            continue
+        length = second & 0x7F
+        if length >= 126:
+            length = int.from_bytes(await reader.readexactly(2 if length == 126 else 8), "big")
+        await reader.readexactly(4 * (second >> 7) + length)  # mask and payload, unused
+        if first & 0x0F == 0x8:  # close: answer it and end
+            writer.write(b"\x88\x00")
+            await writer.drain()
+            return
 
 
 class Upstream:

@@ -25,6 +25,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def wait_port(port: int, limit: float = 10.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing listens on 127.0.0.1:{port} after {limit:g} s")
+
+
 def self_signed(directory: Path) -> tuple[Path, Path]:
     cert, key = directory / "cert.pem", directory / "key.pem"
     subprocess.run(
