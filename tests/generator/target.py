@@ -16,6 +16,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import ssl
 import time
 from dataclasses import dataclass, field
 
@@ -236,8 +237,10 @@ class TargetProtocol(asyncio.Protocol):
             self.transport.write(f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n")
 
 
-async def start_target(state: TargetState) -> tuple[asyncio.Server, int]:
+async def start_target(
+    state: TargetState, tls: ssl.SSLContext | None = None
+) -> tuple[asyncio.Server, int]:
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: TargetProtocol(state), "127.0.0.1", 0)
+    server = await loop.create_server(lambda: TargetProtocol(state), "127.0.0.1", 0, ssl=tls)
     port = server.sockets[0].getsockname()[1]
     return server, port

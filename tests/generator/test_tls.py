@@ -1,7 +1,9 @@
-"""https:// targets: the generator over TLS to the real mock, with a self-signed certificate."""
+"""https:// targets: the generator over TLS to the real mock (and WebSockets to the
+test target), with a self-signed certificate."""
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 from plimsoll.api.trial import TrialState
 from tests.generator.helpers import request, run
 from tests.generator.mockproc import MockProcess, self_signed
+from tests.generator.target import TargetState, start_target
 
 CONFIG = {"routes": [{"name": "hello", "path": "/hello", "sizes": [{"bytes": "64"}]}]}
 MIX = [{"name": "hello", "path": "/hello"}]
@@ -58,3 +61,22 @@ async def test_a_ca_bundle_in_ssl_cert_file_is_trusted(
     result = await run(request(url, {"mix": MIX}, level=50, duration=0.3))
     assert result.state is TrialState.DONE, result.errors
     assert result.operations["hello"].outcomes.ok == result.sent > 0
+
+
+async def test_websockets_over_tls(tls_mock: tuple[str, Path]) -> None:
+    _, cert = tls_mock
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, cert.with_name("key.pem"))
+    state = TargetState(keep_alive=0.1)
+    server, port = await start_target(state, server_tls)
+    try:
+        workload = {
+            "mix": MIX,
+            "tlsVerify": False,
+            "streams": {"count": 6, "kind": "websocket", "path": "/ws"},
+        }
+        result = await run(request(f"https://127.0.0.1:{port}", workload, level=0, duration=0.5))
+    finally:
+        server.close()
+    assert (result.streams.opened, result.streams.held_at_end) == (6, 6)
+    assert state.ws_pongs >= 6
