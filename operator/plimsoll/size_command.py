@@ -24,7 +24,9 @@ from plimsoll.sizing import plan
 def _ceiling_from(report_path: Path) -> tuple[float, str]:
     report = RunReport.model_validate_json(report_path.read_text(encoding="utf-8"))
     if report.ceiling is None or report.ceiling.level is None:
-        raise typer.BadParameter(f"{report_path} holds no ceiling: no level passed", "--report")
+        raise typer.BadParameter(
+            f"{report_path} holds no ceiling: no level passed", param_hint="--report"
+        )
     return float(report.ceiling.level), report.ceiling.unit
 
 
@@ -65,8 +67,8 @@ def size(
             memory_per_stream=memory_per_stream,
         )
     except ValidationError as exc:
-        for line in describe_validation_error(exc):
-            typer.echo(f"invalid: {line}", err=True)
+        for problem in describe_validation_error(exc):
+            typer.echo(f"invalid: {problem}", err=True)
         raise typer.Exit(2) from exc
     result = plan(sizing)
     if as_json:
