@@ -60,7 +60,16 @@ async def shutdown(memo: Any, **_: Any) -> None:
         ctx.metrics_server = None
 
 
-@kopf.daemon(GROUP, VERSION, PLURAL, registry=registry, cancellation_timeout=30.0)
+# On exit kopf sets `stopped` and waits `cancellation_backoff` before it cancels the
+# daemon: time for the supervisor (polling every 0.5 s) to detach the run for resuming.
+@kopf.daemon(
+    GROUP,
+    VERSION,
+    PLURAL,
+    registry=registry,
+    cancellation_backoff=5.0,
+    cancellation_timeout=30.0,
+)
 async def supervise(body: kopf.Body, stopped: kopf.DaemonStopped, memo: Any, **_: Any) -> None:
     await Supervisor(_context(memo), body, stopped).run()
 

@@ -191,9 +191,10 @@ class Supervisor:
         writer.generation = desired.generation
         if action is Action.START:
             writer._written = {}
-            reason = restart_reason(status, desired) if status and status.run_id else Reason.VALID
+            message = f"new run {fresh.run_id} in {fresh.namespace}"
+            if status and status.run_id:
+                message += f" ({restart_reason(status, desired).value})"
             writer.condition(ConditionType.SPEC_VALID, ConditionStatus.TRUE, Reason.VALID, "")
-            message = f"new run {fresh.run_id} in {fresh.namespace} ({reason.value})"
             writer.set_phase(Phase.PENDING, message)
             writer.note(phase_event(Phase.PENDING, message))  # a fresh status starts Pending
             await writer.write()
@@ -207,7 +208,8 @@ class Supervisor:
     async def _queue(self, writer: StatusWriter, desired: Desired) -> bool:
         while not self.ctx.take_slot(self.uid):
             if writer.status.phase is Phase.PENDING:
-                writer.set_phase(Phase.QUEUED, f"waiting: {self.ctx.max_concurrent} runs already")
+                limit = self.ctx.max_concurrent
+                writer.set_phase(Phase.QUEUED, f"waiting for a free slot: at most {limit} at once")
                 await writer.write()
             if self.stopped or self.desired() != desired:
                 return False
@@ -249,22 +251,33 @@ class Supervisor:
             v, writer.status
         )
         task = asyncio.create_task(run_test(test, make, sink, history=history))
-        while not task.done():
-            await asyncio.wait({task}, timeout=_POLL)
-            if task.done():
-                break
-            if self.stopped or self.desired() != desired:
-                exiting = bool(self.stopped) and not _deleted(self.stopped)
-                if exiting:  # leave pods and status as they are: the next operator resumes
-                    sink.detach()
-                    for platform in self.platforms:
-                        platform.detach()
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-                return
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=_POLL)
+                if task.done():
+                    break
+                if self.stopped or self.desired() != desired:
+                    await self._stop_run(task, sink, exiting=not _deleted(self.stopped))
+                    return
+        except asyncio.CancelledError:
+            # kopf cancels the daemon itself when the operator exits and the daemon did
+            # not return in time: still an exit, not a failure, unless the resource went.
+            await asyncio.shield(self._stop_run(task, sink, exiting=not _deleted(self.stopped)))
+            raise
         if task.exception() is not None:
             log.error("run of %s failed: %s", uid, task.exception())
         await self._after_run(test, writer)
+
+    async def _stop_run(self, task: asyncio.Task[Any], sink: OperatorSink, exiting: bool) -> None:
+        """Cancel the runner. On an operator exit (`exiting`, and the resource still there)
+        pods and status are left as they are, so the next operator resumes the run; on a
+        spec change, a rerun or a deletion the runner cleans up after itself."""
+        if exiting and self.stopped:
+            sink.detach()
+            for platform in self.platforms:
+                platform.detach()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
     async def _after_run(self, test: Any, writer: StatusWriter) -> None:
         succeeded = writer.status.phase is Phase.SUCCEEDED

@@ -139,22 +139,29 @@ class OperatorProcess:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=10)
 
-    def terminate(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=40)
-            except subprocess.TimeoutExpired:
+    async def terminate(self, limit: float = 40.0) -> int | None:
+        """SIGTERM, as Kubernetes stops a pod; its exit code (None if it had to be killed).
+        Waited for without blocking the loop: the emulated API server runs on it, and
+        the operator may still talk to it while it shuts down."""
+        if self.process is None or self.process.poll() is not None:
+            return None if self.process is None else self.process.returncode
+        os.killpg(self.process.pid, signal.SIGTERM)
+        deadline = asyncio.get_running_loop().time() + limit
+        while self.process.poll() is None:
+            if asyncio.get_running_loop().time() > deadline:
                 self.kill()
+                return None
+            await asyncio.sleep(0.1)
+        return self.process.returncode
 
 
 @pytest.fixture
-def operator(cluster: Cluster, tmp_path: Path) -> Any:
+async def operator(cluster: Cluster, tmp_path: Path) -> AsyncIterator[OperatorProcess]:
     logs = tmp_path / "operator-logs"
     logs.mkdir()
     process = OperatorProcess(cluster.kubeconfig, logs)
     yield process
-    process.terminate()
+    await process.terminate()
 
 
 def quickstart(
