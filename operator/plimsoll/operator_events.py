@@ -25,7 +25,7 @@ from typing import Any
 
 from plimsoll.api.resource import API_VERSION, KIND
 from plimsoll.api.status import Ceiling, Phase
-from plimsoll.api.step import StepRecord, Verdict
+from plimsoll.api.step import LimitedBy, StepRecord, Verdict
 from plimsoll.platforms.kube_client import KubeClient, KubeError
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,14 @@ STEP_REASONS: dict[Verdict, str] = {
     Verdict.FAIL: "StepFailed",
     Verdict.INVALID: "StepInvalid",
     Verdict.NOISY: "StepNoisy",
+}
+
+
+LIMITS: dict[LimitedBy, str] = {
+    LimitedBy.CPU: "limited by cpu",
+    LimitedBy.MEMORY: "limited by memory",
+    LimitedBy.NEITHER: "limited by neither cpu nor memory (latency-bound)",
+    LimitedBy.UNKNOWN: "limiting resource unknown (no server metrics)",
 }
 
 
@@ -106,7 +114,7 @@ def ceiling_event(ceiling: Ceiling) -> Event:
     if ceiling.level is None:
         text = f"{variant}no level passed"
         return Event(EventType.WARNING, "NoCeiling", _with_reason(text, ceiling))
-    text = f"{variant}ceiling {ceiling.level} {ceiling.unit}, limited by {ceiling.limited_by.value}"
+    text = f"{variant}ceiling {ceiling.level} {ceiling.unit}, {LIMITS[ceiling.limited_by]}"
     if not ceiling.complete:
         text += f" (range only: {ceiling.low}..{ceiling.high})"
     reason = "CeilingFound" if ceiling.complete else "RangeOnly"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import re
 import signal
 import subprocess
@@ -165,7 +166,8 @@ class Kubelet:
     exporter: CadvisorExporter = field(default_factory=CadvisorExporter)
     pinning: NodeCgroups = field(default_factory=NodeCgroups)
     processes: dict[tuple[str, str], Process] = field(default_factory=dict)
-    _next_ip: int = 2
+    # Another test session on this host has its own kubelet: start anywhere in 2..241.
+    _next_ip: int = field(default_factory=lambda: random.randrange(2, 242))
     _task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -280,11 +282,11 @@ class Kubelet:
     def _start(self, key: tuple[str, str], pod: dict[str, Any]) -> None:
         ns, name = key
         container = pod["spec"]["containers"][0]
-        ip = f"127.0.0.{self._next_ip}"
+        ip = self._pick_ip()
         env = self._resolve_env(ns, pod, ip, container)
         if env is None:
             return
-        self._next_ip = self._next_ip + 1 if self._next_ip < 250 else 2
+        self._next_ip = self._next_ip % 240 + 2
         argv = [
             _VAR.sub(lambda m: env.get(m.group(1), m.group(0)), a)
             for a in container.get("command", []) + container.get("args", [])
@@ -376,6 +378,16 @@ class Kubelet:
                 },
             )
 
+    def _pick_ip(self) -> str:
+        """The next 127.0.0.x that no one listens on (ours, or another session's)."""
+        busy = {p.ip for p in self.processes.values()} | _listening_ips()
+        for _ in range(240):
+            ip = f"127.0.0.{self._next_ip}"
+            if ip not in busy:
+                return ip
+            self._next_ip = self._next_ip % 240 + 2
+        raise RuntimeError("every 127.0.0.x address has a listener")
+
     def _kill(self, key: tuple[str, str]) -> None:
         process = self.processes.pop(key, None)
         if process is None:
@@ -425,6 +437,18 @@ class Kubelet:
                         }
                     },
                 )
+
+
+def _listening_ips() -> set[str]:
+    """IPv4 addresses with a listening TCP socket, from /proc/net/tcp."""
+    found = set()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            fields = line.split()
+            if len(fields) > 3 and fields[3] == "0A":  # TCP_LISTEN
+                packed = bytes.fromhex(fields[1].split(":")[0])[::-1]  # little-endian
+                found.add(".".join(str(b) for b in packed))
+    return found
 
 
 def wait_for(condition: Any, timeout: float, interval: float = 0.2) -> Any:

@@ -112,3 +112,58 @@ async def test_quickstart_reaches_a_cpu_bound_ceiling_with_events_and_metrics(
     # Every call the operator made is allowed by the RBAC rules the chart installs.
     assert calls_outside_rbac(cluster) == []
     assert any(agent != "plimsoll-tests" for *_, agent in cluster.emulator.calls)
+
+
+async def test_concurrency_limit_queues_the_second_run_until_the_first_ends(
+    cluster: Cluster, kubelet: Kubelet, operator: OperatorProcess, tmp_path: Any
+) -> None:
+    prometheus = await start_prometheus(tmp_path / "prom", [kubelet.exporter.address], "500ms")
+    try:
+        await _queue_two_runs(cluster, operator, prometheus.url)
+    finally:
+        prometheus.stop()
+
+
+async def _queue_two_runs(cluster: Cluster, operator: OperatorProcess, prometheus: str) -> None:
+    # Through the pod-proxy relay, as an operator on a laptop reaches its generators.
+    operator.start("--max-concurrent=1", "--reach=proxy")
+    await cluster.apply(quickstart("first", prometheus, levels=[20]))
+    await cluster.wait(
+        lambda: cluster.status("first").get("phase") in ("Provisioning", "Running"),
+        30,
+        "the first run to start",
+    )
+    await cluster.apply(quickstart("second", prometheus, levels=[20]))
+    queued = await cluster.wait(
+        lambda: cluster.status("second").get("phase") == "Queued" and cluster.status("second"),
+        30,
+        "the second run to queue",
+    )
+    assert cluster.status("first")["phase"] in ("Provisioning", "Running")
+    conditions = {c["type"]: c for c in queued["conditions"]}
+    assert (conditions["Ready"]["status"], conditions["Ready"]["reason"]) == ("Unknown", "Queued")
+    progressing = conditions["Progressing"]
+    assert (progressing["status"], progressing["reason"]) == ("False", "Queued")
+    assert "at most 1 at once" in progressing["message"]
+    assert list(cluster.emulator.namespaces) == [cluster.status("first")["namespace"]]
+
+    second = await cluster.wait(
+        lambda: (
+            cluster.status("second").get("phase") in ("Succeeded", "Failed")
+            and cluster.status("second")
+        ),
+        90,
+        "the second run to finish",
+    )
+    first = cluster.status("first")
+    assert first["phase"] == "Succeeded", json.dumps(first, indent=1) + operator.log()[-3000:]
+    assert second["phase"] == "Succeeded", json.dumps(second, indent=1) + operator.log()[-3000:]
+    # It left the queue only once the first had finished.
+    reasons = [(e["reason"], e["eventTime"]) for e in _events(cluster, "second")]
+    assert [r for r, _ in reasons][:3] == ["RunCreated", "Queued", "Provisioning"], reasons
+    provisioning = next(t for r, t in reasons if r == "Provisioning")
+    assert provisioning >= first["completionTime"].replace("+00:00", "Z")
+    # Every trial went through the API server's pod proxy, and RBAC allows it.
+    proxied = [p for m, p, _, agent in cluster.emulator.calls if "/proxy/" in p]
+    assert any(p.endswith("/proxy/trials") for p in proxied), proxied[:5]
+    assert calls_outside_rbac(cluster) == []
