@@ -73,6 +73,9 @@ async def test_quickstart_reaches_a_cpu_bound_ceiling_with_events_and_metrics(
     # Pinned to its limits by the kubelet and read through cAdvisor's names: the
     # failing step was throttled, so the CPU is named, as on a real cluster.
     assert status["ceiling"]["limitedBy"] == "cpu", json.dumps(status, indent=1)
+    # The memory limit was read from the cgroup too: the headroom is measured under it.
+    free = status["ceiling"]["headroom"]["memoryFreeBytes"]
+    assert 0 < free < 256 * 2**20, status["ceiling"]["headroom"]
     failing = status["steps"][1]
     assert failing["verdict"] == "fail"
     assert failing["throttledRatio"] > 0.2, failing
