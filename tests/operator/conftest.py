@@ -24,7 +24,8 @@ import httpx
 import kmock
 import pytest
 
-from tests.operator.kubelet import FakeCluster, Kubelet
+from tests.operator.fake_cluster import FakeCluster
+from tests.operator.kubelet import Kubelet
 
 TARGET_APP = Path(__file__).with_name("target_app.py")
 TEST_AGENT = "plimsoll-tests"  # the test's own calls, told apart from the operator's

@@ -32,7 +32,7 @@ from plimsoll.operator_events import (
 )
 from plimsoll.operator_status import StatusWriter
 from plimsoll.platforms.kube_client import KubeClient
-from tests.operator.kubelet import FakeCluster
+from tests.operator.fake_cluster import FakeCluster
 
 OWNER = {
     "apiVersion": "plimsoll.dev/v1alpha1",

@@ -21,7 +21,7 @@ import pytest
 
 from plimsoll.platforms.kube_client import KubeClient
 from plimsoll.platforms.pod_proxy import PodProxyRelay
-from tests.operator.kubelet import FakeCluster
+from tests.operator.fake_cluster import FakeCluster
 
 POD_IP = "127.0.0.251"
 
