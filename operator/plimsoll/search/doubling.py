@@ -20,11 +20,12 @@ passed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from plimsoll.api.spec import Search, Trial
 from plimsoll.api.step import StepRecord, TrialKind
 from plimsoll.search.actions import CeilingEstimate, NextTrial
-from plimsoll.search.evidence import Evidence, narrow
+from plimsoll.search.evidence import Evidence, narrow, repeat_then_stop
 
 
 def decide(
@@ -37,13 +38,7 @@ def decide(
         return NextTrial(level, TrialKind.FULL, trial.duration)
     if low is None:
         return so_far(search, history, f"even the floor ({search.floor}) failed")
-    if evidence.full_pass[low] < search.repeats + 1:
-        return NextTrial(low, TrialKind.FULL, trial.duration)
-    if high is None:
-        return so_far(
-            search, history, f"passed at the limit ({search.limit}): the ceiling is higher"
-        )
-    return so_far(search, history, "", complete=True)
+    return repeat_then_stop(search, trial, evidence, low, high, partial(so_far, search, history))
 
 
 def so_far(
@@ -51,13 +46,4 @@ def so_far(
 ) -> CeilingEstimate:
     """The range found so far: the answer of a finished run, or of one stopped early."""
     evidence = Evidence.of(history)
-    low = evidence.full_low
-    return CeilingEstimate(
-        level=low,
-        low=low,
-        high=evidence.full_high,
-        complete=complete,
-        stop_reason=reason,
-        spread=(low,) * evidence.full_pass[low] if low is not None else (),
-        flipped=evidence.flipped,
-    )
+    return evidence.estimate(evidence.full_low, evidence.full_high, reason, complete)

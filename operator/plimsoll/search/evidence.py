@@ -6,15 +6,21 @@ what makes the search a pure function of the history, so a run resumed from
 `status.steps` (any prefix of it) makes the same decisions as one that never
 stopped. Noisy and invalid steps are dealt with before the strategies see the
 history (see `plimsoll.search.__init__`), so here only pass and fail count.
+
+The rules more than one strategy follows live here too, so they cannot drift
+apart: the seeds' next level for a bracket (`narrow`), the repeats and the stop
+once it is narrow (`repeat_then_stop`), and the answer (`Evidence.estimate`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from plimsoll.api.spec import Search, Trial
 from plimsoll.api.step import StepRecord, TrialKind, Verdict
+from plimsoll.search.actions import CeilingEstimate, NextTrial
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,21 @@ class Evidence:
         """Levels that passed at full length and also failed at full length."""
         return tuple(sorted(self.full_fail.intersection(self.full_pass)))
 
+    def estimate(
+        self, level: int | None, high: int | None, reason: str, complete: bool
+    ) -> CeilingEstimate:
+        """The answer with `level` (a full-length pass, or None) as the ceiling: its passes
+        are the spread, and the flips go with it."""
+        return CeilingEstimate(
+            level=level,
+            low=level,
+            high=high,
+            complete=complete,
+            stop_reason=reason,
+            spread=(level,) * self.full_pass[level] if level is not None else (),
+            flipped=self.flipped,
+        )
+
 
 def within(low: int, high: int, precision: float) -> bool:
     """True when the bracket is as narrow as asked, or as narrow as integers allow."""
@@ -83,3 +104,20 @@ def narrow(
     if within(low, high, precision):
         return None
     return (low + high) // 2
+
+
+def repeat_then_stop(
+    search: Search,
+    trial: Trial,
+    evidence: Evidence,
+    low: int,
+    high: int | None,
+    stop: Callable[[str, bool], CeilingEstimate],
+) -> NextTrial | CeilingEstimate:
+    """Once the bracket needs no more levels: run `low` again at full length until it has
+    passed `repeats` more times (the spread), then stop: complete, or at the limit."""
+    if evidence.full_pass[low] < search.repeats + 1:
+        return NextTrial(low, TrialKind.FULL, trial.duration)
+    if high is None:
+        return stop(f"passed at the limit ({search.limit}): the ceiling is higher", False)
+    return stop("", True)

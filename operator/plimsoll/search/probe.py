@@ -36,11 +36,12 @@ ones (the two confirmations), most of them short.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from plimsoll.api.spec import Search, Trial
 from plimsoll.api.step import StepRecord, TrialKind
 from plimsoll.search.actions import CeilingEstimate, NextTrial
-from plimsoll.search.evidence import Evidence, narrow
+from plimsoll.search.evidence import Evidence, narrow, repeat_then_stop
 
 PROBE_FRACTION = 0.2  # of a full trial, when `search.probe_duration` is not set
 
@@ -84,13 +85,7 @@ def decide(
         return NextTrial(low, TrialKind.FULL, trial.duration)
     if high is not None and high not in evidence.full_fail:
         return NextTrial(high, TrialKind.FULL, trial.duration)
-    if evidence.full_pass[low] < search.repeats + 1:
-        return NextTrial(low, TrialKind.FULL, trial.duration)
-    if high is None:
-        return so_far(
-            search, history, f"passed at the limit ({search.limit}): the ceiling is higher"
-        )
-    return so_far(search, history, "", complete=True)
+    return repeat_then_stop(search, trial, evidence, low, high, partial(so_far, search, history))
 
 
 def so_far(
@@ -103,12 +98,4 @@ def so_far(
     probed = max(evidence.probe_pass, default=None)
     if level is None and probed is not None and not complete:
         reason += f" (probes passed up to {probed}, unconfirmed at full length)"
-    return CeilingEstimate(
-        level=level,
-        low=level,
-        high=high,
-        complete=complete,
-        stop_reason=reason.strip(),
-        spread=(level,) * evidence.full_pass[level] if level is not None else (),
-        flipped=evidence.flipped,
-    )
+    return evidence.estimate(level, high, reason.strip(), complete)

@@ -48,12 +48,4 @@ def so_far(
         reason = f"{reason}; {note}" if reason else note
     if low is None and complete and evidence.full_fail:
         reason = f"{reason}; no level passed" if reason else "no level passed"
-    return CeilingEstimate(
-        level=low,
-        low=low,
-        high=evidence.full_high,
-        complete=complete,
-        stop_reason=reason,
-        spread=(low,) * evidence.full_pass[low] if low is not None else (),
-        flipped=evidence.flipped,
-    )
+    return evidence.estimate(low, evidence.full_high, reason, complete)
