@@ -26,6 +26,7 @@ Bounds are inclusive: a p99 bound of 10 ms passes at 10 ms, as the seeds'
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -164,24 +165,13 @@ def _criteria(result: StepInput, client: TrialResult, bar: PassWhen) -> list[Cri
         value = result.promql.get(promql.name)
         if value is None:
             continue  # already invalid, naming the query
-        if promql.below is not None:
-            criteria.append(
-                Criterion(
-                    name=f"{promql.name} at most",
-                    measured=value,
-                    bound=promql.below,
-                    ok=value <= promql.below,
+        limits = (("at most", promql.below, operator.le), ("at least", promql.above, operator.ge))
+        for words, limit, holds in limits:
+            if limit is not None:
+                label = f"{promql.name} {words}"
+                criteria.append(
+                    Criterion(name=label, measured=value, bound=limit, ok=holds(value, limit))
                 )
-            )
-        if promql.above is not None:
-            criteria.append(
-                Criterion(
-                    name=f"{promql.name} at least",
-                    measured=value,
-                    bound=promql.above,
-                    ok=value >= promql.above,
-                )
-            )
     return criteria
 
 
