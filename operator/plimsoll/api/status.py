@@ -98,35 +98,27 @@ def set_condition(
 ) -> list[Condition]:
     """Return the list with this condition set; its transition time moves only on a change
     of status, so re-running a handler on the same state writes nothing new."""
+
+    def condition(since: datetime) -> Condition:
+        return Condition(
+            type=type_,
+            status=status,
+            reason=reason,
+            message=message,
+            last_transition_time=since,
+            observed_generation=generation,
+        )
+
     updated: list[Condition] = []
     found = False
-    for condition in conditions:
-        if condition.type != type_:
-            updated.append(condition)
+    for old in conditions:
+        if old.type != type_:
+            updated.append(old)
             continue
         found = True
-        moved = condition.status != status
-        updated.append(
-            Condition(
-                type=type_,
-                status=status,
-                reason=reason,
-                message=message,
-                last_transition_time=now if moved else condition.last_transition_time,
-                observed_generation=generation,
-            )
-        )
+        updated.append(condition(now if old.status != status else old.last_transition_time))
     if not found:
-        updated.append(
-            Condition(
-                type=type_,
-                status=status,
-                reason=reason,
-                message=message,
-                last_transition_time=now,
-                observed_generation=generation,
-            )
-        )
+        updated.append(condition(now))
     return updated
 
 
