@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from plimsoll.api.trial import StreamHealth, TrialRequest
 from plimsoll_generator.client import Pool, split_url
@@ -63,6 +65,15 @@ class TrialContext:
     def path(self, path: str) -> str:
         """A mix path under the target URL's own path prefix."""
         return self.base_path + path if self.base_path else path
+
+    def start_users(
+        self, users: int, user: Callable[[int], Coroutine[Any, Any, None]]
+    ) -> list[asyncio.Task[None]]:
+        """One task per user of this process's share, numbered from `request.first_user` so
+        ids (and the client IPs and bots they pick) never repeat across processes."""
+        loop = asyncio.get_running_loop()
+        first = self.request.first_user
+        return [loop.create_task(user(index)) for index in range(first, first + users)]
 
     def measuring(self, when: float) -> bool:
         return self.measure_from <= when < self.end

@@ -113,9 +113,7 @@ class Conversations:
         self.tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
-        first = self.ctx.request.first_user
-        for index in range(first, first + self.users):
-            self.tasks.append(asyncio.get_running_loop().create_task(self._user(index)))
+        self.tasks = self.ctx.start_users(self.users, self._user)
 
     def stop(self) -> None:
         for task in self.tasks:

@@ -124,9 +124,7 @@ class McpUsers:
 
     def start(self) -> None:
         self.watch.start()
-        first = self.ctx.request.first_user
-        for index in range(first, first + self.users):
-            self.tasks.append(asyncio.get_running_loop().create_task(self._user(index)))
+        self.tasks = self.ctx.start_users(self.users, self._user)
 
     def stop(self) -> None:
         for task in self.tasks:
