@@ -15,7 +15,7 @@ import asyncio
 import os
 import time
 
-from tinyhttp import Request, Response, serve_connection
+from tinyhttp import Request, Response, serve
 
 WORK_SECONDS = float(os.environ.get("WORK_MS", "20")) / 1000
 
@@ -36,16 +36,5 @@ async def handle(request: Request) -> Response:
     return Response(404, b"{}")
 
 
-async def main() -> None:
-    server = await asyncio.start_server(
-        lambda r, w: serve_connection(handle, r, w),
-        host="127.0.0.1",
-        port=int(os.environ.get("PORT", "8080")),
-        backlog=4096,
-    )
-    async with server:
-        await server.serve_forever()
-
-
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(serve(handle))

@@ -32,7 +32,7 @@ import urllib.parse
 import uuid
 from dataclasses import dataclass, field
 
-from tinyhttp import Request, Response, Upstream, encode_head, hold_websocket, serve_connection
+from tinyhttp import Request, Response, Upstream, encode_head, hold_websocket, serve
 
 BUFFER_BYTES = int(os.environ.get("STREAM_BUFFER_KIB", "256")) * 1024
 KEEP_ALIVE = float(os.environ.get("KEEP_ALIVE_SECONDS", "10"))
@@ -249,15 +249,7 @@ class Gateway:
 
 
 async def main() -> None:
-    gateway = Gateway()
-    server = await asyncio.start_server(
-        lambda r, w: serve_connection(gateway.handle, r, w),
-        host="127.0.0.1",
-        port=int(os.environ.get("PORT", "8080")),
-        backlog=4096,
-    )
-    async with server:
-        await server.serve_forever()
+    await serve(Gateway().handle)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """A minimal HTTP/1.1 server and client on asyncio streams, for the example targets.
 
 The quickstart's targets must run with nothing but the standard library, so
-they carry their own small HTTP layer: keep-alive, Content-Length bodies,
-chunked-free responses, and a handler that may take over the connection to
-stream (SSE), or upgrade it to a held WebSocket (`hold_websocket`, RFC 6455:
-the handshake, pings, and a close; messages are read and dropped). It is
-deliberately plain: the point of the targets is their
-behaviour under load, not their HTTP stack.
+they carry their own small HTTP layer: `serve` runs a handler on `$PORT`, with
+keep-alive, Content-Length bodies, chunked-free responses, and a handler that
+may take over the connection to stream (SSE), or upgrade it to a held
+WebSocket (`hold_websocket`, RFC 6455: the handshake, pings, and a close;
+messages are read and dropped). It is deliberately plain: the point of the
+targets is their behaviour under load, not their HTTP stack.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -118,6 +119,18 @@ async def serve_connection(
         return
     finally:
         writer.close()
+
+
+async def serve(handler: Handler) -> None:
+    """Serve `handler` on 127.0.0.1 at `$PORT` (default 8080) until cancelled."""
+    server = await asyncio.start_server(
+        lambda r, w: serve_connection(handler, r, w),
+        host="127.0.0.1",
+        port=int(os.environ.get("PORT", "8080")),
+        backlog=4096,
+    )
+    async with server:
+        await server.serve_forever()
 
 
 async def hold_websocket(request: Request, keep_alive: float) -> None:
