@@ -1,5 +1,10 @@
 """Fixtures for the whole suite.
 
+`mark` is for the tests that run Plimsoll's processes for real: it works from the
+repository (specs name their commands relative to it) and tags every process the
+test starts, so `tests.localrun.marked_processes(mark)` finds any left behind.
+Modules whose every test needs it say `pytestmark = pytest.mark.usefixtures("mark")`.
+
 One workaround lives here because it concerns every folder: looptime 0.9 asks
 pytest-asyncio 1.5's policy for an event loop even around sync tests, which
 creates one nobody closes; the next async test orphans it and its
@@ -11,10 +16,21 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import uuid
 import warnings
 from collections.abc import Iterator
 
 import pytest
+
+from tests.localrun import ROOT
+
+
+@pytest.fixture
+def mark(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(ROOT)
+    mark = uuid.uuid4().hex
+    monkeypatch.setenv("PLIMSOLL_TEST_MARK", mark)
+    return mark
 
 
 @pytest.fixture(autouse=True)

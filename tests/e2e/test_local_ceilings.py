@@ -7,7 +7,6 @@ memory per held stream sets its ceiling) at two memory limits.
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
@@ -19,18 +18,9 @@ from plimsoll.api.units import parse_memory
 from plimsoll.platforms.local import LocalPlatform
 from plimsoll.runner import run_test
 from plimsoll.specfile import read_capacity_tests
-from tests.runner.conftest import ROOT, marked_processes, short_cpu_test
-from tests.runner.test_faults import RecordingSink
+from tests.localrun import ROOT, RecordingSink, marked_processes, short_cpu_test
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def mark(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(ROOT)
-    mark = uuid.uuid4().hex
-    monkeypatch.setenv("PLIMSOLL_TEST_MARK", mark)
-    return mark
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mark")]
 
 
 def _bracket_holds(report: RunReport) -> None:

@@ -11,11 +11,7 @@ is invalid with a reason naming the query, and the first is kept.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import shutil
-import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,21 +26,13 @@ from plimsoll.platforms.local import LocalPlatform
 from plimsoll.report.live import ConsoleSink
 from plimsoll.runner import run_test
 from plimsoll.specfile import read_capacity_tests
+from tests.localrun import ROOT, marked_processes, plimsoll, saved_report
 from tests.metrics.conftest import PrometheusServer, free_port, launch_prometheus
-from tests.runner.conftest import ROOT, marked_processes
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mark")]
 
 SPEC = ROOT / "tests" / "e2e" / "specs" / "prometheus-steps.yaml"
 WORK_SECONDS = 0.020  # the spec's WORK_MS
-
-
-@pytest.fixture(autouse=True)
-def mark(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(ROOT)
-    mark = uuid.uuid4().hex
-    monkeypatch.setenv("PLIMSOLL_TEST_MARK", mark)
-    return mark
 
 
 @pytest.fixture
@@ -63,30 +51,22 @@ def _left_behind(mark: str, servers: list[PrometheusServer]) -> list[int]:
     return [pid for pid in marked_processes(mark) if pid not in ours]
 
 
-def _steps(out: Path) -> list[dict[str, Any]]:
-    steps: list[dict[str, Any]] = json.loads((out / "report.json").read_text())["steps"]
-    return steps
-
-
 async def test_run_reads_cpu_memory_extra_and_bar_from_prometheus(
     tmp_path: Path, mark: str, servers: list[PrometheusServer]
 ) -> None:
     port = free_port()
     servers.append(launch_prometheus(tmp_path / "prom", [f"127.0.0.1:{port}"], "500ms"))
     out = tmp_path / "out"
-    process = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-c", "from plimsoll.cli import main; main()", "run", str(SPEC)],
-        *["--prometheus", servers[0].url, "--exporter-listen", f"127.0.0.1:{port}"],
-        *["--out", str(out), "--quiet"],
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=dict(os.environ),
+    result = await asyncio.to_thread(
+        plimsoll,
+        *["run", str(SPEC), "--prometheus", servers[0].url],
+        *["--exporter-listen", f"127.0.0.1:{port}", "--out", str(out), "--quiet"],
     )
-    _, stderr = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, stderr.decode()[-3000:]
-    assert f"exporter: http://127.0.0.1:{port}/metrics" in stderr.decode()
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"exporter: http://127.0.0.1:{port}/metrics" in result.stderr
 
-    steps = _steps(out)
+    saved = saved_report(out)
+    steps: list[dict[str, Any]] = saved["steps"]
     assert [s["level"] for s in steps] == [5, 10]
     for step in steps:
         target = step["target"]
@@ -109,7 +89,7 @@ async def test_run_reads_cpu_memory_extra_and_bar_from_prometheus(
         assert 0 < bound["measured"] < 128_000_000
         assert {"mock", "generator"} <= set(step["others"])
         assert step["others"]["generator"]["source"] == "prometheus"
-    assert "ceiling" in json.loads((out / "report.json").read_text())
+    assert "ceiling" in saved
     assert _left_behind(mark, servers) == []
 
 
@@ -145,7 +125,7 @@ async def test_prometheus_gone_mid_run_makes_the_step_invalid_and_keeps_the_firs
         await exporter.stop()
 
     assert report.outcome is Outcome.FAILED
-    steps = _steps(out)
+    steps = saved_report(out)["steps"]
     first, later = steps[0], steps[1:]
     assert first["judgement"]["verdict"] == "pass"
     assert first["target"]["source"] == "prometheus"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,51 +23,33 @@ from plimsoll.platforms.local import LocalPlatform
 from plimsoll.platforms.processes import free_port
 from plimsoll.report.markdown import render_markdown
 from plimsoll.runner import run_test
-from tests.runner.conftest import ROOT, marked_processes
-from tests.runner.test_faults import RecordingSink
+from tests.localrun import RecordingSink, marked_processes, one_level_test
 
 TARGETS = "tests/platforms/targets"
 
-
-@pytest.fixture(autouse=True)
-def mark(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(ROOT)  # the commands are relative to the repository
-    mark = uuid.uuid4().hex
-    monkeypatch.setenv("PLIMSOLL_TEST_MARK", mark)
-    return mark
+pytestmark = pytest.mark.usefixtures("mark")
 
 
 def store_test(record: Path, store_port: int, setup: list[dict[str, Any]]) -> CapacityTest:
-    return CapacityTest.model_validate(
-        {
-            "metadata": {"name": "services"},
-            "spec": {
-                "target": {
-                    "command": ["python", f"{TARGETS}/recorder.py"],
-                    "env": {"RECORD_DIR": str(record), "RECORD_KEYS": "STORE_ADDR,UPSTREAM_URL"},
-                    "resources": {"cpu": "0.5", "memory": "128Mi"},
-                    "setup": setup,
-                },
-                "services": [
-                    {
-                        "name": "store",
-                        "command": ["python", f"{TARGETS}/kvstore.py"],
-                        "args": [str(store_port)],
-                        "port": store_port,
-                        "targetEnv": {"STORE_ADDR": "{host}:{port}"},
-                    }
-                ],
-                "workload": {
-                    "model": "rate",
-                    "arrival": "uniform",
-                    "mix": [{"name": "work", "path": "/work"}],
-                },
-                "trial": {"duration": "1.5s", "warmUp": "0.3s"},
-                "search": {"strategy": "steps", "levels": [10], "repeats": 0},
-                "passWhen": {"minAchieved": "90%", "errors": {"unexpected": 0}},
-                "generators": {"replicas": 1, "processes": 1},
-            },
-        }
+    target = {
+        "command": ["python", f"{TARGETS}/recorder.py"],
+        "env": {"RECORD_DIR": str(record), "RECORD_KEYS": "STORE_ADDR,UPSTREAM_URL"},
+        "resources": {"cpu": "0.5", "memory": "128Mi"},
+        "setup": setup,
+    }
+    store = {
+        "name": "store",
+        "command": ["python", f"{TARGETS}/kvstore.py"],
+        "args": [str(store_port)],
+        "port": store_port,
+        "targetEnv": {"STORE_ADDR": "{host}:{port}"},
+    }
+    return one_level_test(
+        "services",
+        target,
+        services=[store],
+        passWhen={"minAchieved": "90%", "errors": {"unexpected": 0}},
+        generators={"replicas": 1, "processes": 1},
     )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,21 +17,13 @@ import httpx
 import pytest
 
 from plimsoll.api.report import Outcome
-from plimsoll.api.resource import CapacityTest
 from plimsoll.api.step import LimitedBy, Verdict
 from plimsoll.platforms.local import LocalPlatform
 from plimsoll.platforms.processes import free_port
 from plimsoll.runner import run_test
-from tests.runner.conftest import ROOT, marked_processes
-from tests.runner.test_faults import RecordingSink
+from tests.localrun import ROOT, RecordingSink, marked_processes, one_level_test
 
-
-@pytest.fixture(autouse=True)
-def mark(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(ROOT)
-    mark = uuid.uuid4().hex
-    monkeypatch.setenv("PLIMSOLL_TEST_MARK", mark)
-    return mark
+pytestmark = pytest.mark.usefixtures("mark")
 
 
 @pytest.fixture
@@ -62,23 +53,7 @@ async def test_existing_service_is_driven_not_started_nor_pinned(
     tmp_path: Path, mark: str, existing: tuple[str, asyncio.subprocess.Process]
 ) -> None:
     url, service = existing
-    test = CapacityTest.model_validate(
-        {
-            "metadata": {"name": "external"},
-            "spec": {
-                "target": {"url": url},
-                "workload": {
-                    "model": "rate",
-                    "arrival": "uniform",
-                    "mix": [{"name": "work", "path": "/work"}],
-                },
-                "trial": {"duration": "1.5s", "warmUp": "0.3s"},
-                "search": {"strategy": "steps", "levels": [10], "repeats": 0},
-                "passWhen": {"minAchieved": "90%"},
-                "generators": {"replicas": 1, "processes": 1},
-            },
-        }
-    )
+    test = one_level_test("external", {"url": url}, generators={"replicas": 1, "processes": 1})
     platforms: list[LocalPlatform] = []
 
     def make(variant: object) -> LocalPlatform:

@@ -15,7 +15,7 @@ from plimsoll.api.status import CurrentStep, Phase
 from plimsoll.api.step import Judgement, ResourceUsage, StepResult, Verdict
 from plimsoll.report.live import ConsoleSink
 from plimsoll.stepsummary import record_of
-from tests.runner.conftest import short_cpu_test
+from tests.localrun import short_cpu_test
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -15,7 +15,7 @@ from plimsoll.cli import app
 from plimsoll.report.files import write_json
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.shared import histogram
-from tests.runner.conftest import short_cpu_test
+from tests.localrun import short_cpu_test
 
 
 def _step(index: int, level: int, verdict: Verdict, latency: float, memory: int) -> StepResult:

@@ -6,46 +6,19 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import uuid
 from pathlib import Path
 
 import pytest
 
-from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.report import Outcome
 from plimsoll.api.spec import Variant
 from plimsoll.api.status import CurrentStep, Phase
-from plimsoll.api.step import StepRecord, StepResult, Verdict
+from plimsoll.api.step import Verdict
 from plimsoll.platforms.local import LocalPlatform
 from plimsoll.runner import run_test
-from tests.runner.conftest import ROOT, marked_processes, short_cpu_test
+from tests.localrun import RecordingSink, marked_processes, short_cpu_test
 
-
-class RecordingSink:
-    def __init__(self) -> None:
-        self.phases: list[Phase] = []
-        self.records: list[StepRecord] = []
-        self.report: RunReport | None = None
-        self.on_step_started: list[CurrentStep] = []
-
-    async def phase(self, phase: Phase, message: str) -> None:
-        self.phases.append(phase)
-
-    async def step_started(self, step: CurrentStep) -> None:
-        self.on_step_started.append(step)
-
-    async def step_finished(self, record: StepRecord, result: StepResult) -> None:
-        self.records.append(record)
-
-    async def finished(self, report: RunReport) -> None:
-        self.report = report
-
-
-@pytest.fixture(autouse=True)
-def mark(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(ROOT)  # the spec's target command is relative to the repository
-    mark = uuid.uuid4().hex
-    monkeypatch.setenv("PLIMSOLL_TEST_MARK", mark)
-    return mark
+pytestmark = pytest.mark.usefixtures("mark")
 
 
 class CrashingSink(RecordingSink):

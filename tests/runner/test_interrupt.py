@@ -6,32 +6,20 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
-from tests.runner.conftest import CPU_SPEC, ROOT, marked_processes
+from tests.localrun import CLI, CPU_SPEC, ROOT, marked_processes, saved_report
 
 
 def test_sigint_stops_everything_and_keeps_the_steps(tmp_path: Path) -> None:
     mark = uuid.uuid4().hex
     out = tmp_path / "out"
     env = {**os.environ, "PLIMSOLL_TEST_MARK": mark}
-    command = [
-        sys.executable,
-        "-m",
-        "plimsoll.cli",
-        "run",
-        str(CPU_SPEC),
-        "--out",
-        str(out),
-        "--trial-duration",
-        "1.5",
-        "--quiet",
-    ]
+    command = ["run", str(CPU_SPEC), "--out", str(out), "--trial-duration", "1.5", "--quiet"]
     run = subprocess.Popen(
-        [sys.executable, "-c", "from plimsoll.cli import main; main()", *command[3:]],
+        [*CLI, *command],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -53,7 +41,7 @@ def test_sigint_stops_everything_and_keeps_the_steps(tmp_path: Path) -> None:
         if run.poll() is None:
             run.kill()
     assert run.returncode == 1, stderr.decode()
-    saved = json.loads((out / "report.json").read_text())
+    saved = saved_report(out)
     assert len(saved["steps"]) >= 1
     assert saved["outcome"] == "failed"
     assert "interrupted" in saved["message"]

@@ -3,11 +3,7 @@ scrapes it (named by the spec's metrics.prometheusUrl) stopping the run with wha
 
 from __future__ import annotations
 
-import json
 import socket
-import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,21 +11,9 @@ import pytest
 import yaml
 
 from plimsoll.platforms.processes import free_port
-from tests.runner.conftest import CPU_SPEC, ROOT, marked_processes
+from tests.localrun import CPU_SPEC, marked_processes, plimsoll, saved_report
 
-
-def plimsoll(*args: str) -> subprocess.CompletedProcess[str]:
-    """The CLI in a process of its own, as a user runs it (its event loop is its own)."""
-    command = [sys.executable, "-c", "from plimsoll.cli import main; main()", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-
-
-@pytest.fixture(autouse=True)
-def mark(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(ROOT)
-    mark = uuid.uuid4().hex
-    monkeypatch.setenv("PLIMSOLL_TEST_MARK", mark)
-    return mark
+pytestmark = pytest.mark.usefixtures("mark")
 
 
 @pytest.fixture
@@ -57,7 +41,7 @@ def test_spec_prometheus_that_never_scrapes_stops_the_run_saying_what_to_do(
     assert result.returncode == 1, result.stderr
     assert f"exporter: http://127.0.0.1:{port}/metrics" in result.stderr
     assert f"metrics: read from Prometheus at {nobody}" in result.stderr
-    message = json.loads((out / "report.json").read_text())["message"]
+    message = saved_report(out)["message"]
     assert f"Prometheus at {nobody} shows no series of the target within 1s" in message
     assert f"add the exporter 127.0.0.1:{port} to its scrape targets" in message
     assert marked_processes(mark) == []

@@ -7,8 +7,6 @@ processes each share one level exactly and their results merge into one step.
 
 from __future__ import annotations
 
-import json
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,39 +20,18 @@ from plimsoll.platforms.local import LocalPlatform
 from plimsoll.report.live import ConsoleSink
 from plimsoll.runner import run_test
 from plimsoll.stepsummary import merged_outcomes
-from tests.runner.conftest import ROOT, marked_processes
+from tests.localrun import marked_processes, one_level_test, saved_report
 
-
-@pytest.fixture(autouse=True)
-def mark(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(ROOT)
-    mark = uuid.uuid4().hex
-    monkeypatch.setenv("PLIMSOLL_TEST_MARK", mark)
-    return mark
+pytestmark = pytest.mark.usefixtures("mark")
 
 
 def cpu_test(level: int, **spec: Any) -> CapacityTest:
-    return CapacityTest.model_validate(
-        {
-            "metadata": {"name": "split"},
-            "spec": {
-                "target": {
-                    "command": ["python", "examples/targets/cpu_bound.py"],
-                    "env": {"WORK_MS": "2"},
-                    "resources": {"cpu": "0.5", "memory": "128Mi"},
-                },
-                "workload": {
-                    "model": "rate",
-                    "arrival": "uniform",
-                    "mix": [{"name": "work", "path": "/work"}],
-                },
-                "trial": {"duration": "1.5s", "warmUp": "0.3s"},
-                "search": {"strategy": "steps", "levels": [level], "repeats": 0},
-                "passWhen": {"minAchieved": "90%"},
-                **spec,
-            },
-        }
-    )
+    target = {
+        "command": ["python", "examples/targets/cpu_bound.py"],
+        "env": {"WORK_MS": "2"},
+        "resources": {"cpu": "0.5", "memory": "128Mi"},
+    }
+    return one_level_test("split", target, level, **spec)
 
 
 async def test_two_variants_run_in_turn_each_with_its_ceiling_and_env(
@@ -79,7 +56,7 @@ async def test_two_variants_run_in_turn_each_with_its_ceiling_and_env(
 
     assert report.outcome is Outcome.SUCCEEDED, report.message
     assert names == ["light", "heavy"]  # one platform each, in the spec's order
-    ceilings = json.loads((out / "report.json").read_text())["ceilings"]
+    ceilings = saved_report(out)["ceilings"]
     assert [(c["variant"], c["level"], c["complete"]) for c in ceilings] == [
         ("light", 10, True),
         ("heavy", 10, True),
