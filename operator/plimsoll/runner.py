@@ -29,8 +29,10 @@ from plimsoll.api.spec import Cleanup, Variant
 from plimsoll.api.status import Ceiling, CurrentStep, Phase
 from plimsoll.api.step import StepRecord, StepResult
 from plimsoll.clientips import check_client_ips
+from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.stepsummary import record_of
 from plimsoll.unitcosts import unit_costs
+from plimsoll.variantrun import run_variant
 
 if TYPE_CHECKING:
     from plimsoll.platforms.base import Platform
@@ -73,9 +75,6 @@ async def _run_variant(
     history: Sequence[StepRecord],
     report: RunReport,
 ) -> Ceiling:
-    # Imported here so the interface above loads even where a decision module is missing.
-    from plimsoll.variantrun import run_variant
-
     name = variant.name if variant is not None else "default"
     spec = test.spec
     await sink.phase(Phase.PROVISIONING, f"starting the target, mock and generators ({name})")
@@ -105,8 +104,6 @@ async def _run_variant(
 
 
 def _finish(report: RunReport) -> None:
-    from plimsoll.report.sentence import ceiling_sentence
-
     report.ended_at = _now()
     report.ceiling = report.ceilings[0] if report.ceilings else None
     report.unit_costs = unit_costs(report)

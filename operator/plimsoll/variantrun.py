@@ -20,8 +20,10 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling, CurrentStep
 from plimsoll.api.step import StepRecord, StepResult, Verdict
+from plimsoll.attribution import attribute
 from plimsoll.metrics.source import MetricsSource
 from plimsoll.platforms.base import Endpoints
+from plimsoll.search import Finished, next_action
 from plimsoll.search.actions import CeilingEstimate
 from plimsoll.steprun import StepPlan, run_step
 from plimsoll.stepsummary import record_of
@@ -81,8 +83,6 @@ async def run_variant(
     report: RunReport,
     ensure_ready: Callable[[], Awaitable[None]] | None = None,
 ) -> Ceiling:
-    from plimsoll.search import Finished, next_action
-
     records = [r for r in history if r.variant == variant]
     next_index = max((r.index for r in history), default=-1) + 1
     next_index = max(next_index, max((s.index for s in report.steps), default=-1) + 1)
@@ -134,8 +134,6 @@ async def run_variant(
 def _final(
     estimate: CeilingEstimate, spec: CapacityTestSpec, variant: str, steps: Sequence[StepResult]
 ) -> Ceiling:
-    from plimsoll.attribution import attribute
-
     best = [
         s
         for s in steps
