@@ -9,7 +9,9 @@ CPUs where there are enough cores, and samples every process's CPU and
 memory. Given an exporter, it also serves every process under cAdvisor's names
 (`local_metrics`); given a Prometheus URL, it reads the figures back from that
 server with the Kubernetes platform's PromQL instead of its own samplers.
-`stop` ends every process group it started and removes its cgroups.
+`stop` ends every process group it started and removes its cgroups. The
+target's own start lives in `local_target`, the services and setup commands in
+`local_pieces`.
 """
 
 from __future__ import annotations
@@ -19,24 +21,23 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Literal
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
-from plimsoll.metrics.cgroup import CgroupPaths
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.sampler import LocalSource, Sampler
 from plimsoll.metrics.source import ROLE_MOCK, ROLE_TARGET, MetricsSource
 from plimsoll.platforms import cgroups
-from plimsoll.platforms.base import Endpoints, PlatformError
+from plimsoll.platforms.base import Endpoints
 from plimsoll.platforms.local_metrics import (
     LocalExport,
     LocalSourceWithRestarts,
     await_scraped,
     prometheus_source,
 )
-from plimsoll.platforms.local_pieces import Pieces, services_of, start_services, target_command
-from plimsoll.platforms.processes import ManagedProcess, free_port, port_is_free, wait_ready
+from plimsoll.platforms.local_pieces import Pieces, services_of, start_services
+from plimsoll.platforms.local_target import start_target
+from plimsoll.platforms.processes import ManagedProcess, cpu_list, free_port, wait_ready
 from plimsoll.platforms.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,20 @@ class LocalPlatform:
         self.groups.append(group)
         return group
 
+    async def _start_equipment(
+        self, role: str, argv: list[str], port: int, env: dict[str, str], cpus: set[int] | None
+    ) -> tuple[ManagedProcess, str]:
+        """Start the mock or a generator on `port` of 127.0.0.1, off the target's CPUs, and
+        measure it once /healthz answers; the process and its URL."""
+        process = self._process(
+            role, [*argv, "--port", str(port), "--host", "127.0.0.1"], env, cpus=cpus
+        )
+        await process.start()
+        url = f"http://127.0.0.1:{port}"
+        await wait_ready(process, url=f"{url}/healthz", within=30)
+        self._watch(role, process.pid or 0)
+        return process, url
+
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
         warnings: list[str] = []
         placement: list[str] = []
@@ -132,27 +147,14 @@ class LocalPlatform:
         config = self.workdir / "mock-config.json"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(spec.upstream.model_dump_json(by_alias=True, exclude_none=True))
-        mock = self._process(
-            "mock",
-            [
-                sys.executable,
-                "-m",
-                "plimsoll_mock",
-                "--config",
-                str(config),
-                "--port",
-                str(mock_port),
-                "--host",
-                "127.0.0.1",
-            ],
+        mock, mock_url = await self._start_equipment(
+            ROLE_MOCK,
+            [sys.executable, "-m", "plimsoll_mock", "--config", str(config)],
+            mock_port,
             base_env,
-            cpus=other_cpus,
+            other_cpus,
         )
-        await mock.start()
-        mock_url = f"http://127.0.0.1:{mock_port}"
-        await wait_ready(mock, url=f"{mock_url}/healthz", within=30)
-        self._watch(ROLE_MOCK, mock.pid or 0)
-        placement.append(f"mock: pid {mock.pid}, {mock_url}, CPUs {_cpus(other_cpus)}")
+        placement.append(f"mock: pid {mock.pid}, {mock_url}, CPUs {cpu_list(other_cpus)}")
 
         if spec.target.url is not None:
             target_url = spec.target.url.rstrip("/")
@@ -162,38 +164,32 @@ class LocalPlatform:
             )
             placement.append(f"target: existing service at {target_url} (not started)")
         else:
-            target_url = await self._start_target(
-                spec, variant, base_env, service_env, mock_url, target_cpus, warnings, placement
+            target_url = await start_target(
+                self,
+                spec,
+                variant,
+                base_env,
+                service_env,
+                mock_url,
+                target_cpus,
+                warnings,
+                placement,
             )
 
         urls = []
         processes = spec.generators.processes or 1
         for index in range(spec.generators.replicas):
-            port = free_port()
             role = "generator" if index == 0 else f"generator-{index}"
-            generator = self._process(
+            generator, url = await self._start_equipment(
                 role,
-                [
-                    sys.executable,
-                    "-m",
-                    "plimsoll_generator",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    "--processes",
-                    str(processes),
-                ],
+                [sys.executable, "-m", "plimsoll_generator", "--processes", str(processes)],
+                free_port(),
                 base_env,
-                cpus=other_cpus,
+                other_cpus,
             )
-            await generator.start()
-            url = f"http://127.0.0.1:{port}"
-            await wait_ready(generator, url=f"{url}/healthz", within=30)
-            self._watch(role, generator.pid or 0)
             urls.append(url)
             placement.append(
-                f"{role}: pid {generator.pid}, {processes} process(es), CPUs {_cpus(other_cpus)}"
+                f"{role}: pid {generator.pid}, {processes} process(es), CPUs {cpu_list(other_cpus)}"
             )
         self.source.start()
         if self.prometheus_url is not None and self.export is not None:
@@ -207,70 +203,6 @@ class LocalPlatform:
                 f"{self.export.exporter.url} (namespace {self.run_id!r})"
             )
         return Endpoints(target_url, mock_url, urls, placement=placement, warnings=warnings)
-
-    async def _start_target(
-        self,
-        spec: CapacityTestSpec,
-        variant: Variant | None,
-        base_env: dict[str, str],
-        service_env: dict[str, str],
-        mock_url: str,
-        cpus: set[int] | None,
-        warnings: list[str],
-        placement: list[str],
-    ) -> str:
-        argv, env = target_command(spec, variant)
-        target = spec.target
-        port = target.port
-        if target.port_env is not None:
-            port = free_port()  # the target learns it from its env: no clash with anything
-        elif not port_is_free(port):
-            raise PlatformError(
-                f"port {port} (target.port) is already in use on 127.0.0.1: stop whatever "
-                "listens there, or set target.portEnv so Plimsoll can pick a free port"
-            )
-        env = {**base_env, **service_env, **env, target.upstream_env: mock_url}
-        if target.port_env is not None:
-            env[target.port_env] = str(port)
-        shape = target.resources
-        group = self._pin("target", shape.cpu, shape.memory, warnings) if shape else None
-        process = self._process(
-            "target", argv, env, cgroup_procs=group.procs_files if group else (), cpus=cpus
-        )
-        url = f"http://127.0.0.1:{port}"
-        ready_url = url + target.readiness_path
-
-        async def launch() -> None:
-            await process.start()
-            await wait_ready(process, url=ready_url, within=target.startup_timeout)
-
-        async def relaunch() -> None:
-            if self.export is not None:
-                self.export.restarted(ROLE_TARGET, process.returncode)
-            await launch()
-            if group is None:  # a new process group: measure the new one
-                old = self.source.samplers.get(ROLE_TARGET)
-                if old is not None:
-                    await old.stop()
-                self._watch(ROLE_TARGET, process.pid or 0)
-                self.source.samplers[ROLE_TARGET].start()
-
-        await launch()
-        await self.pieces.run_setup(self, spec, env)
-        self.supervisor = Supervisor(process, relaunch)
-        self.supervisor.start()
-        if group is not None:
-            version: Literal[1, 2] = 2 if group.version == 2 else 1
-            paths = CgroupPaths(version, group.cpu_dir, group.memory_dir, group.cpuacct_dir)
-            self.source.add(ROLE_TARGET, Sampler.for_cgroup(paths))
-            if self.export is not None:
-                self.export.add(ROLE_TARGET, paths=paths)
-            where = f"cgroup v{group.version} {group.memory_dir}"
-        else:
-            self._watch(ROLE_TARGET, process.pid or 0)
-            where = "UNPINNED"
-        placement.append(f"target: pid {process.pid}, {url}, {where}, CPUs {_cpus(cpus)}")
-        return url
 
     async def ensure_ready(self) -> None:
         """Before each trial: wait out a restart of the target; raise if it cannot run."""
@@ -297,7 +229,3 @@ class LocalPlatform:
             for problem in cgroups.remove_group(group):
                 log.warning("cgroup clean-up: %s", problem)
         self.groups.clear()
-
-
-def _cpus(cpus: set[int] | None) -> str:
-    return ",".join(str(c) for c in sorted(cpus)) if cpus else "any"

@@ -42,6 +42,11 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+def cpu_list(cpus: set[int] | None) -> str:
+    """The CPUs a process is pinned to, for the placement lines: "2,3", or "any"."""
+    return ",".join(str(c) for c in sorted(cpus)) if cpus else "any"
+
+
 class ManagedProcess:
     """One started command, its process group and its log."""
 
