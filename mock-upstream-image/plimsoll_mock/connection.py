@@ -1,11 +1,12 @@
 """One client connection: an `asyncio.Protocol` over httptools, and its responses.
 
-The server creates one `Connection` per accepted socket. It parses requests with
-httptools, hands each complete request to the router, and offers the router a
-small response API (answer now, answer later from a timer, hold an SSE stream).
-Held calls cost a timer handle, never a task or a thread, which is what keeps a
-held call at a few KiB. Requests pipelined behind a held call wait in a queue
-and are answered in order, as HTTP/1.1 requires.
+The server creates one `Connection` per accepted socket. It parses requests
+with httptools into `Request`s (request.py), hands each complete one to the
+router, and offers the router a small response API (answer now, answer later
+from a timer, hold an SSE stream). Held calls cost a timer handle, never a task
+or a thread, which is what keeps a held call at a few KiB. Requests pipelined
+behind a held call wait in a queue and are answered in order, as HTTP/1.1
+requires.
 """
 
 from __future__ import annotations
@@ -19,46 +20,11 @@ from typing import Any
 import httptools
 
 from plimsoll_mock import wire
+from plimsoll_mock.request import Request
 from plimsoll_mock.state import State
 
 MAX_BODY = 64 * 1024 * 1024
 _perf = time.perf_counter
-
-
-class Request:
-    """A parsed request; `route` is the metrics label the router assigns."""
-
-    __slots__ = (
-        "body",
-        "counted",
-        "headers",
-        "http10",
-        "keep_alive",
-        "method",
-        "path",
-        "query",
-        "route",
-        "started",
-    )
-
-    def __init__(self, started: float) -> None:
-        self.started = started
-        self.method = b""
-        self.path = b""
-        self.query = b""
-        self.headers: list[tuple[bytes, bytes]] = []
-        self.body = b""
-        self.keep_alive = True
-        self.http10 = False
-        self.route = "unknown"
-        self.counted = False
-
-    def header(self, name: bytes) -> bytes | None:
-        """The value of header `name` (lower case), or None."""
-        for key, value in self.headers:
-            if key == name:
-                return value
-        return None
 
 
 Handler = Callable[["Connection", Request], None]

@@ -22,7 +22,8 @@ from plimsoll.api.upstream import ErrorShape, Llm
 from plimsoll_mock import llm_formats as fmt
 from plimsoll_mock import wire
 from plimsoll_mock.behaviour import Behaviour
-from plimsoll_mock.connection import Connection, Request
+from plimsoll_mock.connection import Connection
+from plimsoll_mock.request import Request
 
 
 class TokenStream:

@@ -20,8 +20,9 @@ from typing import Any
 from plimsoll.api.upstream import Errors, ErrorShape, Mcp, McpTool
 from plimsoll_mock import jsonrpc, wire
 from plimsoll_mock.behaviour import Behaviour
-from plimsoll_mock.connection import Connection, Request
+from plimsoll_mock.connection import Connection
 from plimsoll_mock.jsonrpc import JsonRpcError, Message
+from plimsoll_mock.request import Request
 from plimsoll_mock.state import State
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")

@@ -14,7 +14,8 @@ import random
 from plimsoll.api.upstream import ErrorShape, Route, Upstream
 from plimsoll_mock import wire
 from plimsoll_mock.behaviour import Behaviour
-from plimsoll_mock.connection import Connection, Handler, Request
+from plimsoll_mock.connection import Connection, Handler
+from plimsoll_mock.request import Request
 from plimsoll_mock.state import State, render_metrics
 
 HEALTHZ = b"/healthz"
