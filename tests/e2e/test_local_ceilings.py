@@ -3,6 +3,12 @@
 A CPU-bound target with a known capacity (20 ms of CPU per request, pinned to
 0.5 CPU: 25 requests/s) and a shortened quickstart (the mini MCP gateway, whose
 memory per held stream sets its ceiling) at two memory limits.
+
+Kept short by starting each search near its answer, not by weakening a trial.
+The CPU-bound trials stay 3 s after a 1 s warm-up: its failures are the queue's
+p99, and a shorter trial lets the queue grow less, so it would report a higher,
+less accurate ceiling. The quickstart's users have all opened their streams
+(a 2 s ramp) a second before its 3 s trials end, so memory is full in every one.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ async def test_cpu_bound_ceiling_is_within_15_percent_of_analytic(
     tmp_path: Path, mark: str
 ) -> None:
     test = short_cpu_test(duration=3.0, warm_up=1.0)
+    # From 16, not 8: the step at 8 (a third of the ceiling) narrowed nothing.
+    test.spec.search = test.spec.search.model_copy(update={"start": 16})
     report = await run_test(test, lambda v: LocalPlatform("e2e-cpu", tmp_path), RecordingSink())
     assert report.outcome is Outcome.SUCCEEDED, report.message
     analytic = 0.5 / 0.020  # cores / CPU-seconds per request
@@ -53,8 +61,9 @@ def _quickstart(memory: str) -> CapacityTest:
     test = read_capacity_tests(ROOT / "examples" / "quickstart.yaml")[0]
     spec = test.spec
     spec.target.resources.memory = parse_memory(memory)  # type: ignore[union-attr]
-    spec.trial = spec.trial.model_copy(update={"duration": 4.0, "warm_up": 1.0, "settle": 0.5})
-    spec.search = spec.search.model_copy(update={"start": 64, "precision": 0.25, "repeats": 0})
+    spec.trial = spec.trial.model_copy(update={"duration": 3.0, "warm_up": 1.0, "settle": 0.5})
+    # From 128: both limits pass it and fail by 512, so no step is spent far below either.
+    spec.search = spec.search.model_copy(update={"start": 128, "precision": 0.25, "repeats": 0})
     return test
 
 
