@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -179,37 +180,17 @@ def trial(control: str, body: dict[str, Any], during: Any = None) -> TrialResult
     return result
 
 
-async def sse_server(port: int) -> None:
-    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await reader.readuntil(b"\r\n\r\n")
-        except (asyncio.IncompleteReadError, ConnectionError):
-            writer.close()
-            return
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n: hi\n\n")
-        try:
-            await reader.read()  # until the client leaves
-        finally:
-            writer.close()
+async def _hold_server(port: int, answer: Callable[[bytes], bytes]) -> None:
+    """Answer each request head on `port` with `answer(head)`, then hold the connection
+    open until the client leaves: the far end of the streams the generator holds."""
 
-    server = await asyncio.start_server(hold, "127.0.0.1", port, backlog=4096)
-    async with server:
-        await server.serve_forever()
-
-
-async def ws_server(port: int) -> None:
     async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
             return
-        key = re.search(rb"(?i)sec-websocket-key:\s*(\S+)", head)
-        accept = base64.b64encode(hashlib.sha1((key.group(1) if key else b"") + WS_GUID).digest())
-        writer.write(
-            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-            b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n\x89\x00"
-        )
+        writer.write(answer(head))
         try:
             await reader.read()  # until the client leaves
         finally:
@@ -218,6 +199,27 @@ async def ws_server(port: int) -> None:
     server = await asyncio.start_server(hold, "127.0.0.1", port, backlog=4096)
     async with server:
         await server.serve_forever()
+
+
+def _sse_head(head: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n: hi\n\n"
+
+
+def _ws_head(head: bytes) -> bytes:
+    key = re.search(rb"(?i)sec-websocket-key:\s*(\S+)", head)
+    accept = base64.b64encode(hashlib.sha1((key.group(1) if key else b"") + WS_GUID).digest())
+    return (
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+        b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n\x89\x00"
+    )
+
+
+async def sse_server(port: int) -> None:
+    await _hold_server(port, _sse_head)
+
+
+async def ws_server(port: int) -> None:
+    await _hold_server(port, _ws_head)
 
 
 def start_stream_server(name: str, port: int) -> subprocess.Popen[bytes]:
