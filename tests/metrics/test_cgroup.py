@@ -26,18 +26,25 @@ from tests.metrics.conftest import MakeCgroup
 MIB = 1 << 20
 
 
-async def test_a_pinned_burner_uses_its_quota_and_is_throttled(cgroup_v1: MakeCgroup) -> None:
-    group = cgroup_v1(cpu=0.5, memory=256 * MIB)
-    group.spawn_burner(mib=48)
-    sampler = Sampler.for_cgroup(group.paths, interval=0.2)
-    source = LocalSource({"target": sampler})
+async def _sampled_window(source: LocalSource, lead: float) -> Window:
+    """Sample for `lead` s, then a 2 s window, then 0.3 s more so a reading lands past
+    its end; the source is stopped and the window returned."""
     source.start()
-    await asyncio.sleep(0.5)
+    await asyncio.sleep(lead)
     start = datetime.now(UTC)
     await asyncio.sleep(2.0)
     window = Window(start, datetime.now(UTC))
     await asyncio.sleep(0.3)
     await source.stop()
+    return window
+
+
+async def test_a_pinned_burner_uses_its_quota_and_is_throttled(cgroup_v1: MakeCgroup) -> None:
+    group = cgroup_v1(cpu=0.5, memory=256 * MIB)
+    group.spawn_burner(mib=48)
+    sampler = Sampler.for_cgroup(group.paths, interval=0.2)
+    source = LocalSource({"target": sampler})
+    window = await _sampled_window(source, lead=0.5)
 
     usage = (await source.usage(window))["target"]
     assert usage.missing == []
@@ -80,13 +87,7 @@ async def test_proc_fallback_agrees_with_the_cgroup(cgroup_v1: MakeCgroup) -> No
     by_cgroup = Sampler.for_cgroup(group.paths, interval=0.2)
     by_proc = Sampler.for_process_group(os.getpgid(burner.pid), interval=0.2)
     source = LocalSource({"cgroup": by_cgroup, "proc": by_proc})
-    source.start()
-    await asyncio.sleep(0.4)
-    start = datetime.now(UTC)
-    await asyncio.sleep(2.0)
-    window = Window(start, datetime.now(UTC))
-    await asyncio.sleep(0.3)
-    await source.stop()
+    window = await _sampled_window(source, lead=0.4)
 
     usage = await source.usage(window)
     cgroup, proc = usage["cgroup"], usage["proc"]
