@@ -18,7 +18,7 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
+WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 REASONS = {
     101: "Switching Protocols",
     200: "OK",

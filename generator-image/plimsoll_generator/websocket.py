@@ -23,7 +23,7 @@ import time
 
 from plimsoll_generator.sse import StreamWatch
 
-GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
+GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 MAX_HEAD = 8192  # an upgrade answer longer than this is not one
 OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0, 1, 2, 8, 9, 10
 _perf = time.perf_counter

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import httptools
 
-WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 
 @dataclass
