@@ -3,9 +3,10 @@
 Run: `.venv/bin/python bench/generator.py`. nginx (one worker, a small static
 body) is pinned to core 0; wrk and the generator take turns on core 1. Figures:
 
-- closed loop, 64 connections, 5 s each: requests/s and CPU microseconds per
-  request (process CPU seconds / requests: steadier than requests/s, since
-  nginx may cap both); `ratio_vs_wrk` = wrk's CPU per request / the generator's;
+- closed loop, 64 connections, 5 s each, three interleaved rounds, the best
+  round of each client kept: requests/s and CPU microseconds per request
+  (process CPU seconds / requests: steadier than requests/s, since nginx may
+  cap both); `ratio_vs_wrk` = wrk's CPU per request / the generator's;
 - open model at 5,000 requests/s (uniform): latency from the intended start,
   p50/p99; nginx sends no Server-Timing and its `$request_time` reads 0.000 at
   this size, so the whole client latency is the generator-added figure, an
@@ -51,6 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER_CORE, CLIENT_CORE = "0", "1"
 CONNECTIONS = 64
 SECONDS = 5
+ROUNDS = 3
 STREAMS = 10_000
 WS_STREAMS = 5_000
 WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -275,28 +277,34 @@ def main() -> None:
     gen = start_generator(gen_port)
     sse = ws = None
     try:
-        wrk_rps, wrk_cpu = run_wrk(nginx_port)
+        # wrk and the generator take turns, ROUNDS times; each keeps its best round.
+        # One round's CPU per request moves by ~15% with the host's other load.
+        mix = [{"name": "hello", "path": "/"}]
+        wrk_rounds, gen_rounds = [], []
+        for _ in range(ROUNDS):
+            wrk_rounds.append(run_wrk(nginx_port))
+            closed = trial(
+                control,
+                {
+                    "level": CONNECTIONS,
+                    "duration": SECONDS,
+                    "warmUp": 1,
+                    "targetUrl": target,
+                    "workload": {"model": "users", "mix": mix},
+                },
+            )
+            gen_rounds.append(
+                (closed.sent / closed.measured_seconds, closed.cpu_seconds / closed.sent * 1e6)
+            )
+        wrk_rps, wrk_cpu = min(wrk_rounds, key=lambda r: r[1])
+        gen_rps, gen_cpu = min(gen_rounds, key=lambda r: r[1])
         print(
             f"wrk        closed loop {CONNECTIONS} conns: {wrk_rps:,.0f} req/s, "
-            f"{wrk_cpu:.2f} us CPU/req"
+            f"{wrk_cpu:.2f} us CPU/req (best of {[round(r[1], 2) for r in wrk_rounds]})"
         )
-
-        mix = [{"name": "hello", "path": "/"}]
-        closed = trial(
-            control,
-            {
-                "level": CONNECTIONS,
-                "duration": SECONDS,
-                "warmUp": 1,
-                "targetUrl": target,
-                "workload": {"model": "users", "mix": mix},
-            },
-        )
-        gen_rps = closed.sent / closed.measured_seconds
-        gen_cpu = closed.cpu_seconds / closed.sent * 1e6
         print(
             f"generator  closed loop {CONNECTIONS} conns: {gen_rps:,.0f} req/s, "
-            f"{gen_cpu:.2f} us CPU/req"
+            f"{gen_cpu:.2f} us CPU/req (best of {[round(r[1], 2) for r in gen_rounds]})"
         )
 
         opened = trial(
