@@ -56,6 +56,15 @@ def bracket_text(bracket: tuple[int | None, int | None]) -> str:
     return f"{_side(bracket[0])} … {_side(bracket[1])}"
 
 
+def _console(quiet: bool) -> Console:
+    """The terminal's console; in a log or pipe, wide enough that the step table is whole
+    (rich would otherwise cut every column to fit 80 characters)."""
+    console = Console(stderr=True, quiet=quiet)
+    if not console.is_terminal:
+        console = Console(stderr=True, quiet=quiet, width=160)
+    return console
+
+
 class ConsoleSink:
     def __init__(
         self,
@@ -68,7 +77,7 @@ class ConsoleSink:
     ) -> None:
         self.test = test
         self.out = out
-        self.console = console or Console(stderr=True, quiet=quiet)
+        self.console = console or _console(quiet)
         self.results: list[StepResult] = []
         self.report: RunReport | None = None
         self.phase_text = ""
