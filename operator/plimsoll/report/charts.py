@@ -48,11 +48,24 @@ def draw_charts(report: RunReport, out: Path) -> list[str]:
             ("p95", [r.p95_ms for r in mine]),
             ("p99", [r.p99_ms for r in mine]),
         ):
-            points = [(r.level, v) for r, v in zip(mine, values, strict=True) if v is not None]
-            if points:
-                xs, ys = zip(*points, strict=True)
-                axes.plot(
-                    xs, ys, marker=".", label=f"{label} {variant}" if len(variants) > 1 else label
+            points = [(r, v) for r, v in zip(mine, values, strict=True) if v is not None]
+            if not points:
+                continue
+            (line,) = axes.plot(
+                [r.level for r, _ in points],
+                [v for _, v in points],
+                linewidth=1,
+                label=f"{label} {variant}" if len(variants) > 1 else label,
+            )
+            # Each step keeps its verdict's marker: a failing step's latency may be
+            # low only because its calls failed fast, and the chart must not hide that.
+            for record, value in points:
+                axes.scatter(
+                    record.level,
+                    value,
+                    marker=_MARKERS.get(record.verdict, "o"),
+                    color=line.get_color(),
+                    s=18,
                 )
     for bound in report.spec.pass_when.latency:
         axes.axhline(
@@ -64,7 +77,7 @@ def draw_charts(report: RunReport, out: Path) -> list[str]:
         )
     axes.set_xlabel(f"level ({unit})")
     axes.set_ylabel("latency (ms)")
-    axes.set_title("Latency quantiles by level")
+    axes.set_title("Latency quantiles by level (o pass, x fail)")
     axes.legend(fontsize="small")
     names += _save(figure, out, "latency")
 
