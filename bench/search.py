@@ -1,6 +1,6 @@
 """Benchmark: the seeds' doubling search against the probe search on simulated noisy targets.
 
-Runs a few hundred targets with known ceilings (tests/search/simulated_targets.py),
+Runs a few hundred targets with known ceilings (bench/simulated_targets.py),
 each searched by `doubling` and by `probe` under the same noise, and prints for
 each: the share of runs whose ceiling is within `precision` of the truth, the
 median number of trials and the total trial time, with probe's figures as a
@@ -17,10 +17,6 @@ import json
 import math
 import random
 import statistics
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "search"))
 
 from simulated_targets import Run, SimTarget, run
 

@@ -20,12 +20,12 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import CurrentStep, Phase
 from plimsoll.api.step import StepRecord, StepResult
-from plimsoll.specfile import read_capacity_tests
+from plimsoll.cli.specfile import read_capacity_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU_SPEC = ROOT / "tests" / "e2e" / "specs" / "cpu-bound.yaml"
 # The CLI's entry point as a user's shell runs it, whichever python runs the tests.
-CLI = [sys.executable, "-c", "from plimsoll.cli import main; main()"]
+CLI = [sys.executable, "-c", "from plimsoll.cli.app import main; main()"]
 
 
 class RecordingSink:

@@ -108,7 +108,7 @@ class Connection(asyncio.Protocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
-            self._fail(f"unparsable response: {exc}")
+            self.fail(f"unparsable response: {exc}")
 
     # httptools callbacks -------------------------------------------------
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -140,7 +140,7 @@ class Connection(asyncio.Protocol):
             exchange.finish(None)
 
     # failures ------------------------------------------------------------
-    def _fail(self, reason: str) -> None:
+    def fail(self, reason: str) -> None:
         exchange = self.exchange
         self.exchange = None
         self.close()
@@ -162,7 +162,7 @@ class Connection(asyncio.Protocol):
         if self.exchange is not None:
             # Responses framed by closing the connection are not supported: every
             # server we measure frames with Content-Length or chunks.
-            self._fail(f"connection reset: {exc or 'closed by peer'}")
+            self.fail(f"connection reset: {exc or 'closed by peer'}")
 
 
 class Pool:
@@ -213,7 +213,7 @@ class Pool:
         for conn in list(self.busy):
             exchange = conn.exchange
             if exchange is not None and now - exchange.sent_at > exchange.timeout:
-                conn._fail(f"timeout after {exchange.timeout:g}s")
+                conn.fail(f"timeout after {exchange.timeout:g}s")
         if not self.closed:
             self._sweeper = self.loop.call_later(0.5, self._sweep)
 
@@ -222,7 +222,7 @@ class Pool:
         self.closed = True
         self._sweeper.cancel()
         for conn in list(self.busy):
-            conn._fail("pool closed")
+            conn.fail("pool closed")
         for conn in list(self.idle):
             conn.close()
         self.idle.clear()

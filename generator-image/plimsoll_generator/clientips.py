@@ -1,7 +1,7 @@
 """Client addresses sent in a header (`X-Forwarded-For`), and the check the target honours them.
 
 A gateway that limits or accounts per client sees one address for all users
-unless it trusts the forwarded header; the seed stops with instructions when it
+unless it trusts the forwarded header; the run stops with instructions when it
 does not, and so do we: `verify` raises `ClientIpError` with what to change.
 Addresses come from 10.0.0.0/8, index i -> the (i + 1)-th address.
 """

@@ -6,7 +6,7 @@ drawn by `behaviour.UserBehaviour`; bots call back to back; users reconnect now
 and then, re-list tools before some calls, and some calls come with a page
 view. Each user sends its own client address when a pool is configured.
 
-`McpRate`: the open model over MCP calls (the seed's synthetic probes), one
+`McpRate`: the open model over MCP calls (synthetic probes), one
 session shared by the process (none on the stateless revision).
 """
 

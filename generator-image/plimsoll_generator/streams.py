@@ -3,7 +3,7 @@
 The runner divides the target's memory growth by the streams held. Kind `sse`
 holds event streams (a GET on the probe's path), `websocket` holds WebSockets
 (`websocket.py`, an Upgrade on `wsPath`, or on `path`), and `mixed` holds half of each,
-as the edge seed does (SSE first on even indices, so any split stays even).
+(SSE first on even indices, so any split stays even).
 Streams open in batches (a burst of thousands of SYNs would overflow the
 listen backlog and measure that instead), and stay open until the trial ends.
 """

@@ -1,6 +1,6 @@
 """Held WebSocket streams: a minimal RFC 6455 client, for the streams probe.
 
-`streams.py` opens one `WsStream` per held WebSocket (the edge seed holds half
+`streams.py` opens one `WsStream` per held WebSocket (a mixed probe holds half
 its idle streams as WebSockets). The stream sends the HTTP/1.1 Upgrade with a
 fresh `Sec-WebSocket-Key`, checks the 101 answer and its `Sec-WebSocket-Accept`,
 then holds the connection: it answers pings with pongs, counts every server

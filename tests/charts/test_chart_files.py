@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from plimsoll.crd import render_crd
+from plimsoll.api.crd import render_crd
 from tests.charts.helm import CHART, ROOT
 
 

@@ -1,6 +1,6 @@
-"""The chart grants exactly the operator's rules from plimsoll.rbac, placed per mode.
+"""The chart grants exactly the operator's rules from plimsoll.controller.rbac, placed per mode.
 
-plimsoll.rbac is where the rules are written (tests/operator checks every API
+plimsoll.controller.rbac is where the rules are written (tests/controller checks every API
 call the operator makes against them); files/rbac-rules.yaml is its rendering
 and templates/rbac.yaml binds the groups: all in one ClusterRole cluster-wide;
 in namespaced mode `watched` as a Role in each listed namespace only.
@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from plimsoll import rbac
+from plimsoll.controller import rbac
 from tests.charts.helm import CHART, MODES, NAMESPACE, objects, of_kind, one
 
 Rule = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
@@ -71,7 +71,7 @@ def test_namespaced_mode_grants_capacity_tests_only_in_listed_namespaces() -> No
 
 
 def test_every_rule_is_granted_exactly_once_per_scope() -> None:
-    """Nothing beyond plimsoll.rbac: the union of what each mode grants is its rules."""
+    """Nothing beyond plimsoll.controller.rbac: the union of what each mode grants is its rules."""
     for mode in ("default", "namespaced"):
         items = objects(MODES[mode])
         granted: list[dict[str, Any]] = list(one(items, "ClusterRole")["rules"])

@@ -215,7 +215,7 @@ def test_operator_cli_accepts_the_rendered_args(mode: str) -> None:
     """The Deployment's args parse with the real `plimsoll` command line (not run)."""
     import typer
 
-    from plimsoll.cli import app
+    from plimsoll.cli.app import app
 
     args = _container(objects(MODES[mode]))["args"]
     group: Any = typer.main.get_command(app)

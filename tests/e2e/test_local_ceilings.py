@@ -21,9 +21,9 @@ from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.step import LimitedBy, Verdict
 from plimsoll.api.units import parse_memory
-from plimsoll.platforms.local import LocalPlatform
-from plimsoll.runner import run_test
-from plimsoll.specfile import read_capacity_tests
+from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.platforms.local.platform import LocalPlatform
+from plimsoll.run.runner import run_test
 from tests.localrun import ROOT, RecordingSink, marked_processes, short_cpu_test
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mark")]

@@ -21,11 +21,11 @@ import pytest
 from plimsoll.api.report import Outcome
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.step import StepRecord, StepResult, Verdict
+from plimsoll.cli.specfile import read_capacity_tests
 from plimsoll.metrics.exporter import CadvisorExporter
-from plimsoll.platforms.local import LocalPlatform
+from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.report.live import ConsoleSink
-from plimsoll.runner import run_test
-from plimsoll.specfile import read_capacity_tests
+from plimsoll.run.runner import run_test
 from tests.localrun import ROOT, marked_processes, plimsoll, saved_report
 from tests.metrics.conftest import PrometheusServer, free_port, launch_prometheus
 

@@ -101,7 +101,7 @@ def test_dry_run_builds_the_wheel_and_plans_four_images() -> None:
     assert len(wheels) == 1
     names = zipfile.ZipFile(wheels[0]).namelist()
     for module in (
-        "plimsoll/cli.py",
+        "plimsoll/cli/app.py",
         "plimsoll_generator/__main__.py",
         "plimsoll_mock/__main__.py",
     ):

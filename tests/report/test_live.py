@@ -13,8 +13,8 @@ from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import CurrentStep, Phase
 from plimsoll.api.step import Judgement, ResourceUsage, StepResult, Verdict
+from plimsoll.decide.stepsummary import record_of
 from plimsoll.report.live import ConsoleSink
-from plimsoll.stepsummary import record_of
 from tests.localrun import short_cpu_test
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

@@ -11,7 +11,7 @@ from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.status import Ceiling, Headroom
 from plimsoll.api.step import Judgement, LimitedBy, ResourceUsage, StepResult, Verdict
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
-from plimsoll.cli import app
+from plimsoll.cli.app import app
 from plimsoll.report.files import write_json
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.shared import histogram

@@ -1,6 +1,6 @@
 """The run report: `report.json`, the machine-readable result of one capacity test.
 
-Written by the runner (`plimsoll.runner.run_test` returns it; `plimsoll run`
+Written by the runner (`plimsoll.run.runner.run_test` returns it; `plimsoll run`
 writes it after every step, so a run that stops early still leaves what it
 measured), read back by `plimsoll report FILE` to render Markdown and charts,
 and by the operator to fill the resource's status. It keeps every step in full

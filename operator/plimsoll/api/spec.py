@@ -2,7 +2,7 @@
 
 Read top to bottom it is the question a capacity test asks: "how much of this
 `workload` can one pod of `target.resources` carry while it still meets
-`passWhen`?" Everything the seeds vary is a field here, so later work fills in
+`passWhen`?" Everything a capacity test varies is a field here, so later work fills in
 behaviour without reshaping the API.
 """
 
@@ -138,8 +138,8 @@ class Trial(PlimsollModel):
 
 
 class Strategy(StrEnum):
-    STEPS = "steps"  # a fixed list of levels, each reported (the edge seed's STEPS)
-    DOUBLING = "doubling"  # the seeds' algorithm: double, then bisect
+    STEPS = "steps"  # a fixed list of levels, each reported (a fixed table of levels)
+    DOUBLING = "doubling"  # double until a failure, then bisect
     PROBE = "probe"  # short probe trials while the bracket is wide, full trials to confirm
 
 

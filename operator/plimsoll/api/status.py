@@ -123,7 +123,7 @@ def set_condition(
 
 
 class Headroom(PlimsollModel):
-    """Room left at the last passing step, in the seeds' words and in numbers."""
+    """Room left at the last passing step, in plain words and in numbers."""
 
     memory_free_bytes: int | None = None
     cpu_idle_fraction: float | None = None

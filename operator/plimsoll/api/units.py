@@ -1,6 +1,6 @@
 """Typed values written as strings in a CapacityTest: durations, quantities, percentages.
 
-Users write `"250ms"`, `"512Mi"`, `"0.5%"` the way Kubernetes and the seeds do; the
+Users write `"250ms"`, `"512Mi"`, `"0.5%"` the way Kubernetes does; the
 rest of Plimsoll works with plain numbers (seconds, cores, bytes, fractions). The
 annotated types below parse on the way in, print the canonical string on the way
 out (so a spec round-trips through the status unchanged in meaning), and publish a

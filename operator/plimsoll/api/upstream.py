@@ -2,7 +2,7 @@
 
 The same model is `spec.upstream` in a CapacityTest and the JSON the mock process
 reads at start-up (`PLIMSOLL_MOCK_CONFIG` or a file), so what the user wrote is
-exactly what the mock serves. The behaviours come from the seeds: slow tools with
+exactly what the mock serves. The behaviours are those real upstreams show: slow tools with
 a long tail (lognormal fitted to p50/p95, capped), tool errors, a response-size
 mix, LLM streaming with time-to-first-token and inter-token latency, and
 microservice routes that fail, time out or return large bodies.
@@ -29,9 +29,9 @@ class QuantilePoint(PlimsollModel):
 class Latency(PlimsollModel):
     """A latency distribution, in one of three forms (exactly one must be given).
 
-    - `fixed` (± `jitter`, uniform): the seeds' synthetic probes, "calls 1 s ± 0.5";
+    - `fixed` (± `jitter`, uniform): synthetic probes, "calls 1 s ± 0.5";
     - `p50` + `p95` (lognormal through both, optionally capped at `max`): the
-      gateway seed's slow tools, median 1.2 s, 5% over 12 s, capped at 50 s;
+      slow tools as an MCP gateway sees them, median 1.2 s, 5% over 12 s, capped at 50 s;
     - `quantiles`: an empirical table, interpolated between its rows.
     """
 

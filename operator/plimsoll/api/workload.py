@@ -1,8 +1,8 @@
 """The workload model: what one unit of load is, and what it sends.
 
-Two models of load, as the seeds use them:
+Two models of load:
 - `rate` (open model): requests start on schedule at a target arrival rate; the
-  level of a trial is requests per second (the edge seed's max-RPS search);
+  level of a trial is requests per second (a max-requests/s search);
 - `users` (closed, modeled users): the level is a number of users, each of whom
   holds a stream, calls in bursts, and churns (the MCP-gateway seed), or runs a
   multi-turn conversation (the LLM-proxy seed).
@@ -61,7 +61,7 @@ class Operation(PlimsollModel):
 
 
 class Users(PlimsollModel):
-    """How a modeled user behaves (the MCP-gateway seed's calibrated model)."""
+    """How a modeled user behaves (calibrated on an MCP gateway's real traffic)."""
 
     hold_stream: bool = Field(True, description="Each user holds one SSE stream all trial.")
     burst_gap_median: Seconds = Field(6.0, description="Median gap between calls in a burst.")
@@ -100,11 +100,11 @@ class Conversation(PlimsollModel):
 class StreamKind(StrEnum):
     SSE = "sse"
     WEBSOCKET = "websocket"
-    MIXED = "mixed"  # half SSE, half WebSocket, as the edge seed holds them
+    MIXED = "mixed"  # half SSE, half WebSocket, as an edge holds them
 
 
 class StreamsProbe(PlimsollModel):
-    """Idle streams held open to measure memory per stream (edge and gateway seeds)."""
+    """Idle streams held open to measure memory per stream (edges and gateways)."""
 
     count: int = Field(ge=1, le=200_000)
     kind: StreamKind = StreamKind.SSE
@@ -113,7 +113,7 @@ class StreamsProbe(PlimsollModel):
         None, pattern=r"^/", description="Path of the WebSocket streams, when not 'path'."
     )
     hold_during_steps: bool = Field(
-        False, description="Keep them open through the trials, as the edge seed does."
+        False, description="Keep them open through the trials, so each trial runs with them held."
     )
 
 

@@ -31,9 +31,16 @@ class PlatformError(RuntimeError):
 
 
 class Platform(Protocol):
+    name: str  # "local" or "kubernetes", recorded in the report
+
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
         """Start services, the mock, the target (pinned) and the generators; wait until ready;
         run the target's setup steps. Idempotent: pieces already running are adopted."""
+        ...
+
+    async def ensure_ready(self) -> None:
+        """Called before every trial: wait while the target restarts (after an OOM kill or a
+        crash); raise `PlatformError` naming the target's last words when it cannot run."""
         ...
 
     def metrics(self) -> MetricsSource:

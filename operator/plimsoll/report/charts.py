@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.step import Verdict
-from plimsoll.stepsummary import record_of
+from plimsoll.decide.stepsummary import record_of
 
 _MARKERS = {Verdict.PASS: "o", Verdict.FAIL: "x", Verdict.INVALID: "s", Verdict.NOISY: "^"}
 

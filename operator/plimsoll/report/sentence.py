@@ -1,4 +1,4 @@
-"""The ceiling in one sentence, the way the seeds state theirs.
+"""The ceiling in one sentence, the way capacity reports state it.
 
 "1 CPU / 512 MiB sustains 2,350 modeled users; memory limited it, 6 MiB under
 the limit with 30% CPU idle." Used by the runner (report.summary), the live

@@ -1,4 +1,4 @@
-"""The step table, as the seeds print theirs: one row per step, the figures that decide.
+"""The step table, as capacity reports print it: one row per step, the figures that decide.
 
 Shared by the live view (rich), report.md (jinja2) and the final console
 output, so every place shows the same columns computed the same way.
@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plimsoll.api.step import StepResult
+from plimsoll.decide.stepsummary import record_of
 from plimsoll.report.sentence import format_bytes
-from plimsoll.stepsummary import record_of
 
 COLUMNS = [
     "#",

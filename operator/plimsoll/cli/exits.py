@@ -1,0 +1,5 @@
+"""The CLI's exit codes, one meaning each, so scripts and CI can branch on them."""
+
+EXIT_OK = 0  # the ceiling was found (or the command did what it was asked)
+EXIT_INCOMPLETE = 1  # the test could not complete; the reason was printed
+EXIT_INVALID_SPEC = 2  # the spec is invalid; each mistake was printed with its field

@@ -1,0 +1,163 @@
+"""`plimsoll run FILE`: the whole capacity test on this machine, with the local platform.
+
+Reads and validates the spec (exit 2 when invalid), serves the started
+processes' figures under cAdvisor's names on `--exporter-listen` (printed at
+start, so a Prometheus can scrape it), runs `plimsoll.run.runner` with a
+`LocalPlatform` per variant and the console sink (reading the resources back
+from `--prometheus` or `metrics.prometheusUrl` when given), writes report.json,
+report.md and the charts into `--out`, prints the ceiling sentence, and exits
+0 when every ceiling was found, 1 when the test could not complete. Ctrl-C
+stops every process and still writes the partial report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.resource import CapacityTest, SpecError
+from plimsoll.api.spec import Variant
+from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, EXIT_OK
+from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.metrics.exporter import CadvisorExporter
+from plimsoll.platforms.local.platform import LocalPlatform
+from plimsoll.report.files import write_report
+from plimsoll.report.live import ConsoleSink
+from plimsoll.run.runner import run_test
+
+
+def _select(tests: list[CapacityTest], variant: str | None) -> CapacityTest:
+    test = tests[0]
+    if variant is None:
+        return test
+    chosen = [v for v in test.spec.variants if v.name == variant]
+    if not chosen:
+        names = [v.name for v in test.spec.variants] or ["(none)"]
+        raise SpecError([f"spec.variants: no variant {variant!r}; the spec has {names}"])
+    return test.model_copy(update={"spec": test.spec.model_copy(update={"variants": chosen})})
+
+
+def _shorten(test: CapacityTest, seconds: float | None) -> CapacityTest:
+    if seconds is None:
+        return test
+    trial = test.spec.trial.model_copy(update={"duration": seconds})
+    return test.model_copy(update={"spec": test.spec.model_copy(update={"trial": trial})})
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise typer.BadParameter(f"{value!r}: give HOST:PORT, e.g. 127.0.0.1:9464 (port 0: any)")
+    return host, int(port)
+
+
+async def _run(
+    test: CapacityTest,
+    out: Path,
+    quiet: bool,
+    cgroup_root: Path | None,
+    listen: tuple[str, int],
+    prometheus: str | None,
+    scrape_wait: float,
+) -> RunReport:
+    run_id = f"{test.metadata.name}-{uuid.uuid4().hex[:6]}"
+    sink = ConsoleSink(test, out, quiet=quiet)
+    # One exporter for the whole run: every variant registers its processes on it, so
+    # the address a user gave their Prometheus holds for the run.
+    exporter = CadvisorExporter(port=listen[1], host=listen[0])
+    try:
+        await exporter.start()
+    except OSError as exc:
+        raise RunSetupError(f"--exporter-listen {listen[0]}:{listen[1]}: {exc}") from exc
+    typer.echo(f"exporter: {exporter.url} (cAdvisor metric names; scrape it)", err=True)
+    if prometheus is not None:
+        typer.echo(f"metrics: read from Prometheus at {prometheus}", err=True)
+
+    def make_platform(variant: Variant | None) -> LocalPlatform:
+        name = variant.name if variant else "default"
+        return LocalPlatform(
+            f"{run_id}-{name}",
+            out / "work" / name,
+            cgroup_root=cgroup_root,
+            exporter=exporter,
+            prometheus_url=prometheus,
+            scrape_wait=scrape_wait,
+        )
+
+    try:
+        return await run_test(test, make_platform, sink)
+    finally:
+        await exporter.stop()
+
+
+class RunSetupError(RuntimeError):
+    """The run could not begin (e.g. the exporter's address is taken)."""
+
+
+def run(
+    file: Annotated[Path, typer.Argument(help="A CapacityTest YAML file.")],
+    out: Annotated[Path | None, typer.Option(help="Output folder for the report.")] = None,
+    variant: Annotated[str | None, typer.Option(help="Run only this variant.")] = None,
+    prometheus: Annotated[
+        str | None,
+        typer.Option(
+            help="Read resources from this Prometheus (it must scrape --exporter-listen); "
+            "default: spec.metrics.prometheusUrl, else the cgroups directly."
+        ),
+    ] = None,
+    exporter_listen: Annotated[
+        str,
+        typer.Option(
+            help="HOST:PORT of the cAdvisor-style /metrics of the started processes "
+            "(port 0: any free one, printed at start)."
+        ),
+    ] = "127.0.0.1:0",
+    scrape_wait: Annotated[
+        float,
+        typer.Option(
+            help="With Prometheus: seconds to wait, at start, until it has scraped the exporter."
+        ),
+    ] = 120.0,
+    trial_duration: Annotated[
+        float | None, typer.Option(help="Override trial.duration (seconds), for short runs.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option(help="Print only the result.")] = False,
+) -> None:
+    """Find the ceiling of a CapacityTest on this machine (local processes, cgroup pinning)."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        test = _shorten(_select(read_capacity_tests(file), variant), trial_duration)
+    except SpecError as exc:
+        typer.echo(f"{file}: invalid", err=True)
+        for line in exc.problems:
+            typer.echo(f"  {line}", err=True)
+        raise typer.Exit(EXIT_INVALID_SPEC) from exc
+    listen = _listen(exporter_listen)
+    prometheus = prometheus or test.spec.metrics.prometheus_url
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    out = out or Path("plimsoll-out") / f"{test.metadata.name}-{stamp}"
+    cgroup_root = os.environ.get("PLIMSOLL_CGROUP_ROOT")
+    try:
+        cgroups = Path(cgroup_root) if cgroup_root else None
+        report = asyncio.run(_run(test, out, quiet, cgroups, listen, prometheus, scrape_wait))
+    except RunSetupError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from exc
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: partial report in {out / 'report.json'}", err=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from None
+    written = write_report(report, out)
+    for line in report.summary:
+        typer.echo(line)
+    if report.message:
+        typer.echo(report.message, err=True)
+    typer.echo(f"report: {written[1]} (and report.json, charts) in {out}")
+    raise typer.Exit(EXIT_OK if report.outcome is Outcome.SUCCEEDED else EXIT_INCOMPLETE)

@@ -1,0 +1,85 @@
+"""The kopf handlers: thin glue between the API server and `plimsoll.controller.supervisor`.
+
+`plimsoll operator` (`plimsoll.cli.operator`) runs kopf with `registry`.
+- login: kopf's own kubeconfig / service-account login; the same credentials
+  build the `KubeClient` the runs use, so one identity needs one set of RBAC rules;
+- startup: settings (finalizer name, annotations-only progress) and the metrics server;
+- a daemon per CapacityTest: `Supervisor.run` (start, resume, rerun, invalid spec);
+- delete: the finalizer deletes the run namespaces (a namespaced resource cannot
+  own a Namespace) and keeps the resource until they are gone.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+
+from plimsoll.api.resource import GROUP, PLURAL, VERSION
+from plimsoll.controller.metrics import serve_metrics
+from plimsoll.controller.supervisor import OperatorContext, Supervisor, delete_run_namespaces
+from plimsoll.kube.client import KubeClient
+
+FINALIZER = "plimsoll.dev/cleanup"
+registry = kopf.OperatorRegistry()
+
+
+def _context(memo: Any) -> OperatorContext:
+    ctx = memo.get("plimsoll") if isinstance(memo, dict) else getattr(memo, "plimsoll", None)
+    if not isinstance(ctx, OperatorContext):
+        raise kopf.PermanentError("the operator was started without its context (memo.plimsoll)")
+    return ctx
+
+
+@kopf.on.login(registry=registry)
+def login(memo: Any, **kwargs: Any) -> kopf.ConnectionInfo | None:
+    info = kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
+    if info is not None:
+        ctx = _context(memo)
+        ctx.client = KubeClient.from_connection(info)
+    return info
+
+
+@kopf.on.startup(registry=registry)
+async def configure(settings: kopf.OperatorSettings, memo: Any, **_: Any) -> None:
+    settings.persistence.finalizer = FINALIZER
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="plimsoll.dev")
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix="plimsoll.dev")
+    settings.posting.level = logging.WARNING
+    ctx = _context(memo)
+    if ctx.metrics_port:
+        ctx.metrics_server = await serve_metrics(ctx.metrics, ctx.metrics_host, ctx.metrics_port)
+
+
+@kopf.on.cleanup(registry=registry)
+async def shutdown(memo: Any, **_: Any) -> None:
+    ctx = _context(memo)
+    if ctx.metrics_server is not None:
+        await ctx.metrics_server.cleanup()
+        ctx.metrics_server = None
+
+
+# On exit kopf sets `stopped` and waits `cancellation_backoff` before it cancels the
+# daemon: time for the supervisor (polling every 0.5 s) to detach the run for resuming.
+@kopf.daemon(
+    GROUP,
+    VERSION,
+    PLURAL,
+    registry=registry,
+    cancellation_backoff=5.0,
+    cancellation_timeout=30.0,
+)
+async def supervise(body: kopf.Body, stopped: kopf.DaemonStopped, memo: Any, **_: Any) -> None:
+    await Supervisor(_context(memo), body, stopped).run()
+
+
+@kopf.on.delete(GROUP, VERSION, PLURAL, registry=registry)
+async def delete(meta: kopf.Meta, memo: Any, logger: kopf.Logger, **_: Any) -> None:
+    ctx = _context(memo)
+    uid = meta.get("uid") or f"{meta['namespace']}/{meta['name']}"
+    remaining = await delete_run_namespaces(ctx.api(), uid, wait=20.0)
+    ctx.metrics.set_phase(uid, None)
+    if remaining:
+        raise kopf.TemporaryError(f"waiting for namespaces to go: {', '.join(remaining)}", delay=5)
+    logger.info("run namespaces deleted")

@@ -1,0 +1,257 @@
+"""Writing a CapacityTest's status: phases by the table, conditions, steps, the report.
+
+The operator's daemon owns one `StatusWriter` per resource and hands the runner
+an `OperatorSink` (the runner's `ProgressSink`), so every step reaches the
+status as soon as it is judged: that list is the resume point after a restart.
+Writes are merge patches of only the top-level status fields that changed, and
+nothing at all when nothing changed (cert-manager's rule), so running a handler
+twice on the same state writes nothing the second time. Each phase change, judged
+step and ceiling is also queued as a Kubernetes Event (`plimsoll.controller.events`)
+and posted right after the patch that shows it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.resource import API_VERSION, KIND
+from plimsoll.api.status import (
+    CapacityTestStatus,
+    ConditionStatus,
+    ConditionType,
+    CurrentStep,
+    Phase,
+    Reason,
+    ReportRef,
+    check_transition,
+    set_condition,
+)
+from plimsoll.api.step import StepRecord, StepResult
+from plimsoll.controller.events import Event, EventRecorder, ceiling_event, phase_event, step_event
+from plimsoll.decide.plan import conditions_for
+from plimsoll.kube.client import CAPACITY_TESTS, CONFIG_MAPS, ConflictError, KubeClient
+
+log = logging.getLogger(__name__)
+
+# A ConfigMap holds at most 1 MiB; the full report (histograms) may not fit.
+_CONFIG_MAP_BUDGET = 900_000
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class StatusWriter:
+    def __init__(
+        self,
+        client: KubeClient,
+        namespace: str,
+        name: str,
+        status: CapacityTestStatus,
+        *,
+        clock: Callable[[], datetime] = _now,
+        events: EventRecorder | None = None,
+    ) -> None:
+        self.client, self.namespace, self.name = client, namespace, name
+        self.status = status
+        self._written: dict[str, Any] = status.to_wire()
+        self._clock = clock
+        self.generation: int | None = status.observed_generation
+        self.events = events
+        self._pending: list[Event] = []
+
+    def rewrite_all(self) -> None:
+        """Make the next `write` send every field: a fresh run or verdict replaces the status."""
+        self._written = {}
+
+    def note(self, event: Event) -> None:
+        """Queue an event; `write` posts it once the status shows what it announces."""
+        if self.events is not None:
+            self._pending.append(event)
+
+    def condition(
+        self, type_: ConditionType, status: ConditionStatus, reason: Reason, message: str
+    ) -> None:
+        self.status.conditions = set_condition(
+            self.status.conditions, type_, status, reason, message, self._clock(), self.generation
+        )
+
+    def set_phase(self, phase: Phase, message: str, *, range_only: bool = False) -> None:
+        previous = self.status.phase
+        self.status.phase = check_transition(previous, phase)
+        if phase is not previous:
+            self.note(phase_event(phase, message))
+        self.status.message = message
+        for change in conditions_for(phase, range_only=range_only):
+            self.condition(change.type, change.status, change.reason, message)
+
+    async def write(self) -> bool:
+        """Patch the fields that changed since the last write, then post the queued
+        events; False when no field changed."""
+        wire = self.status.to_wire()
+        changed = {k: v for k, v in wire.items() if self._written.get(k) != v}
+        changed.update({k: None for k in self._written if k not in wire})
+        if changed:
+            sub = "status" if await self.client.has_subresource(CAPACITY_TESTS, "status") else None
+            await self.client.patch(
+                CAPACITY_TESTS, self.namespace, self.name, {"status": changed}, sub=sub
+            )
+            self._written = wire
+        pending, self._pending = self._pending, []
+        if self.events is not None:
+            for event in pending:
+                await self.events.post(event)
+        return bool(changed)
+
+
+def _report_markdown(report: RunReport) -> str:
+    try:
+        from plimsoll.report.markdown import render_markdown
+
+        return render_markdown(report)
+    except Exception as exc:  # the JSON is the record; Markdown is a courtesy
+        log.warning("report.md could not be rendered: %s", exc)
+        lines = [f"# {report.test_name}", "", *report.summary, "", report.message]
+        return "\n".join(lines) + "\n"
+
+
+def _fit(report: RunReport) -> str:
+    text = report.model_dump_json(by_alias=True, exclude_none=True)
+    if len(text) <= _CONFIG_MAP_BUDGET:
+        return text
+    slim = report.model_copy(deep=True)
+    for step in slim.steps:  # histograms are what grows; the figures stay in the status
+        step.client = None
+    return slim.model_dump_json(by_alias=True, exclude_none=True)
+
+
+async def write_report_config_map(
+    client: KubeClient, owner: dict[str, Any], report: RunReport
+) -> str:
+    """The report as a ConfigMap owned by the CapacityTest (garbage-collected with it)."""
+    meta = owner["metadata"]
+    name = f"{meta['name']}-report"[:253]
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name,
+            "namespace": meta["namespace"],
+            "labels": {
+                "app.kubernetes.io/managed-by": "plimsoll",
+                "plimsoll.dev/owner-uid": meta.get("uid", ""),
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": API_VERSION,
+                    "kind": KIND,
+                    "name": meta["name"],
+                    "uid": meta.get("uid", ""),
+                    "controller": True,
+                    "blockOwnerDeletion": False,
+                }
+            ],
+        },
+        "data": {"report.json": _fit(report), "report.md": _report_markdown(report)},
+    }
+    try:
+        await client.create(body)
+    except ConflictError:
+        await client.patch(CONFIG_MAPS, meta["namespace"], name, {"data": body["data"]})
+    return name
+
+
+class OperatorSink:
+    """The runner's ProgressSink for one resource: progress into the status."""
+
+    def __init__(
+        self,
+        writer: StatusWriter,
+        owner: dict[str, Any],
+        *,
+        on_step: Callable[[StepRecord, float], None] | None = None,
+        on_phase: Callable[[Phase], None] | None = None,
+        unit: str = "rps",
+    ) -> None:
+        self.writer = writer
+        self.owner = owner
+        self.unit = unit
+        self.report: RunReport | None = None
+        self._on_step = on_step
+        self._on_phase = on_phase
+        self._detached = False
+        self._step_started = time.monotonic()
+
+    def detach(self) -> None:
+        """Write nothing more: the operator is exiting and the next one resumes the run."""
+        self._detached = True
+
+    async def phase(self, phase: Phase, message: str) -> None:
+        status = self.writer.status
+        if self._detached or phase in (Phase.SUCCEEDED, Phase.FAILED):
+            return  # decided in finished(), together with the ceiling and the report
+        self.writer.set_phase(phase, message)
+        if phase is Phase.RUNNING:
+            self.writer.condition(
+                ConditionType.PROVISIONED, ConditionStatus.TRUE, Reason.PROVISIONED, message
+            )
+        status.current_step = status.current_step if phase is Phase.RUNNING else None
+        if self._on_phase is not None:
+            self._on_phase(phase)
+        await self.writer.write()
+
+    async def step_started(self, step: CurrentStep) -> None:
+        if self._detached:
+            return
+        self._step_started = time.monotonic()
+        self.writer.status.current_step = step
+        await self.writer.write()
+
+    async def step_finished(self, record: StepRecord, result: StepResult) -> None:
+        if self._detached:
+            return
+        status = self.writer.status
+        key = (record.variant, record.index)
+        status.steps = [s for s in status.steps if (s.variant, s.index) != key] + [record]
+        status.step_count = len(status.steps)
+        status.current_step = None
+        self.writer.note(step_event(record, self.unit))
+        if self._on_step is not None:
+            self._on_step(record, time.monotonic() - self._step_started)
+        await self.writer.write()
+
+    async def finished(self, report: RunReport) -> None:
+        self.report = report
+        if self._detached:
+            return
+        status = self.writer.status
+        status.current_step = None
+        status.ceiling = report.ceiling
+        status.variant_ceilings = list(report.ceilings) if len(report.ceilings) > 1 else []
+        status.completion_time = report.ended_at or _now()
+        try:
+            name = await write_report_config_map(self.writer.client, self.owner, report)
+            status.report = ReportRef(config_map=name)
+        except Exception as exc:  # the status still carries the ceiling
+            log.warning("report ConfigMap not written: %s", exc)
+        for ceiling in report.ceilings or ([report.ceiling] if report.ceiling else []):
+            self.writer.note(ceiling_event(ceiling))
+        succeeded = report.outcome is Outcome.SUCCEEDED
+        final = Phase.SUCCEEDED if succeeded else Phase.FAILED
+        message = "; ".join(report.summary) if succeeded and report.summary else report.message
+        self.writer.set_phase(
+            final, message or final.value, range_only=bool(report.ceilings) and not succeeded
+        )
+        if self._on_phase is not None:
+            self._on_phase(final)
+        await self.writer.write()
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))

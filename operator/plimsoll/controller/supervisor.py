@@ -1,0 +1,309 @@
+"""One CapacityTest's life under the operator: decide, run, watch for changes, clean up.
+
+`supervise` is the body of the kopf daemon (`plimsoll.controller.handlers`), one per
+resource. It reads the live body, asks the pure `operator_plan.decide` what to
+do, and then starts the runner (`plimsoll.run.runner.run_test`) on the Kubernetes
+platform, resumes it from `status.steps`, records an invalid spec, or waits.
+While a run is under way it watches for a new generation or a new
+`plimsoll.dev/rerun` token (stop, clean up, start anew) and for the operator
+exiting: then the run is detached, not failed, so the next operator resumes it
+with its pods still in place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from plimsoll.api.resource import SpecError, load_capacity_test
+from plimsoll.api.spec import Cleanup, Variant
+from plimsoll.api.status import CapacityTestStatus, ConditionStatus, ConditionType, Phase, Reason
+from plimsoll.api.step import StepRecord
+from plimsoll.controller.events import Event, EventRecorder, EventType, phase_event
+from plimsoll.controller.metrics import OperatorMetrics
+from plimsoll.controller.status import OperatorSink, StatusWriter
+from plimsoll.decide.plan import Action, Desired, decide, restart_reason, short_run_id
+from plimsoll.kube.client import NAMESPACES, KubeClient
+from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
+from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
+
+log = logging.getLogger(__name__)
+_POLL = 0.5
+
+
+@dataclass
+class OperatorContext:
+    """Shared by every resource's daemon: the API client, options, slots, metrics."""
+
+    client: KubeClient | None = None
+    options: KubernetesOptions = field(default_factory=KubernetesOptions)
+    max_concurrent: int = 0  # 0: no limit
+    metrics: OperatorMetrics = field(default_factory=OperatorMetrics)
+    metrics_host: str = "0.0.0.0"
+    metrics_port: int = 0  # 0: no metrics server
+    metrics_server: Any = None
+    running: set[str] = field(default_factory=set)
+
+    def api(self) -> KubeClient:
+        if self.client is None:
+            raise RuntimeError("the operator has not logged in to the API server yet")
+        return self.client
+
+    def take_slot(self, uid: str) -> bool:
+        if uid in self.running:
+            return True
+        if self.max_concurrent and len(self.running) >= self.max_concurrent:
+            return False
+        self.running.add(uid)
+        return True
+
+
+def read_status(body: Mapping[str, Any]) -> CapacityTestStatus | None:
+    raw = dict(body.get("status") or {})
+    if not raw:
+        return None
+    known = {f.alias or name for name, f in CapacityTestStatus.model_fields.items()}
+    try:  # other writers (kopf itself, older versions) may leave keys we do not know
+        return CapacityTestStatus.model_validate({k: v for k, v in raw.items() if k in known})
+    except ValidationError:
+        return None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def delete_run_namespaces(client: KubeClient, uid: str, *, wait: float = 0.0) -> list[str]:
+    """Delete every namespace this resource's runs created; wait up to `wait` s for them."""
+    found = await client.list(NAMESPACES, None, {LABEL_OWNER_UID: uid})
+    names = [ns["metadata"]["name"] for ns in found]
+    for name in names:
+        await client.delete(NAMESPACES, None, name)
+    deadline = time.monotonic() + wait
+    remaining = names
+    while remaining and time.monotonic() < deadline:
+        await asyncio.sleep(_POLL)
+        remaining = [n for n in remaining if await client.get(NAMESPACES, None, n) is not None]
+    return remaining
+
+
+class Supervisor:
+    def __init__(self, ctx: OperatorContext, body: Mapping[str, Any], stopped: Any) -> None:
+        self.ctx, self.body, self.stopped = ctx, body, stopped
+        meta = body["metadata"]
+        self.uid: str = meta.get("uid") or f"{meta['namespace']}/{meta['name']}"
+        self.platforms: list[KubernetesPlatform] = []
+
+    def desired(self) -> Desired:
+        return Desired.of(self.body["metadata"])
+
+    def writer(self, status: CapacityTestStatus) -> StatusWriter:
+        meta = self.body["metadata"]
+        events = EventRecorder(self.ctx.api(), _plain(self.body))
+        return StatusWriter(self.ctx.api(), meta["namespace"], meta["name"], status, events=events)
+
+    async def run(self) -> None:
+        while not self.stopped:
+            status = read_status(self.body)
+            desired = self.desired()
+            try:
+                test = load_capacity_test(_plain(self.body))
+                problems: list[str] = []
+            except SpecError as exc:
+                test, problems = None, exc.problems
+            action = decide(status, desired, spec_valid=test is not None)
+            if action is Action.IDLE:
+                self.ctx.metrics.set_phase(self.uid, status.phase if status else None)
+                await self._wait_for_change(desired)
+            elif action is Action.INVALID:
+                await self._mark_invalid(status, desired, problems)
+                await self._wait_for_change(desired)
+            else:
+                assert test is not None
+                await self._run(test, status, desired, action)
+                # The watch may not have delivered our last status write yet: decide
+                # again only once the user asks for something new.
+                await self._wait_for_change(desired)
+
+    async def _wait_for_change(self, desired: Desired) -> None:
+        while not self.stopped and self.desired() == desired:
+            await self.stopped.wait(_POLL)
+
+    async def _mark_invalid(
+        self, status: CapacityTestStatus | None, desired: Desired, problems: list[str]
+    ) -> None:
+        await self._clean_previous(status)
+        fresh = CapacityTestStatus(
+            observed_generation=desired.generation,
+            rerun_token=desired.rerun_token,
+            conditions=status.conditions if status else [],
+        )
+        writer = self.writer(fresh)
+        writer.generation = desired.generation
+        message = "; ".join(problems)
+        writer.condition(
+            ConditionType.SPEC_VALID, ConditionStatus.FALSE, Reason.INVALID_SPEC, message
+        )
+        writer.condition(ConditionType.READY, ConditionStatus.FALSE, Reason.INVALID_SPEC, message)
+        fresh.phase = Phase.FAILED
+        fresh.message = f"invalid spec: {message}"
+        writer.note(Event(EventType.WARNING, Reason.INVALID_SPEC.value, fresh.message))
+        fresh.completion_time = _now()
+        writer.rewrite_all()
+        await writer.write()
+        self.ctx.metrics.set_phase(self.uid, Phase.FAILED)
+
+    async def _clean_previous(self, status: CapacityTestStatus | None) -> None:
+        if status is not None and status.run_id is not None:
+            await delete_run_namespaces(self.ctx.api(), self.uid, wait=60.0)
+
+    async def _run(
+        self, test: Any, status: CapacityTestStatus | None, desired: Desired, action: Action
+    ) -> None:
+        meta = self.body["metadata"]
+        history: list[StepRecord] = []
+        if action is Action.RESUME and status is not None:
+            fresh = status
+            history = list(status.steps)
+        else:
+            await self._clean_previous(status)
+            run_id = short_run_id(
+                self.uid, desired.generation, desired.rerun_token, uuid.uuid4().hex
+            )
+            fresh = CapacityTestStatus(
+                phase=Phase.PENDING,
+                observed_generation=desired.generation,
+                rerun_token=desired.rerun_token,
+                run_id=run_id,
+                namespace=run_namespace_name(meta["name"], run_id),
+                start_time=_now(),
+                conditions=status.conditions if status else [],
+            )
+        writer = self.writer(fresh)
+        writer.generation = desired.generation
+        if action is Action.START:
+            writer.rewrite_all()
+            message = f"new run {fresh.run_id} in {fresh.namespace}"
+            if status and status.run_id:
+                message += f" ({restart_reason(status, desired).value})"
+            writer.condition(ConditionType.SPEC_VALID, ConditionStatus.TRUE, Reason.VALID, "")
+            writer.set_phase(Phase.PENDING, message)
+            writer.note(phase_event(Phase.PENDING, message))  # a fresh status starts Pending
+            await writer.write()
+        if not await self._queue(writer, desired):
+            return
+        try:
+            await self._supervise_run(test, writer, history, desired)
+        finally:
+            self.ctx.running.discard(self.uid)
+
+    async def _queue(self, writer: StatusWriter, desired: Desired) -> bool:
+        while not self.ctx.take_slot(self.uid):
+            if writer.status.phase is Phase.PENDING:
+                limit = self.ctx.max_concurrent
+                writer.set_phase(Phase.QUEUED, f"waiting for a free slot: at most {limit} at once")
+                await writer.write()
+            if self.stopped or self.desired() != desired:
+                return False
+            await self.stopped.wait(_POLL)
+        return not self.stopped
+
+    def _make_platform(
+        self, variant: Variant | None, fresh: CapacityTestStatus
+    ) -> KubernetesPlatform:
+        meta = self.body["metadata"]
+        assert fresh.namespace is not None
+        assert fresh.run_id is not None
+        identity = RunIdentity(
+            namespace=fresh.namespace,
+            run_id=fresh.run_id,
+            owner_uid=self.uid,
+            owner_name=meta["name"],
+            owner_namespace=meta["namespace"],
+            variant=variant.name if variant is not None else "default",
+        )
+        platform = KubernetesPlatform(self.ctx.api(), identity, self.ctx.options)
+        self.platforms.append(platform)
+        return platform
+
+    async def _supervise_run(
+        self, test: Any, writer: StatusWriter, history: list[StepRecord], desired: Desired
+    ) -> None:
+        from plimsoll.run.runner import run_test  # the runner pulls in the whole measuring stack
+
+        metrics, uid = self.ctx.metrics, self.uid
+        sink = OperatorSink(
+            writer,
+            dict(self.body),
+            on_step=lambda record, seconds: metrics.step(record.verdict, seconds),
+            on_phase=lambda phase: metrics.set_phase(uid, phase),
+            unit=test.spec.unit,
+        )
+        make: Callable[[Variant | None], KubernetesPlatform] = lambda v: self._make_platform(  # noqa: E731
+            v, writer.status
+        )
+        task = asyncio.create_task(run_test(test, make, sink, history=history))
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=_POLL)
+                if task.done():
+                    break
+                if self.stopped or self.desired() != desired:
+                    await self._stop_run(task, sink, exiting=not _deleted(self.stopped))
+                    return
+        except asyncio.CancelledError:
+            # kopf cancels the daemon itself when the operator exits and the daemon did
+            # not return in time: still an exit, not a failure, unless the resource went.
+            await asyncio.shield(self._stop_run(task, sink, exiting=not _deleted(self.stopped)))
+            raise
+        if task.exception() is not None:
+            log.error("run of %s failed: %s", uid, task.exception())
+        await self._after_run(test, writer)
+
+    async def _stop_run(self, task: asyncio.Task[Any], sink: OperatorSink, exiting: bool) -> None:
+        """Cancel the runner. On an operator exit (`exiting`, and the resource still there)
+        pods and status are left as they are, so the next operator resumes the run; on a
+        spec change, a rerun or a deletion the runner cleans up after itself."""
+        if exiting and self.stopped:
+            sink.detach()
+            for platform in self.platforms:
+                platform.detach()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    async def _after_run(self, test: Any, writer: StatusWriter) -> None:
+        succeeded = writer.status.phase is Phase.SUCCEEDED
+        cleanup = test.spec.cleanup
+        if cleanup is Cleanup.ALWAYS or (cleanup is Cleanup.ON_SUCCESS and succeeded):
+            await delete_run_namespaces(self.ctx.api(), self.uid)
+
+
+def _deleted(stopped: Any) -> bool:
+    reason = getattr(stopped, "reason", None)
+    return reason is not None and "RESOURCE_DELETED" in str(reason)
+
+
+def _plain(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The resource as the API would return it, minus the status (the spec is judged)."""
+    return {
+        "apiVersion": body.get("apiVersion"),
+        "kind": body.get("kind"),
+        "metadata": dict(body["metadata"]),
+        "spec": _to_dict(body.get("spec")),
+    }
+
+
+def _to_dict(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _to_dict(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_dict(v) for v in value]
+    return value

@@ -1,0 +1,149 @@
+"""What limited the target at its ceiling, and the room left at the last passing step.
+
+The runner calls `attribute(last_pass, first_fail, spec.attribution)` when the
+search has finished, with the highest passing step and the first failing step
+above it (each a `StepResult`, or just its target's `ResourceUsage`, or None),
+and writes the answer into the ceiling; `sentence` words it for the report.
+Pure: no metrics are read here.
+
+- memory: the first failing step had an OOM kill or a restart, or either step's
+  working set came within `memory_margin` of the limit (memory is checked
+  first: a pod near its memory limit also burns CPU reclaiming memory);
+- cpu: mean use at or above `cpu_busy` of the quota, or CFS throttling above
+  `throttled` of periods even when the mean looks low (bursts hit the quota),
+  judged on the first failing step, or the last passing one if nothing failed;
+- neither: both were measured and neither was near its limit, so the bar was
+  broken by latency (the upstream, a lock, a pool);
+- unknown: not enough server metrics to tell (an external URL, a missing limit).
+"""
+
+from __future__ import annotations
+
+from plimsoll.api.spec import Attribution
+from plimsoll.api.status import Headroom
+from plimsoll.api.step import LimitedBy, ResourceUsage, StepResult
+
+# Fractions people say (a half, a quarter), tried nearest first; anything else is a percentage.
+_WORDS = (
+    (0.0, "none"),
+    (0.1, "a tenth"),
+    (0.2, "a fifth"),
+    (0.25, "a quarter"),
+    (1 / 3, "a third"),
+    (0.5, "half"),
+    (2 / 3, "two thirds"),
+    (0.75, "three quarters"),
+    (0.9, "nine tenths"),
+    (1.0, "all"),
+)
+_WORD_TOLERANCE = 0.03
+
+
+def attribute(
+    last_pass: StepResult | ResourceUsage | None,
+    first_fail: StepResult | ResourceUsage | None,
+    thresholds: Attribution,
+) -> tuple[LimitedBy, Headroom]:
+    passed, failed = _target(last_pass), _target(first_fail)
+    return _limited_by(passed, failed, thresholds), headroom(passed)
+
+
+def _target(step: StepResult | ResourceUsage | None) -> ResourceUsage | None:
+    return step.target if isinstance(step, StepResult) else step
+
+
+def _limited_by(
+    last_pass: ResourceUsage | None, first_fail: ResourceUsage | None, thresholds: Attribution
+) -> LimitedBy:
+    if first_fail is not None and (first_fail.oom_kills > 0 or first_fail.restarts > 0):
+        return LimitedBy.MEMORY
+    memory_known = False
+    for usage in (first_fail, last_pass):
+        share = _memory_share(usage)
+        if share is not None:
+            memory_known = True
+            if share >= 1.0 - thresholds.memory_margin:
+                return LimitedBy.MEMORY
+    judged = first_fail if first_fail is not None else last_pass
+    if judged is None:
+        return LimitedBy.UNKNOWN
+    cpu_known = False
+    if judged.throttled_ratio is not None:
+        cpu_known = True
+        if judged.throttled_ratio > thresholds.throttled:
+            return LimitedBy.CPU
+    share = _cpu_share(judged)
+    if share is not None:
+        cpu_known = True
+        if share >= thresholds.cpu_busy:
+            return LimitedBy.CPU
+    return LimitedBy.NEITHER if memory_known and cpu_known else LimitedBy.UNKNOWN
+
+
+def headroom(last_pass: ResourceUsage | None) -> Headroom:
+    """Room left at the last passing step: free memory, idle CPU, in plain words."""
+    if last_pass is None:
+        return Headroom(summary="no server metrics for the last passing step")
+    free: int | None = None
+    parts: list[str] = []
+    used = _memory_used(last_pass)
+    if used is not None and last_pass.memory_limit_bytes:
+        free = max(last_pass.memory_limit_bytes - used, 0)
+        parts.append(f"{format_bytes(free)} under the limit" if free else "at the memory limit")
+    elif used is not None:
+        parts.append(f"using {format_bytes(used)} of memory (no limit)")
+    idle: float | None = None
+    share = _cpu_share(last_pass)
+    if share is not None:
+        idle = max(1.0 - share, 0.0)
+        parts.append(f"{share_in_words(idle)} of the CPU idle")
+    elif last_pass.cpu_mean_cores is not None:
+        parts.append(f"{last_pass.cpu_mean_cores:.2g} cores busy (no CPU limit)")
+    summary = " with ".join(parts) if parts else "no CPU or memory figures"
+    return Headroom(memory_free_bytes=free, cpu_idle_fraction=idle, summary=summary)
+
+
+def sentence(limited_by: LimitedBy, room: Headroom, last_pass: ResourceUsage | None) -> str:
+    """The plain sentence: "The ceiling is the pod's 512 MiB of memory, not CPU: ..."."""
+    limit = last_pass.memory_limit_bytes if last_pass is not None else None
+    cores = last_pass.cpu_limit_cores if last_pass is not None else None
+    if limited_by is LimitedBy.MEMORY:
+        what = f"the pod's {format_bytes(limit)} of memory" if limit else "memory"
+        head = f"The ceiling is {what}, not CPU"
+    elif limited_by is LimitedBy.CPU:
+        what = f"the pod's {cores:g} CPU" if cores else "CPU"
+        head = f"The ceiling is {what}, not memory"
+    elif limited_by is LimitedBy.NEITHER:
+        head = "The ceiling is latency, not CPU or memory"
+    else:
+        head = "What limits the target is unknown"
+    return f"{head}: the last passing step runs {room.summary}."
+
+
+def share_in_words(share: float) -> str:
+    value, words = min(_WORDS, key=lambda item: abs(item[0] - share))
+    return words if abs(value - share) <= _WORD_TOLERANCE else f"{share:.0%}"
+
+
+def format_bytes(count: int) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size:
+            return f"{count / size:.3g} {unit}"
+    return f"{count} B"
+
+
+def _memory_used(usage: ResourceUsage) -> int | None:
+    return usage.memory_max_bytes if usage.memory_max_bytes is not None else usage.memory_mean_bytes
+
+
+def _memory_share(usage: ResourceUsage | None) -> float | None:
+    if usage is None or not usage.memory_limit_bytes:
+        return None
+    used = _memory_used(usage)
+    return None if used is None else used / usage.memory_limit_bytes
+
+
+def _cpu_share(usage: ResourceUsage) -> float | None:
+    if usage.cpu_mean_cores is None or not usage.cpu_limit_cores:
+        return None
+    return usage.cpu_mean_cores / usage.cpu_limit_cores

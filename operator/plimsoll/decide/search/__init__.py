@@ -1,0 +1,118 @@
+"""The ceiling search: from the spec and the step history to the next trial or the answer.
+
+The runner calls `next_action(spec.search, spec.trial, steps, retries=spec.noise.retries)`
+before every trial with the steps of one variant so far, oldest first, and
+runs what it returns until it returns `Finished`. It is a pure function of
+its arguments (no clock, no I/O, no state kept between calls; an import-linter
+contract holds it to that), so a run resumed from any prefix of
+`status.steps` makes the same decisions as one that never stopped.
+
+Rules shared by every strategy, applied here before the strategy decides:
+
+- an invalid step stops the run: the answer is the range found so far, with
+  the step's reasons;
+- a noisy step is repeated at the same level and kind, `attempt` counting up;
+  after `retries` repeats that were all noisy (`retries + 1` noisy attempts in
+  a row) the step counts as invalid and stops the run. `retries` is a
+  parameter, normally `spec.noise.retries`; `retries=2` is the classic "noisy
+  three times";
+- `search.max_trials` bounds the number of trials, noisy repeats and probes
+  included; at the bound the run stops with the range so far.
+
+The strategies (`steps`, `doubling`, `probe`) live in their own modules and
+see only pass and fail verdicts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from plimsoll.api.spec import Noise, Search, Strategy, Trial
+from plimsoll.api.step import StepRecord, TrialKind, Verdict
+from plimsoll.decide.search import doubling, probe, steps
+from plimsoll.decide.search.actions import CeilingEstimate, Finished, NextTrial
+
+__all__ = ["CeilingEstimate", "Finished", "NextTrial", "next_action", "noise_free_bound"]
+
+DEFAULT_RETRIES: int = Noise.model_fields["retries"].default
+
+_Decide = Callable[[Search, Trial, Sequence[StepRecord]], NextTrial | CeilingEstimate]
+_SoFar = Callable[[Search, Sequence[StepRecord], str], CeilingEstimate]
+
+_STRATEGIES: dict[Strategy, tuple[_Decide, _SoFar]] = {
+    Strategy.STEPS: (steps.decide, steps.so_far),
+    Strategy.DOUBLING: (doubling.decide, doubling.so_far),
+    Strategy.PROBE: (probe.decide, probe.so_far),
+}
+
+
+def next_action(
+    search: Search,
+    trial: Trial,
+    history: Sequence[StepRecord],
+    *,
+    retries: int = DEFAULT_RETRIES,
+) -> NextTrial | Finished:
+    """The next trial to run, or the final answer, for this history of one variant."""
+    decide, so_far = _STRATEGIES[search.strategy]
+    for record in history:
+        if record.verdict is Verdict.INVALID:
+            why = "; ".join(record.reasons) or "no reason given"
+            return Finished(so_far(search, history, f"{_name(record)} was invalid: {why}"))
+
+    noisy = _noisy_tail(history)
+    if noisy:
+        last = noisy[-1]
+        if len(noisy) > retries:
+            why = f"{_name(last)} was noisy {len(noisy)} times in a row: the host is not quiet"
+            return Finished(so_far(search, history, why))
+        action: NextTrial | CeilingEstimate = NextTrial(
+            last.level, last.kind, _duration(search, trial, last.kind), len(noisy) + 1
+        )
+    else:
+        action = decide(search, trial, history)
+    if isinstance(action, CeilingEstimate):
+        return Finished(action)
+    if len(history) >= search.max_trials:
+        why = f"reached max_trials ({search.max_trials}) before the ceiling was narrowed"
+        return Finished(so_far(search, history, why))
+    return action
+
+
+def noise_free_bound(search: Search) -> int:
+    """The most trials a run can take when no step is noisy and every verdict is repeatable.
+
+    `steps`: its list. `doubling`: the climb or the halving (at most
+    log2(limit / floor) + 1 levels), the bisection (at most log2(1 / precision)
+    + 2, integer rounding included) and the repeats. `probe`: the same number of
+    trials, most of them short, plus the two full-length confirmations. The
+    property tests hold the search to it; `max_trials` caps every run anyway.
+    """
+    if search.strategy is Strategy.STEPS:
+        return len(steps.planned(search))
+    climb = math.ceil(math.log2(search.limit / search.floor)) + 1
+    bisect = math.ceil(math.log2(1.0 / search.precision)) + 2
+    extra = 2 if search.strategy is Strategy.PROBE else 0
+    return climb + bisect + search.repeats + extra
+
+
+def _duration(search: Search, trial: Trial, kind: TrialKind) -> float:
+    return trial.duration if kind is TrialKind.FULL else probe.probe_duration(search, trial)
+
+
+def _noisy_tail(history: Sequence[StepRecord]) -> list[StepRecord]:
+    """The noisy attempts at the end of the history, all of the same level and kind."""
+    tail: list[StepRecord] = []
+    for record in reversed(history):
+        if record.verdict is not Verdict.NOISY:
+            break
+        if tail and (record.level, record.kind) != (tail[0].level, tail[0].kind):
+            break
+        tail.insert(0, record)
+    return tail
+
+
+def _name(record: StepRecord) -> str:
+    kind = "probe" if record.kind is TrialKind.PROBE else "step"
+    return f"{kind} {record.index} at level {record.level}"

@@ -1,0 +1,228 @@
+"""The verdict on one step: pass, fail, invalid or noisy, with every reason.
+
+The runner calls `judge(StepInput(...), spec.pass_when, spec.noise, spec.generators)`
+after each trial, once the generators' results are merged and the server side
+is read, and hands the verdict to the search. Pure: data in, a `Judgement` out.
+
+Precedence:
+
+1. invalid: the measurement cannot be trusted and the run stops. A generator
+   returned no result or did not finish; a generator or the mock ran out of
+   CPU; the generators dropped more starts than tolerated; server metrics the
+   bar or the attribution needs were missing (a PromQL query without a value
+   is named, `target.missing` is quoted). "No data" is never a pass.
+2. noisy: the direct-call floor exceeded `noise.floor_bound` at
+   `noise.floor_quantile`, or had no samples, so the host stalled and the
+   step is repeated. Only when a floor bound is configured.
+3. fail: every criterion that failed, with its measured value and its bound.
+4. invalid again if nothing failed but a client-side criterion had no samples
+   (a latency quantile of an operation that never answered): a definite
+   failure elsewhere outranks a missing number, a missing number never passes.
+5. pass.
+
+Bounds are inclusive: a p99 bound of 10 ms passes at 10 ms, as capacity budgets are
+"within BUDGET_MS". Latencies are compared in milliseconds, shares as fractions.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hdrh.histogram import HdrHistogram
+
+from plimsoll.api.spec import Generators, LatencyBound, Noise, PassWhen
+from plimsoll.api.step import Criterion, Judgement, ResourceUsage, Verdict
+from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
+from plimsoll.api.workload import LoadModel
+from plimsoll.shared import histogram
+
+# Names in `StepInput.others` that are measuring equipment, not the system under test:
+# if they run out of CPU the step measured them, so it is invalid.
+EQUIPMENT = ("mock", "generator")
+
+
+@dataclass(frozen=True)
+class StepInput:
+    """Everything a step measured that the bar judges."""
+
+    client: TrialResult | None  # the merged generators' result; None: one returned nothing
+    level: int
+    model: LoadModel = LoadModel.RATE
+    target: ResourceUsage | None = None  # None: no server side (an external URL)
+    others: Mapping[str, ResourceUsage] = field(default_factory=dict)
+    promql: Mapping[str, float | None] = field(default_factory=dict)
+
+
+def judge(result: StepInput, bar: PassWhen, noise: Noise, generators: Generators) -> Judgement:
+    client = result.client
+    if client is None:
+        return Judgement(verdict=Verdict.INVALID, reasons=["a generator returned no result"])
+    criteria = _criteria(result, client, bar)
+    floor = _floor(client, noise)
+    if floor is not None:
+        criteria.append(floor)
+    invalid = _invalid(result, client, bar, generators)
+    if invalid:
+        return Judgement(verdict=Verdict.INVALID, reasons=invalid, criteria=criteria)
+    if floor is not None and not floor.ok:
+        why = (
+            "the direct-call floor had no samples: the host stalled"
+            if floor.measured is None
+            else f"the direct-call floor: {_describe(floor)}: the host stalled"
+        )
+        return Judgement(verdict=Verdict.NOISY, reasons=[why], criteria=criteria)
+    failed = [c for c in criteria if not c.ok and c.measured is not None]
+    if failed:
+        return Judgement(
+            verdict=Verdict.FAIL, reasons=[_describe(c) for c in failed], criteria=criteria
+        )
+    missing = [c for c in criteria if c.measured is None]
+    if missing:
+        reasons = [f"no data for {c.name}: no data is never a pass" for c in missing]
+        return Judgement(verdict=Verdict.INVALID, reasons=reasons, criteria=criteria)
+    return Judgement(verdict=Verdict.PASS, criteria=criteria)
+
+
+def _invalid(
+    result: StepInput, client: TrialResult, bar: PassWhen, generators: Generators
+) -> list[str]:
+    reasons: list[str] = []
+    if client.state is not TrialState.DONE:
+        sample = f" ({client.errors[0]})" if client.errors else ""
+        reasons.append(f"the trial ended {client.state.value}, not done{sample}")
+    if client.measured_seconds <= 0:
+        reasons.append("the generators measured no time")
+    busiest = max(client.peak_cpu_fraction, client.cpu_fraction)
+    if busiest > generators.max_cpu:
+        reasons.append(
+            f"a generator used {busiest:.0%} of its CPU (max {generators.max_cpu:.0%}): "
+            "it, not the target, may have been the limit"
+        )
+    if client.intended > 0 and client.dropped_starts / client.intended > generators.max_dropped:
+        share = client.dropped_starts / client.intended
+        reasons.append(
+            f"the generators dropped {share:.2%} of starts (max {generators.max_dropped:.2%})"
+        )
+    for name, usage in sorted(result.others.items()):
+        if not name.startswith(EQUIPMENT):
+            continue
+        if usage.cpu_mean_cores is not None and usage.cpu_limit_cores:
+            share = usage.cpu_mean_cores / usage.cpu_limit_cores
+            if share > generators.max_cpu:
+                reasons.append(
+                    f"{name} used {share:.0%} of its CPU (max {generators.max_cpu:.0%}): "
+                    "it ran out of CPU"
+                )
+    if result.target is not None and result.target.missing:
+        reasons.append("server metrics missing: " + "; ".join(result.target.missing))
+    for bound in bar.promql:
+        if result.promql.get(bound.name) is None:
+            reasons.append(f"promql {bound.name!r} returned no value: {bound.query}")
+    return reasons
+
+
+def _criteria(result: StepInput, client: TrialResult, bar: PassWhen) -> list[Criterion]:
+    criteria = [_latency(client, bound) for bound in bar.latency]
+    outcomes = Outcomes()
+    for operation in client.operations.values():
+        outcomes = outcomes + operation.outcomes
+    total = outcomes.total
+    shares = {
+        "transport": (outcomes.transport, bar.errors.transport),
+        "application": (outcomes.application, bar.errors.application),
+        "unexpected": (outcomes.unexpected, bar.errors.unexpected),
+        "shed": (outcomes.shed, bar.max_shed),
+    }
+    for name, (count, bound) in shares.items():
+        measured = count / total if total else None
+        ok = measured is not None and measured <= bound
+        label = "shed answers" if name == "shed" else f"{name} errors"
+        criteria.append(Criterion(name=label, measured=measured, bound=bound, ok=ok))
+    achieved = _achieved(result, client)
+    if achieved is not None:
+        ok = achieved >= bar.min_achieved
+        criteria.append(
+            Criterion(
+                name="achieved share of target", measured=achieved, bound=bar.min_achieved, ok=ok
+            )
+        )
+    streams = client.streams
+    if bar.healthy_streams and streams.opened + streams.failed_to_open > 0:
+        unhealthy = streams.failed_to_open + streams.dropped + streams.missed_keep_alives
+        criteria.append(
+            Criterion(name="unhealthy streams", measured=unhealthy, bound=0, ok=unhealthy == 0)
+        )
+    if result.target is not None:
+        crashes = result.target.restarts + result.target.oom_kills
+        criteria.append(
+            Criterion(
+                name="target restarts and OOM kills", measured=crashes, bound=0, ok=crashes == 0
+            )
+        )
+    for promql in bar.promql:
+        value = result.promql.get(promql.name)
+        if value is None:
+            continue  # already invalid, naming the query
+        limits = (("at most", promql.below, operator.le), ("at least", promql.above, operator.ge))
+        for words, limit, holds in limits:
+            if limit is not None:
+                label = f"{promql.name} {words}"
+                criteria.append(
+                    Criterion(name=label, measured=value, bound=limit, ok=holds(value, limit))
+                )
+    return criteria
+
+
+def _achieved(result: StepInput, client: TrialResult) -> float | None:
+    """Share of the target actually sent: rate against the level (open model), else starts."""
+    if result.model is LoadModel.RATE:
+        if result.level <= 0:
+            return None
+        return client.achieved_rate / result.level
+    if client.intended > 0:
+        return client.sent / client.intended
+    return None
+
+
+def _latency(client: TrialResult, bound: LatencyBound) -> Criterion:
+    parts: list[OperationResult] = (
+        list(client.operations.values())
+        if bound.operation == "*"
+        else [client.operations[bound.operation]]
+        if bound.operation in client.operations
+        else []
+    )
+    encoded = [
+        getattr(part, "latency" if bound.metric == "total" else bound.metric) for part in parts
+    ]
+    merged: HdrHistogram = histogram.merge(encoded)
+    measured = histogram.quantile_ms(merged, bound.quantile)
+    limit = bound.below * 1000.0
+    name = f"p{bound.quantile * 100:g} {bound.metric} latency of {bound.operation}"
+    ok = measured is not None and measured <= limit
+    return Criterion(name=name, measured=measured, bound=limit, unit="ms", ok=ok)
+
+
+def _floor(client: TrialResult, noise: Noise) -> Criterion | None:
+    if noise.floor_bound is None:
+        return None
+    floor = client.floor
+    merged = histogram.merge([floor.latency] if floor is not None else [])
+    measured = histogram.quantile_ms(merged, noise.floor_quantile)
+    limit = noise.floor_bound * 1000.0
+    name = f"p{noise.floor_quantile * 100:g} direct-call floor"
+    ok = measured is not None and measured <= limit
+    return Criterion(name=name, measured=measured, bound=limit, unit="ms", ok=ok)
+
+
+def _describe(criterion: Criterion) -> str:
+    if criterion.unit == "ms":
+        measured, bound = f"{criterion.measured:.3g} ms", f"{criterion.bound:.3g} ms"
+    elif criterion.name.endswith(("errors", "answers", "share of target")):
+        measured, bound = f"{criterion.measured:.2%}", f"{criterion.bound:.2%}"
+    else:
+        measured, bound = f"{criterion.measured:g}", f"{criterion.bound:g}"
+    relation = "<" if criterion.name.endswith(("at least", "share of target")) else ">"
+    return f"{criterion.name} {measured} {relation} {bound}"

@@ -1,0 +1,291 @@
+"""The Kubernetes objects of one run, built from the CapacityTest models as plain dicts.
+
+Called by `plimsoll.platforms.kubernetes.platform`, which creates them in this order:
+namespace, mock ConfigMap, mock pods and Service, dependency services, target pod
+and Service, setup Jobs, generator pods, NetworkPolicy. Pure functions, so
+`tests/platforms` validates every object against Kubernetes' own schemas
+(`kubernetes-validate`) and against Pod Security Standards `restricted`.
+
+Pods are bare Pods, not Deployments: a capacity test is an experiment, and a
+controller silently replacing an evicted pod mid-trial would blend two pods into
+one measurement. A restart in place (restartPolicy Always) is counted instead.
+The generators reach the target by pod IP, which keeps kube-proxy's hop out of
+the measured latency; the target reaches the mock and services by Service name.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from plimsoll.api.spec import CapacityTestSpec, Generators, PodShape, Service, SetupStep, Variant
+from plimsoll.api.upstream import MOCK_CONFIG_ENV, Upstream
+from plimsoll.kube import names
+from plimsoll.kube.names import RunIdentity
+from plimsoll.kube.pod_specs import (
+    container_security,
+    env_list,
+    guaranteed,
+    http_probe,
+    merge_template,
+    pod_ip_env,
+    pod_security,
+    tcp_probe,
+    tmp_volume,
+    whole_cores,
+)
+
+PSS_LABELS = {
+    f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")
+}
+MOCK_CONFIG_KEY = "upstream.json"
+_GENERATOR_DEFAULT = PodShape(cpu=1.0, memory=512 * 2**20)
+_MOCK_REQUESTS = {"cpu": "500m", "memory": "256Mi"}
+
+
+def _meta(run: RunIdentity, name: str, role: str | None = None) -> dict[str, Any]:
+    return {"name": name, "namespace": run.namespace, "labels": run.labels(role)}
+
+
+def namespace(run: RunIdentity) -> dict[str, Any]:
+    labels = {**run.labels(), **PSS_LABELS}
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": run.namespace, "labels": labels},
+    }
+
+
+def service_host(run: RunIdentity, service: str) -> str:
+    return f"{service}.{run.namespace}.svc"
+
+
+def mock_url(run: RunIdentity, upstream: Upstream) -> str:
+    return f"http://{service_host(run, names.MOCK_SERVICE)}:{upstream.port}"
+
+
+def _pod(run: RunIdentity, name: str, role: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(run, name, role), "spec": spec}
+
+
+def _our_container(name: str, image: str, command: list[str]) -> dict[str, Any]:
+    _, mount = tmp_volume()
+    return {
+        "name": name,
+        "image": image,
+        "command": command,
+        "securityContext": container_security(read_only_root=True),
+        "volumeMounts": [mount],
+    }
+
+
+def mock_config_map(run: RunIdentity, upstream: Upstream) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _meta(run, names.MOCK_CONFIG_MAP, names.ROLE_MOCK),
+        "data": {MOCK_CONFIG_KEY: json.dumps(upstream.to_wire(), sort_keys=True)},
+    }
+
+
+def mock_pod(run: RunIdentity, index: int, upstream: Upstream, image: str) -> dict[str, Any]:
+    command = ["python", "-m", "plimsoll_mock", "--host", "$(POD_IP)", "--port", str(upstream.port)]
+    container = _our_container("mock", upstream.image or image, command)
+    config_ref = {"configMapKeyRef": {"name": names.MOCK_CONFIG_MAP, "key": MOCK_CONFIG_KEY}}
+    container["env"] = [pod_ip_env(), {"name": MOCK_CONFIG_ENV, "valueFrom": config_ref}]
+    container["ports"] = [{"name": "http", "containerPort": upstream.port}]
+    container["readinessProbe"] = http_probe("/healthz", upstream.port)
+    container["resources"] = {"requests": dict(_MOCK_REQUESTS)}
+    volume, _ = tmp_volume()
+    spec = {"securityContext": pod_security(), "containers": [container], "volumes": [volume]}
+    return _pod(run, names.mock_pod_name(index), names.ROLE_MOCK, spec)
+
+
+def cluster_service(run: RunIdentity, name: str, role: str, port: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _meta(run, name, role),
+        "spec": {
+            "selector": run.selector(role),
+            "ports": [{"name": "tcp", "port": port, "targetPort": port, "protocol": "TCP"}],
+        },
+    }
+
+
+def dependency_pod(run: RunIdentity, service: Service) -> dict[str, Any]:
+    """A service the target depends on (PostgreSQL, Valkey), pinned like the target."""
+    container: dict[str, Any] = {
+        "name": service.name,
+        "image": service.image or "",
+        "env": env_list(service.env),
+        "ports": [{"name": "tcp", "containerPort": service.port}],
+        "securityContext": container_security(read_only_root=False),
+    }
+    if service.command:
+        container["command"] = list(service.command)
+    if service.args:
+        container["args"] = list(service.args)
+    if service.resources is not None:
+        container["resources"] = guaranteed(service.resources)
+    container["readinessProbe"] = (
+        http_probe(service.readiness_path, service.port)
+        if service.readiness_path
+        else tcp_probe(service.port)
+    )
+    spec = {"securityContext": pod_security(run_as_user=None), "containers": [container]}
+    pod = _pod(run, names.service_pod_name(service.name), names.ROLE_SERVICE, spec)
+    # Each dependency gets its own selector value, so its Service picks only it.
+    pod["metadata"]["labels"][names.LABEL_ROLE] = f"{names.ROLE_SERVICE}-{service.name}"
+    return pod
+
+
+def dependency_service(run: RunIdentity, service: Service) -> dict[str, Any]:
+    return cluster_service(run, service.name, f"{names.ROLE_SERVICE}-{service.name}", service.port)
+
+
+def services_of(spec: CapacityTestSpec, variant: Variant | None) -> list[Service]:
+    if variant is not None and variant.services is not None:
+        return list(variant.services)
+    return list(spec.services)
+
+
+def target_env(run: RunIdentity, spec: CapacityTestSpec, variant: Variant | None) -> dict[str, str]:
+    target = spec.target
+    env = {**target.env, **(variant.env if variant is not None else {})}
+    env[target.upstream_env] = mock_url(run, spec.upstream)
+    if target.port_env:
+        env[target.port_env] = str(target.port)
+    for service in services_of(spec, variant):
+        host = service_host(run, service.name)
+        for name, template in service.target_env.items():
+            env[name] = template.replace("{host}", host).replace("{port}", str(service.port))
+    return env
+
+
+def target_pod(run: RunIdentity, spec: CapacityTestSpec, variant: Variant | None) -> dict[str, Any]:
+    target = spec.target
+    image = (variant.image if variant is not None else None) or target.image
+    command = (variant.command if variant is not None else None) or target.command
+    args = variant.args if variant is not None and variant.args is not None else target.args
+    container: dict[str, Any] = {
+        "name": "target",
+        "image": image or "",
+        "env": [pod_ip_env(), *env_list(target_env(run, spec, variant))],
+        "ports": [{"name": "http", "containerPort": target.port}],
+        "readinessProbe": http_probe(target.readiness_path, target.port),
+        "securityContext": container_security(read_only_root=False),
+    }
+    if command:
+        container["command"] = list(command)
+    if args:
+        container["args"] = list(args)
+    if target.resources is not None:
+        container["resources"] = guaranteed(target.resources)
+    spec_doc = {"securityContext": pod_security(run_as_user=None), "containers": [container]}
+    pod = _pod(run, names.target_pod_name(), names.ROLE_TARGET, spec_doc)
+    if target.pod_template:
+        template = target.pod_template
+        if "metadata" in template:
+            extra = {
+                k: v for k, v in template["metadata"].items() if k in ("labels", "annotations")
+            }
+            pod["metadata"] = merge_template(pod["metadata"], extra)
+            pod["metadata"]["labels"].update(run.labels(names.ROLE_TARGET))  # ours win
+        if "spec" in template:
+            pod["spec"] = merge_template(pod["spec"], template["spec"])
+    return pod
+
+
+def setup_job(run: RunIdentity, step: SetupStep, spec: CapacityTestSpec) -> dict[str, Any]:
+    """A setup step (e.g. seeding a store) as a Job that runs once, to completion."""
+    container: dict[str, Any] = {
+        "name": "setup",
+        "image": step.image or spec.target.image or "",
+        "command": list(step.command),
+        "env": env_list({**target_env(run, spec, None), **step.env}),
+        "securityContext": container_security(read_only_root=False),
+    }
+    template = {
+        "metadata": {"labels": run.labels(names.ROLE_SETUP)},
+        "spec": {
+            "restartPolicy": "Never",
+            "securityContext": pod_security(run_as_user=None),
+            "containers": [container],
+        },
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": _meta(run, f"setup-{step.name}", names.ROLE_SETUP),
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": max(1, round(step.timeout)),
+            "template": template,
+        },
+    }
+
+
+def generator_pod(
+    run: RunIdentity, index: int, generators: Generators, image: str
+) -> dict[str, Any]:
+    shape = generators.resources or _GENERATOR_DEFAULT
+    processes = generators.processes or whole_cores(shape)
+    command = [
+        "python", "-m", "plimsoll_generator", "--host", "$(POD_IP)",
+        "--port", str(names.GENERATOR_PORT), "--processes", str(processes),
+    ]  # fmt: skip
+    container = _our_container("generator", generators.image or image, command)
+    container["env"] = [pod_ip_env()]
+    container["ports"] = [{"name": "control", "containerPort": names.GENERATOR_PORT}]
+    container["readinessProbe"] = http_probe("/healthz", names.GENERATOR_PORT)
+    container["resources"] = guaranteed(shape)
+    volume, _ = tmp_volume()
+
+    def away_from(role: str, weight: int) -> dict[str, Any]:
+        return {
+            "weight": weight,
+            "podAffinityTerm": {
+                "labelSelector": {"matchLabels": run.selector(role)},
+                "topologyKey": "kubernetes.io/hostname",
+            },
+        }
+
+    # Preferred, not required: on a one-node cluster the run still goes ahead.
+    anti = [away_from(names.ROLE_TARGET, 100), away_from(names.ROLE_GENERATOR, 50)]
+    spec = {
+        "securityContext": pod_security(),
+        "containers": [container],
+        "volumes": [volume],
+        "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": anti}},
+    }
+    return _pod(run, names.generator_pod_name(index), names.ROLE_GENERATOR, spec)
+
+
+def generator_network_policy(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
+    """Generators may reach only the target and the mock (and DNS); nothing else."""
+
+    def to(role: str, port: int) -> dict[str, Any]:
+        return {
+            "to": [{"podSelector": {"matchLabels": run.selector(role)}}],
+            "ports": [{"protocol": "TCP", "port": port}],
+        }
+
+    dns = {
+        "to": [{"namespaceSelector": {}}],
+        "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+    }
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": _meta(run, "generators-egress", names.ROLE_GENERATOR),
+        "spec": {
+            "podSelector": {"matchLabels": run.selector(names.ROLE_GENERATOR)},
+            "policyTypes": ["Egress"],
+            "egress": [
+                to(names.ROLE_TARGET, spec.target.port),
+                to(names.ROLE_MOCK, spec.upstream.port),
+                dns,
+            ],
+        },
+    }

@@ -1,0 +1,120 @@
+"""Names, labels and images of one Kubernetes run: the identity every child object carries.
+
+Used by the manifest builders (`plimsoll.kube.manifests`), the platform that
+creates the objects (`plimsoll.platforms.kubernetes.platform`) and the operator's cleanup,
+so "is this object ours?" is answered by one set of labels everywhere. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_OWNER_UID = "plimsoll.dev/owner-uid"
+LABEL_OWNER_NAME = "plimsoll.dev/owner-name"
+LABEL_OWNER_NAMESPACE = "plimsoll.dev/owner-namespace"
+LABEL_RUN = "plimsoll.dev/run"
+LABEL_ROLE = "plimsoll.dev/role"
+LABEL_VARIANT = "plimsoll.dev/variant"
+MANAGER = "plimsoll"
+
+ROLE_TARGET = "target"
+ROLE_MOCK = "mock"
+ROLE_GENERATOR = "generator"
+ROLE_SERVICE = "service"
+ROLE_SETUP = "setup"
+
+# Ports inside the pods. Every pod has its own IP, so fixed ports never collide.
+GENERATOR_PORT = 8089
+
+DEFAULT_GENERATOR_IMAGE = "plimsoll-generator:0.1.0"
+DEFAULT_MOCK_IMAGE = "plimsoll-mock:0.1.0"
+
+_MAX_NAME = 63
+
+
+def _dns_label(text: str) -> str:
+    cleaned = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
+    return cleaned or "x"
+
+
+def run_namespace_name(test_name: str, run_id: str) -> str:
+    """`plimsoll-<name>-<run id>`, the name shortened so the whole fits a DNS label."""
+    short = run_id[:8]
+    room = _MAX_NAME - len("plimsoll-") - len(short) - 1
+    name = _dns_label(test_name)[:room].rstrip("-")
+    return f"plimsoll-{name}-{short}"
+
+
+@dataclass(frozen=True)
+class Images:
+    """The images Plimsoll deploys itself; the Helm chart sets them through the env."""
+
+    generator: str = DEFAULT_GENERATOR_IMAGE
+    mock: str = DEFAULT_MOCK_IMAGE
+
+    @classmethod
+    def from_env(cls) -> Images:
+        return cls(
+            generator=os.environ.get("PLIMSOLL_GENERATOR_IMAGE") or DEFAULT_GENERATOR_IMAGE,
+            mock=os.environ.get("PLIMSOLL_MOCK_IMAGE") or DEFAULT_MOCK_IMAGE,
+        )
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """Who a run belongs to and where it lives; every child carries `labels()`."""
+
+    namespace: str
+    run_id: str
+    owner_uid: str
+    owner_name: str
+    owner_namespace: str
+    variant: str = "default"
+
+    def labels(self, role: str | None = None) -> dict[str, str]:
+        labels = {
+            LABEL_MANAGED_BY: MANAGER,
+            LABEL_OWNER_UID: self.owner_uid,
+            LABEL_OWNER_NAME: self.owner_name[:63],
+            LABEL_OWNER_NAMESPACE: self.owner_namespace,
+            LABEL_RUN: self.run_id,
+            LABEL_VARIANT: self.variant,
+        }
+        if role is not None:
+            labels[LABEL_ROLE] = role
+        return labels
+
+    def selector(self, role: str) -> dict[str, str]:
+        """The labels that pick this run's pods of one role (Services, NetworkPolicies)."""
+        return {LABEL_RUN: self.run_id, LABEL_VARIANT: self.variant, LABEL_ROLE: role}
+
+    def owns(self, labels: dict[str, str] | None) -> bool:
+        """True when an existing object was made by this run, so it may be adopted."""
+        labels = labels or {}
+        return (
+            labels.get(LABEL_RUN) == self.run_id and labels.get(LABEL_OWNER_UID) == self.owner_uid
+        )
+
+
+def target_pod_name() -> str:
+    return "target"
+
+
+def mock_pod_name(index: int) -> str:
+    return f"mock-{index}"
+
+
+def generator_pod_name(index: int) -> str:
+    return f"generator-{index}"
+
+
+def service_pod_name(name: str) -> str:
+    return f"svc-{name}"
+
+
+MOCK_SERVICE = "plimsoll-mock"
+MOCK_CONFIG_MAP = "plimsoll-mock-config"
+TARGET_SERVICE = "plimsoll-target"

@@ -1,0 +1,134 @@
+"""Waiting for pods and Jobs, and reading why they are not ready yet.
+
+Called by the Kubernetes platform after it creates each group of pods. A pod
+that can never become ready (image pull failure, crash loop, a failed Job) ends
+the wait at once with the Kubernetes reason and message, instead of running out
+the clock; a slow one ends at the deadline with the last thing the cluster said
+about it (e.g. "0/3 nodes are available: insufficient cpu").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from plimsoll.kube.client import JOBS, PODS, KubeClient
+
+
+class NotReadyError(RuntimeError):
+    """A pod or Job did not get ready; the message is what the cluster said about it.
+
+    The Kubernetes platform turns it into its own `NotReadyError`, so this module stays
+    below the platforms and the controller can use it too.
+    """
+
+
+HOPELESS = {
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "CrashLoopBackOff",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+}
+
+
+def _condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
+    for condition in obj.get("status", {}).get("conditions", []) or []:
+        if condition.get("type") == type_:
+            return dict(condition)
+    return None
+
+
+def pod_ready(pod: dict[str, Any]) -> bool:
+    ready = _condition(pod, "Ready")
+    return bool(ready and ready.get("status") == "True" and pod.get("status", {}).get("podIP"))
+
+
+def pod_problem(pod: dict[str, Any]) -> str | None:
+    """Why this pod will never become ready, or None while there is hope."""
+    status = pod.get("status", {}) or {}
+    name = pod.get("metadata", {}).get("name", "?")
+    if status.get("phase") in ("Failed", "Succeeded"):
+        return f"pod {name} stopped (phase {status['phase']}): {status.get('message', '')}".rstrip(
+            ": "
+        )
+    for container in status.get("containerStatuses", []) or []:
+        waiting = (container.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason") in HOPELESS:
+            return f"pod {name}: {waiting['reason']}: {waiting.get('message', '')}".rstrip(": ")
+    return None
+
+
+def last_termination(pod: dict[str, Any]) -> str | None:
+    """How the pod's first container last ended ("last exit: OOMKilled, code 137, ..."),
+    which tells why a restarting target is not ready, or None if it never ended."""
+    for container in pod.get("status", {}).get("containerStatuses", []) or []:
+        ended = (container.get("lastState") or {}).get("terminated") or {}
+        if ended:
+            detail = ", ".join(
+                str(part)
+                for part in (
+                    ended.get("reason"),
+                    f"code {ended['exitCode']}" if "exitCode" in ended else None,
+                    f"{container.get('restartCount', 0)} restarts",
+                    ended.get("message"),
+                )
+                if part
+            )
+            return f"last exit of {container.get('name', '?')}: {detail}"
+    return None
+
+
+def pod_pending_reason(pod: dict[str, Any]) -> str:
+    name = pod.get("metadata", {}).get("name", "?")
+    scheduled = _condition(pod, "PodScheduled")
+    if scheduled and scheduled.get("status") == "False":
+        return f"pod {name} not scheduled: {scheduled.get('message', scheduled.get('reason', ''))}"
+    return f"pod {name} not ready (phase {pod.get('status', {}).get('phase', 'unknown')})"
+
+
+async def wait_pods_ready(
+    client: KubeClient, namespace: str, names: list[str], limit: float, poll: float = 0.5
+) -> dict[str, dict[str, Any]]:
+    """The pods, once every one is Ready with an IP; NotReadyError if one cannot be."""
+    deadline = time.monotonic() + limit
+    while True:
+        pods: dict[str, dict[str, Any]] = {}
+        waiting: list[str] = []
+        for name in names:
+            pod = await client.get(PODS, namespace, name)
+            if pod is None:
+                raise NotReadyError(f"pod {name} in {namespace} vanished while starting")
+            problem = pod_problem(pod)
+            if problem is not None:
+                raise NotReadyError(problem)
+            pods[name] = pod
+            if not pod_ready(pod):
+                waiting.append(pod_pending_reason(pod))
+        if not waiting:
+            return pods
+        if time.monotonic() > deadline:
+            raise NotReadyError(f"not ready after {limit:.0f}s: " + "; ".join(waiting))
+        await asyncio.sleep(poll)
+
+
+async def wait_job_done(
+    client: KubeClient, namespace: str, name: str, limit: float, poll: float = 0.5
+) -> None:
+    deadline = time.monotonic() + limit
+    while True:
+        job = await client.get(JOBS, namespace, name)
+        if job is None:
+            raise NotReadyError(f"setup job {name} in {namespace} vanished")
+        status = job.get("status", {}) or {}
+        if (status.get("succeeded") or 0) >= 1:
+            return
+        failed = _condition(job, "Failed")
+        if (status.get("failed") or 0) >= 1 or (failed and failed.get("status") == "True"):
+            reason = (failed or {}).get("message", "its pod failed")
+            raise NotReadyError(f"setup job {name} failed: {reason}")
+        if time.monotonic() > deadline:
+            raise NotReadyError(f"setup job {name} did not finish within {limit:.0f}s")
+        await asyncio.sleep(poll)

@@ -1,0 +1,177 @@
+"""The local platform's processes as Prometheus sees them: exported, selected, waited for.
+
+`plimsoll run` serves every process the local platform starts through one
+`CadvisorExporter` (cAdvisor's metric names, labelled like Kubernetes
+containers), so a Prometheus that scrapes it answers the very PromQL the
+Kubernetes platform asks. This module keeps the two sides in step: `LocalExport`
+registers each process under the pod name the Kubernetes platform would give
+it (target `target`, mock `mock-0`, generators `generator-N`, services
+`svc-NAME`), in a namespace of its own per run and variant, and `role_selectors`
+builds the same selectors the Kubernetes platform builds. `await_scraped` holds
+the start until Prometheus holds a series of every role, so the first trial's
+window is not read before the first scrape. Without Prometheus, the platform's
+own samplers answer instead (`LocalSourceWithRestarts`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+import httpx
+
+from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.api.step import ResourceUsage
+from plimsoll.kube.names import service_pod_name
+from plimsoll.metrics.cgroup import CgroupPaths, CgroupReadError, read_sample
+from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
+from plimsoll.metrics.prometheus import PrometheusSource
+from plimsoll.metrics.promql import Selector
+from plimsoll.metrics.sampler import LocalSource
+from plimsoll.metrics.source import ROLE_GENERATOR, ROLE_MOCK, ROLE_TARGET, Window
+from plimsoll.platforms.base import PlatformError
+from plimsoll.platforms.local.restarter import Restarter
+
+
+def pod_of(role: str) -> tuple[str, str]:
+    """(pod, container) for a local role, as the Kubernetes platform names them."""
+    if role == ROLE_TARGET:
+        return "target", "target"
+    if role == ROLE_MOCK:
+        return "mock-0", "mock"
+    if role == ROLE_GENERATOR:
+        return "generator-0", "generator"
+    if role.startswith(f"{ROLE_GENERATOR}-"):
+        return f"generator-{role.rsplit('-', 1)[1]}", "generator"
+    return service_pod_name(role), role
+
+
+def role_selectors(namespace: str, services: Sequence[str]) -> dict[str, Selector]:
+    """The Kubernetes platform's selectors: one per role, generators summed together."""
+    selectors = {
+        ROLE_TARGET: Selector(namespace, "target", container="target"),
+        ROLE_MOCK: Selector(namespace, "mock-[0-9]+"),
+        ROLE_GENERATOR: Selector(namespace, "generator-[0-9]+"),
+    }
+    for name in services:
+        selectors[name] = Selector(namespace, service_pod_name(name))
+    return selectors
+
+
+class LocalExport:
+    """The containers one local platform registered on the shared exporter."""
+
+    def __init__(self, exporter: CadvisorExporter, namespace: str) -> None:
+        self.exporter = exporter
+        self.namespace = namespace
+        self.containers: dict[str, ExportedContainer] = {}
+        self._oom_seen = 0  # the target cgroup's OOM kills at its last (re)start
+
+    def add(self, role: str, *, pgid: int | None = None, paths: CgroupPaths | None = None) -> None:
+        pod, container = pod_of(role)
+        exported = ExportedContainer(self.namespace, pod, container, paths=paths, pgid=pgid)
+        old = self.containers.get(role)
+        if old is not None:  # a restart: same container, new process, restarts carried on
+            exported.restarts = old.restarts
+            exported.last_terminated_reason = old.last_terminated_reason
+            self.exporter.containers.remove(old)
+        self.containers[role] = exported
+        self.exporter.add(exported)
+        if role == ROLE_TARGET and paths is not None:
+            self._oom_seen = _oom_kills(paths)
+
+    def restarted(self, role: str, exit_code: int | None) -> None:
+        """Count a restart the way kube-state-metrics shows it, with why it stopped."""
+        exported = self.containers.get(role)
+        if exported is None:
+            return
+        exported.restarts += 1
+        reason = "Completed" if exit_code == 0 else "Error"
+        if exported.paths is not None:
+            now = _oom_kills(exported.paths)
+            if now > self._oom_seen:
+                reason = "OOMKilled"
+            self._oom_seen = now
+        exported.last_terminated_reason = reason
+
+    def remove_all(self) -> None:
+        for exported in self.containers.values():
+            if exported in self.exporter.containers:
+                self.exporter.containers.remove(exported)
+        self.containers.clear()
+
+
+class LocalSourceWithRestarts:
+    """The cgroup and /proc `LocalSource`, plus the target's restarts in each window."""
+
+    def __init__(self, source: LocalSource, restarter: Restarter | None) -> None:
+        self.source = source
+        self.restarter = restarter
+
+    async def usage(self, window: Window) -> dict[str, ResourceUsage]:
+        usage = await self.source.usage(window)
+        target = usage.get(ROLE_TARGET)
+        if target is not None and target.source == "proc":
+            # Unpinned, the target has no memory limit of its own, so no limit can OOM-kill
+            # it: that figure is not missing, it does not apply (restarts still count).
+            target.missing = [m for m in target.missing if "OOM kills" not in m]
+        if target is not None and self.restarter is not None:
+            target.restarts = self.restarter.restarts_between(
+                window.start.timestamp(), window.end.timestamp()
+            )
+        return usage
+
+
+def _oom_kills(paths: CgroupPaths) -> int:
+    try:
+        return read_sample(paths, time.time()).oom_kills or 0
+    except CgroupReadError:
+        return 0
+
+
+def prometheus_source(
+    url: str, namespace: str, spec: CapacityTestSpec, services: Sequence[str]
+) -> PrometheusSource:
+    """The Kubernetes platform's source, over the local exporter's labels. The scrape
+    interval is the spec's when it names one, else the server's own (discovered)."""
+    metrics = spec.metrics
+    interval = metrics.scrape_interval if "scrape_interval" in metrics.model_fields_set else None
+    return PrometheusSource(
+        url,
+        role_selectors(namespace, services),
+        scrape_interval=interval,
+        settle=metrics.settle,
+        extra=metrics.extra,
+    )
+
+
+async def await_scraped(
+    source: PrometheusSource, exporter: CadvisorExporter, *, within: float
+) -> None:
+    """Until Prometheus answers with a series for every role; a clear error otherwise.
+    Asked directly (not through the source, whose retries give up for good)."""
+    deadline = time.monotonic() + within
+    pending = list(source.selectors.items())
+    last = "no answer yet"
+    async with httpx.AsyncClient(timeout=2.0) as client:
+        while pending:
+            role, selector = pending[0]
+            query = f"count(container_memory_working_set_bytes{selector.matchers()})"
+            try:
+                response = await client.get(f"{source.url}/api/v1/query", params={"query": query})
+                response.raise_for_status()
+                found = response.json()["data"]["result"]
+                if found:
+                    pending.pop(0)
+                    continue
+                last = f"no data (query: {query})"
+            except (httpx.HTTPError, KeyError, ValueError) as exc:
+                last = f"{type(exc).__name__}: {exc}"
+            if time.monotonic() > deadline:
+                raise PlatformError(
+                    f"Prometheus at {source.url} shows no series of the {role} within "
+                    f"{within:g}s ({last}): add the exporter {exporter.address} to its scrape "
+                    "targets (honor_labels: true), or check --prometheus"
+                )
+            await asyncio.sleep(0.25)

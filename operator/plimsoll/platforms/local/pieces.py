@@ -1,0 +1,82 @@
+"""The parts of a local start that are not the target itself: services and the command.
+
+`target_command` resolves what to run for a variant (a spec that names only an
+image gets a clear error: the local platform runs commands), and
+`start_services` starts dependencies such as redis-server before the target,
+pinned and measured like it, and returns the env the target needs to reach them.
+"""
+
+from __future__ import annotations
+
+from plimsoll.api.spec import CapacityTestSpec, Service, Variant
+from plimsoll.platforms.base import PlatformError
+from plimsoll.platforms.local.launcher import Launcher
+from plimsoll.platforms.local.processes import port_is_free, wait_ready
+
+
+def target_command(
+    spec: CapacityTestSpec, variant: Variant | None
+) -> tuple[list[str], dict[str, str]]:
+    """The target's argv and its own env (spec, then the variant's overrides)."""
+    target = spec.target
+    command = (variant.command if variant and variant.command else None) or target.command
+    args = variant.args if variant and variant.args is not None else target.args
+    if not command:
+        image = (variant.image if variant else None) or target.image
+        raise PlatformError(
+            f"the local platform runs commands, not images: target.image {image!r} is for "
+            "Kubernetes. Give target.command (e.g. ['python', 'server.py']) to run it here, "
+            "or target.url to drive a service that already runs"
+        )
+    env = {**target.env, **(variant.env if variant else {})}
+    return [*command, *args], env
+
+
+def services_of(spec: CapacityTestSpec, variant: Variant | None) -> list[Service]:
+    """The services of a variant: its own list replaces the spec's when it gives one."""
+    return variant.services if variant and variant.services is not None else spec.services
+
+
+def _service_env(service: Service) -> dict[str, str]:
+    return {
+        key: value.replace("{host}", "127.0.0.1").replace("{port}", str(service.port))
+        for key, value in service.target_env.items()
+    }
+
+
+async def start_services(
+    launcher: Launcher, spec: CapacityTestSpec, variant: Variant | None, base_env: dict[str, str]
+) -> dict[str, str]:
+    """Start the variant's services, each ready before the next; the env the target needs."""
+    services = services_of(spec, variant)
+    target_env: dict[str, str] = {}
+    for service in services:
+        if not service.command:
+            raise PlatformError(
+                f"service {service.name!r} names only an image; the local platform runs "
+                "commands: give it 'command' (e.g. ['redis-server', '--port', '6390'])"
+            )
+        if not port_is_free(service.port):
+            raise PlatformError(
+                f"port {service.port} of service {service.name!r} is already in use on 127.0.0.1"
+            )
+        group = None
+        if service.resources is not None:
+            group = launcher.pin(service.name, service.resources.cpu, service.resources.memory)
+        process = launcher.process(
+            service.name,
+            [*service.command, *service.args],
+            {**base_env, **service.env},
+            group=group,
+        )
+        await process.start()
+        url = (
+            f"http://127.0.0.1:{service.port}{service.readiness_path}"
+            if service.readiness_path
+            else None
+        )
+        await wait_ready(process, url=url, port=service.port, within=60)
+        launcher.watch_process_group(service.name, process.pid or 0)
+        launcher.placement.append(f"service {service.name}: pid {process.pid}, port {service.port}")
+        target_env.update(_service_env(service))
+    return target_env

@@ -1,0 +1,182 @@
+"""The local platform: the target, the mock, the generators and services as processes here.
+
+`plimsoll run` builds one per variant and hands it to the runner. It starts
+the services, the mock (`python -m plimsoll_mock`), the target (pinned with
+cgroups to the spec's shape, restarted if it dies between trials) and the
+generators (`python -m plimsoll_generator`), waits until each answers, runs the
+target's setup commands, keeps the generators and the mock off the target's
+CPUs where there are enough cores, and samples every process's CPU and
+memory. Given an exporter, it also serves every process under cAdvisor's names
+(`metrics`); given a Prometheus URL, it reads the figures back from that
+server with the Kubernetes platform's PromQL instead of its own samplers.
+`stop` ends every process group it started and removes its cgroups. The
+target's own start lives in `target`, the services in `pieces`, and what
+they share (start, pin, measure one process) in `launcher`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import sys
+from pathlib import Path
+
+from plimsoll.api.spec import CapacityTestSpec, Variant
+from plimsoll.metrics.exporter import CadvisorExporter
+from plimsoll.metrics.prometheus import PrometheusSource
+from plimsoll.metrics.source import ROLE_MOCK, ROLE_TARGET, MetricsSource
+from plimsoll.platforms.base import Endpoints
+from plimsoll.platforms.local.launcher import Launcher
+from plimsoll.platforms.local.metrics import (
+    LocalExport,
+    LocalSourceWithRestarts,
+    await_scraped,
+    prometheus_source,
+)
+from plimsoll.platforms.local.pieces import services_of, start_services
+from plimsoll.platforms.local.processes import ManagedProcess, cpu_list, free_port, wait_ready
+from plimsoll.platforms.local.restarter import Restarter
+from plimsoll.platforms.local.target import start_target
+
+log = logging.getLogger(__name__)
+
+
+def split_cpus(
+    target_cores: float, available: list[int]
+) -> tuple[set[int] | None, set[int] | None]:
+    """(target CPUs, everyone else's CPUs), or (None, None) when there are too few to split."""
+    need = max(math.ceil(target_cores), 1)
+    if len(available) < need + 1:
+        return None, None
+    return set(available[-need:]), set(available[:-need])
+
+
+class LocalPlatform:
+    name = "local"
+
+    def __init__(
+        self,
+        run_id: str,
+        workdir: Path,
+        *,
+        cgroup_root: Path | None = None,
+        exporter: CadvisorExporter | None = None,
+        prometheus_url: str | None = None,
+        scrape_wait: float = 120.0,
+    ) -> None:
+        if prometheus_url is not None and exporter is None:
+            raise ValueError("reading Prometheus needs the exporter it scrapes")
+        self.run_id = run_id
+        # The run id is the namespace label: variants and runs never share a series.
+        export = LocalExport(exporter, run_id) if exporter is not None else None
+        self.launcher = Launcher(run_id, workdir, cgroup_root=cgroup_root, export=export)
+        self.restarter: Restarter | None = None
+        self.prometheus_url = prometheus_url
+        self.prometheus: PrometheusSource | None = None
+        self.scrape_wait = scrape_wait
+
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        """Every process started so far, in start order."""
+        return self.launcher.processes
+
+    async def _start_equipment(
+        self, role: str, argv: list[str], port: int, env: dict[str, str], cpus: set[int] | None
+    ) -> tuple[ManagedProcess, str]:
+        """Start the mock or a generator on `port` of 127.0.0.1, off the target's CPUs, and
+        measure it once /healthz answers; the process and its URL."""
+        argv = [*argv, "--port", str(port), "--host", "127.0.0.1"]
+        process = self.launcher.process(role, argv, env, cpus=cpus)
+        await process.start()
+        url = f"http://127.0.0.1:{port}"
+        await wait_ready(process, url=f"{url}/healthz", within=30)
+        self.launcher.watch_process_group(role, process.pid or 0)
+        return process, url
+
+    async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
+        launcher = self.launcher
+        warnings, placement = launcher.warnings, launcher.placement
+        base_env = dict(os.environ)
+        available = sorted(os.sched_getaffinity(0))
+        shape = spec.target.resources
+        target_cpus, other_cpus = split_cpus(shape.cpu if shape else 0, available)
+        if target_cpus is None and spec.target.url is None:
+            warnings.append(f"only {len(available)} CPU(s): generators share the target's CPUs")
+
+        service_env = await start_services(launcher, spec, variant, base_env)
+
+        mock_port = free_port()
+        config = launcher.workdir / "mock-config.json"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(spec.upstream.model_dump_json(by_alias=True, exclude_none=True))
+        mock, mock_url = await self._start_equipment(
+            ROLE_MOCK,
+            [sys.executable, "-m", "plimsoll_mock", "--config", str(config)],
+            mock_port,
+            base_env,
+            other_cpus,
+        )
+        placement.append(f"mock: pid {mock.pid}, {mock_url}, CPUs {cpu_list(other_cpus)}")
+
+        if spec.target.url is not None:
+            target_url = spec.target.url.rstrip("/")
+            warnings.append(
+                f"target {target_url} is an existing service: nothing was started or pinned; "
+                "its shape and resources are unknown unless metrics are configured"
+            )
+            placement.append(f"target: existing service at {target_url} (not started)")
+        else:
+            env = {**base_env, **service_env}
+            target_url, self.restarter = await start_target(
+                launcher, spec, variant, env, mock_url, target_cpus
+            )
+
+        urls = []
+        processes = spec.generators.processes or 1
+        for index in range(spec.generators.replicas):
+            role = "generator" if index == 0 else f"generator-{index}"
+            generator, url = await self._start_equipment(
+                role,
+                [sys.executable, "-m", "plimsoll_generator", "--processes", str(processes)],
+                free_port(),
+                base_env,
+                other_cpus,
+            )
+            urls.append(url)
+            placement.append(
+                f"{role}: pid {generator.pid}, {processes} process(es), CPUs {cpu_list(other_cpus)}"
+            )
+        launcher.source.start()
+        export = launcher.export
+        if self.prometheus_url is not None and export is not None:
+            services = [s.name for s in services_of(spec, variant)]
+            self.prometheus = prometheus_source(self.prometheus_url, self.run_id, spec, services)
+            if spec.target.url is not None:  # nothing of ours to select: no target series
+                del self.prometheus.selectors[ROLE_TARGET]
+            await await_scraped(self.prometheus, export.exporter, within=self.scrape_wait)
+            placement.append(
+                f"metrics: Prometheus {self.prometheus_url}, scraping "
+                f"{export.exporter.url} (namespace {self.run_id!r})"
+            )
+        return Endpoints(
+            target_url, mock_url, urls, placement=list(placement), warnings=list(warnings)
+        )
+
+    async def ensure_ready(self) -> None:
+        """Before each trial: wait out a restart of the target; raise if it cannot run."""
+        if self.restarter is not None:
+            await self.restarter.ensure_ready(within=120)
+
+    def metrics(self) -> MetricsSource:
+        if self.prometheus is not None:
+            return self.prometheus
+        return LocalSourceWithRestarts(self.launcher.source, self.restarter)
+
+    async def stop(self, *, keep: bool) -> None:
+        """Stops every process (always: a local process left running is an orphan); `keep`
+        keeps the logs and mock config in the work directory, which are removed otherwise."""
+        del keep  # logs stay in the output folder either way: they are part of the report
+        if self.restarter is not None:
+            await self.restarter.stop()
+        await self.launcher.stop()

@@ -1,0 +1,73 @@
+"""The target on the local platform: its port, its shape, its restarts, its measuring.
+
+`start_target` picks the port (a free one when the target reads it from its
+env), pins the target with cgroups to the spec's shape, starts it and waits for
+its readiness path, runs the setup commands, hands it to a `Restarter` that
+restarts it if it dies between trials, and samples (and exports) its cgroup, or
+its process group when it runs unpinned. `LocalPlatform.start` calls it after
+the mock is up, since the target is told the mock's URL.
+"""
+
+from __future__ import annotations
+
+from plimsoll.api.spec import CapacityTestSpec, Variant
+from plimsoll.metrics.source import ROLE_TARGET
+from plimsoll.platforms.base import PlatformError
+from plimsoll.platforms.local.launcher import Launcher
+from plimsoll.platforms.local.pieces import target_command
+from plimsoll.platforms.local.processes import cpu_list, free_port, port_is_free, wait_ready
+from plimsoll.platforms.local.restarter import Restarter
+
+
+async def start_target(
+    launcher: Launcher,
+    spec: CapacityTestSpec,
+    variant: Variant | None,
+    env: dict[str, str],
+    mock_url: str,
+    cpus: set[int] | None,
+) -> tuple[str, Restarter]:
+    """Start the target with `env` (the base and the services' variables); its URL and the
+    restarter that keeps it running (already watching)."""
+    argv, own_env = target_command(spec, variant)
+    target = spec.target
+    port = target.port
+    if target.port_env is not None:
+        port = free_port()  # the target learns it from its env: no clash with anything
+    elif not port_is_free(port):
+        raise PlatformError(
+            f"port {port} (target.port) is already in use on 127.0.0.1: stop whatever "
+            "listens there, or set target.portEnv so Plimsoll can pick a free port"
+        )
+    env = {**env, **own_env, target.upstream_env: mock_url}
+    if target.port_env is not None:
+        env[target.port_env] = str(port)
+    shape = target.resources
+    group = launcher.pin("target", shape.cpu, shape.memory) if shape else None
+    process = launcher.process("target", argv, env, group=group, cpus=cpus)
+    url = f"http://127.0.0.1:{port}"
+    ready_url = url + target.readiness_path
+
+    async def launch() -> None:
+        await process.start()
+        await wait_ready(process, url=ready_url, within=target.startup_timeout)
+
+    async def relaunch() -> None:
+        if launcher.export is not None:
+            launcher.export.restarted(ROLE_TARGET, process.returncode)
+        await launch()
+        if group is None:  # a new process group: measure the new one
+            await launcher.rewatch_process_group(ROLE_TARGET, process.pid or 0)
+
+    await launch()
+    await launcher.run_setup(target.setup, env)
+    restarter = Restarter(process, relaunch)
+    restarter.start()
+    if group is not None:
+        launcher.watch_group(ROLE_TARGET, group)
+        where = f"cgroup v{group.version} {group.memory_dir}"
+    else:
+        launcher.watch_process_group(ROLE_TARGET, process.pid or 0)
+        where = "UNPINNED"
+    launcher.placement.append(f"target: pid {process.pid}, {url}, {where}, CPUs {cpu_list(cpus)}")
+    return url, restarter

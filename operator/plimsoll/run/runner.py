@@ -1,0 +1,132 @@
+"""The capacity test, start to finish, on any platform: the code `plimsoll run` and the
+operator both call.
+
+`run_test` runs each variant (or the spec as written) in turn: start the
+platform, check that the target honours client addresses when the workload
+sends them, run trials level by level as the search asks until it answers,
+name the limiting resource, and stop the platform as `spec.cleanup` says. It
+reports progress through a `ProgressSink` (the CLI's live view and JSON file;
+the operator's status patches) and returns the `RunReport`.
+
+Nothing measured is lost: each step reaches the sink as soon as it is judged,
+and a run that fails or is cancelled still produces a report holding every
+step, the range found so far, and why it stopped. A run resumes from
+`history` (the `StepRecord`s of an earlier, interrupted run): the search is a
+pure function of the history, so completed steps are skipped and only the step
+that was under way is repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.resource import CapacityTest
+from plimsoll.api.spec import Cleanup, Variant
+from plimsoll.api.status import Ceiling, Phase
+from plimsoll.api.step import StepRecord
+from plimsoll.decide.stepsummary import record_of
+from plimsoll.decide.unitcosts import unit_costs
+from plimsoll.platforms.base import Platform
+from plimsoll.report.sentence import ceiling_sentence
+from plimsoll.run.clientips import check_client_ips
+from plimsoll.run.progress import ProgressSink
+from plimsoll.run.variant import run_variant
+
+__all__ = ["ProgressSink", "RunStoppedError", "record_of", "run_test"]
+
+
+class RunStoppedError(RuntimeError):
+    """The test cannot go on (the target died, a check failed); the message says why."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _keep(cleanup: Cleanup, succeeded: bool) -> bool:
+    return cleanup is Cleanup.NEVER or (cleanup is Cleanup.ON_SUCCESS and not succeeded)
+
+
+async def _run_variant(
+    test: CapacityTest,
+    variant: Variant | None,
+    platform: Platform,
+    sink: ProgressSink,
+    history: Sequence[StepRecord],
+    report: RunReport,
+) -> Ceiling:
+    name = variant.name if variant is not None else "default"
+    spec = test.spec
+    await sink.phase(Phase.PROVISIONING, f"starting the target, mock and generators ({name})")
+    succeeded = False
+    try:
+        endpoints = await platform.start(spec, variant)
+        report.warnings.extend(w for w in endpoints.warnings if w not in report.warnings)
+        report.placement.extend(endpoints.placement)
+        if report.pinned is None:
+            # An existing service (target.url) was not pinned by us, whatever its shape.
+            report.pinned = spec.target.url is None and not any(
+                "unpinned" in w.lower() for w in endpoints.warnings
+            )
+        if spec.workload.client_ips is not None and spec.workload.client_ips.verify:
+            problem = await check_client_ips(endpoints.target_url, spec.workload.client_ips)
+            if problem is not None:
+                raise RunStoppedError(problem)
+        await sink.phase(Phase.RUNNING, f"searching for the ceiling ({name})")
+        ceiling = await run_variant(
+            spec, name, endpoints, platform.metrics(), sink, history, report, platform.ensure_ready
+        )
+        succeeded = ceiling.complete
+        return ceiling
+    finally:
+        # Shielded: a Ctrl-C must not interrupt the very clean-up it asked for.
+        await asyncio.shield(platform.stop(keep=_keep(spec.cleanup, succeeded)))
+
+
+def _finish(report: RunReport) -> None:
+    report.ended_at = _now()
+    report.ceiling = report.ceilings[0] if report.ceilings else None
+    report.unit_costs = unit_costs(report)
+    report.summary = [ceiling_sentence(report, c) for c in report.ceilings]
+
+
+async def run_test(
+    test: CapacityTest,
+    make_platform: Callable[[Variant | None], Platform],
+    sink: ProgressSink,
+    *,
+    history: Sequence[StepRecord] = (),
+) -> RunReport:
+    """Find the ceiling of every variant of `test`; the report, complete or partial."""
+    variants: list[Variant | None] = list(test.spec.variants) or [None]
+    report = RunReport(
+        test_name=test.metadata.name, spec=test.spec, started_at=_now(), platform="unknown"
+    )
+    try:
+        for variant in variants:
+            platform = make_platform(variant)
+            report.platform = platform.name
+            report.ceilings.append(
+                await _run_variant(test, variant, platform, sink, history, report)
+            )
+        incomplete = [c for c in report.ceilings if not c.complete]
+        report.outcome = Outcome.FAILED if incomplete else Outcome.SUCCEEDED
+        report.message = "; ".join(
+            f"{c.variant}: {c.stop_reason or 'stopped early'}" for c in incomplete
+        )
+    except asyncio.CancelledError:
+        report.message = "interrupted: the steps measured so far are kept"
+        _finish(report)
+        await asyncio.shield(sink.phase(Phase.FAILED, report.message))
+        await asyncio.shield(sink.finished(report))
+        raise
+    except Exception as exc:  # any failure still owes the user a report of what was measured
+        report.message = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
+    _finish(report)
+    final = Phase.SUCCEEDED if report.outcome is Outcome.SUCCEEDED else Phase.FAILED
+    await sink.phase(final, report.message or "ceiling found")
+    await sink.finished(report)
+    return report

@@ -1,0 +1,149 @@
+"""The search loop of one variant: ask the search for a level, run the step, repeat.
+
+Called by `plimsoll.run.runner` once the platform is up. The search is a pure
+function of the step records, so resuming is only a matter of passing the
+records of an earlier run. A trial whose generators failed is judged invalid
+and tried once more; a second failure stops the variant, which then reports
+the range found so far. Any other failure (the target died, metrics vanished)
+also ends with that range, never with the steps lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+
+from plimsoll.api.report import RunReport
+from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.api.status import Ceiling, CurrentStep
+from plimsoll.api.step import StepRecord, StepResult, Verdict
+from plimsoll.decide.attribution import attribute
+from plimsoll.decide.search import Finished, next_action
+from plimsoll.decide.search.actions import CeilingEstimate
+from plimsoll.decide.stepsummary import record_of
+from plimsoll.metrics.source import MetricsSource
+from plimsoll.platforms.base import Endpoints
+from plimsoll.run.progress import ProgressSink
+from plimsoll.run.step import StepPlan, run_step
+
+log = logging.getLogger(__name__)
+
+
+def range_ceiling(records: Sequence[StepRecord], unit: str, variant: str, reason: str) -> Ceiling:
+    """The range the steps so far show, for a variant that stopped before the search did."""
+    passed = [r.level for r in records if r.verdict is Verdict.PASS]
+    low = max(passed) if passed else None
+    failed = [
+        r.level for r in records if r.verdict is Verdict.FAIL and (low is None or r.level > low)
+    ]
+    high = min(failed) if failed else None
+    return Ceiling(
+        level=low,
+        unit=unit,
+        low=low,
+        high=high,
+        complete=False,
+        stop_reason=reason,
+        variant=variant,
+    )
+
+
+def searchable(records: Sequence[StepRecord]) -> list[StepRecord]:
+    """The history the search sees: an invalid step that was retried is left out (its retry
+    stands for it), so a resumed run takes the same decisions as the original."""
+    kept = []
+    for position, record in enumerate(records):
+        retried = any(
+            later.level == record.level and later.attempt > record.attempt
+            for later in records[position + 1 :]
+        )
+        if record.verdict is Verdict.INVALID and retried:
+            continue
+        kept.append(record)
+    return kept
+
+
+async def run_variant(
+    spec: CapacityTestSpec,
+    variant: str,
+    endpoints: Endpoints,
+    metrics: MetricsSource,
+    sink: ProgressSink,
+    history: Sequence[StepRecord],
+    report: RunReport,
+    ensure_ready: Callable[[], Awaitable[None]],
+) -> Ceiling:
+    """Search one variant's ceiling, step by step, from `history`; before every trial,
+    `ensure_ready` waits while the target restarts, or raises when it cannot run (the run
+    then stops with the range found so far and the platform's reason)."""
+    records = [r for r in history if r.variant == variant]
+    next_index = max((r.index for r in history), default=-1) + 1
+    next_index = max(next_index, max((s.index for s in report.steps), default=-1) + 1)
+    retry_invalid = 0
+    try:
+        for _ in range(spec.search.max_trials * 4):  # bounded even if the search never stops
+            # While an invalid step awaits its retry, the search must not see it yet.
+            seen = searchable(records[:-1] if retry_invalid else records)
+            action = next_action(spec.search, spec.trial, seen, retries=spec.noise.retries)
+            if isinstance(action, Finished):
+                break
+            await ensure_ready()
+            plan = StepPlan(
+                index=next_index,
+                level=action.level,
+                variant=variant,
+                kind=action.kind,
+                duration=action.duration,
+                attempt=action.attempt + retry_invalid,
+            )
+            next_index += 1
+            await sink.step_started(
+                CurrentStep(
+                    index=plan.index,
+                    level=plan.level,
+                    variant=variant,
+                    kind=plan.kind,
+                    attempt=plan.attempt,
+                    started_at=datetime.now(UTC),
+                )
+            )
+            result = await run_step(spec, endpoints, metrics, plan)
+            record = record_of(result)
+            report.steps.append(result)
+            await sink.step_finished(record, result)
+            records.append(record)
+            # One retry of an invalid step (a generator crashed, say); a second stops the search.
+            retry_invalid = 1 if record.verdict is Verdict.INVALID and not retry_invalid else 0
+            if spec.trial.settle > 0:
+                await asyncio.sleep(spec.trial.settle)
+        else:
+            return range_ceiling(records, spec.unit, variant, "too many trials")
+    except Exception as exc:  # e.g. the target died: keep the range measured so far
+        log.exception("variant %s stopped", variant)
+        return range_ceiling(records, spec.unit, variant, str(exc) or type(exc).__name__)
+    return _final(action.ceiling, spec, variant, report.steps)
+
+
+def _final(
+    estimate: CeilingEstimate, spec: CapacityTestSpec, variant: str, steps: Sequence[StepResult]
+) -> Ceiling:
+    best = [
+        s
+        for s in steps
+        if s.variant == variant
+        and s.level == estimate.level
+        and s.judgement.verdict is Verdict.PASS
+    ]
+    failed = [
+        s
+        for s in steps
+        if s.variant == variant and s.level == estimate.high and s.judgement.verdict is Verdict.FAIL
+    ]
+    limited_by, headroom = attribute(
+        best[-1].target if best else None,
+        failed[-1].target if failed else None,
+        spec.attribution,
+    )
+    return estimate.to_status(spec.unit, variant, limited_by, headroom)

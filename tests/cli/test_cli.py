@@ -1,0 +1,69 @@
+"""The CLI verbs owned by the core: crd, validate, size."""
+
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from plimsoll.api.crd import render_crd
+from plimsoll.cli.app import app
+
+ROOT = Path(__file__).parents[2]
+runner = CliRunner()
+
+
+def test_crd_prints_the_generated_definition() -> None:
+    result = runner.invoke(app, ["crd"])
+    assert result.exit_code == 0
+    assert result.stdout == render_crd()
+
+
+def test_validate_accepts_the_examples() -> None:
+    files = [
+        str(p)
+        for p in sorted((ROOT / "examples").glob("*.yaml"))
+        if "kind: CapacityTest" in p.read_text()
+    ]
+    result = runner.invoke(app, ["validate", *files])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count(": valid") == len(files)
+
+
+def test_validate_names_the_field_and_fails(tmp_path: Path) -> None:
+    document = yaml.safe_load((ROOT / "examples" / "edge-max-rps.yaml").read_text())
+    document["spec"]["target"]["resources"]["memory"] = "2GB"
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(yaml.safe_dump(document))
+    result = runner.invoke(app, ["validate", str(broken)])
+    assert result.exit_code == 1
+    assert "spec.target.resources.memory:" in result.stderr
+    assert "did you mean '2Gi'" in result.stderr
+
+
+def test_size_prints_a_plan_as_json() -> None:
+    result = runner.invoke(
+        app,
+        [
+            "size",
+            "--per-pod",
+            "10600",
+            "--peak",
+            "20000",
+            "--growth",
+            "2",
+            "--zones",
+            "3",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["pods"] == 12
+
+
+def test_size_rejects_a_bad_share_with_exit_code_2() -> None:
+    result = runner.invoke(
+        app, ["size", "--per-pod", "100", "--peak", "10", "--utilisation", "160%"]
+    )
+    assert result.exit_code == 2
+    assert "utilisation" in result.stderr

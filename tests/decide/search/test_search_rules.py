@@ -1,0 +1,81 @@
+"""The rules every strategy shares: noisy repeats, invalid stops, max_trials."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.simulated_targets import record
+from plimsoll.api.spec import Search, Strategy, Trial
+from plimsoll.api.step import StepRecord, TrialKind, Verdict
+from plimsoll.decide.search import Finished, NextTrial, next_action
+
+TRIAL = Trial(duration=30.0)
+
+
+def step(index: int, level: int, verdict: Verdict, kind: TrialKind = TrialKind.FULL) -> StepRecord:
+    return record(index, NextTrial(level, kind, 30.0), verdict)
+
+
+@pytest.mark.parametrize("strategy", list(Strategy))
+def test_a_noisy_step_is_repeated_then_counts_as_invalid(strategy: Strategy) -> None:
+    search = Search(strategy=strategy, levels=[100, 200], start=100)
+    history = [step(0, 100, Verdict.NOISY, TrialKind.FULL)]
+    if strategy is Strategy.PROBE:
+        history = [step(0, 100, Verdict.NOISY, TrialKind.PROBE)]
+    kind = history[0].kind
+    for attempt in (2, 3):
+        action = next_action(search, TRIAL, history, retries=2)
+        assert isinstance(action, NextTrial)
+        assert (action.level, action.kind, action.attempt) == (100, kind, attempt)
+        history.append(step(len(history), 100, Verdict.NOISY, kind))
+    finished = next_action(search, TRIAL, history, retries=2)
+    assert isinstance(finished, Finished)
+    assert "noisy 3 times" in finished.ceiling.stop_reason
+    assert not finished.ceiling.complete
+
+
+def test_a_noisy_step_that_then_passes_lets_the_search_go_on() -> None:
+    search = Search(start=100)
+    history = [step(0, 100, Verdict.NOISY), step(1, 100, Verdict.PASS)]
+    assert next_action(search, TRIAL, history) == NextTrial(200, TrialKind.FULL, 30.0)
+
+
+def test_an_invalid_step_stops_the_run_with_its_reason_and_the_range_so_far() -> None:
+    search = Search(start=100)
+    bad = step(2, 400, Verdict.INVALID)
+    bad = bad.model_copy(update={"reasons": ["generator CPU 97% > 85%"]})
+    history = [step(0, 100, Verdict.PASS), step(1, 200, Verdict.PASS), bad]
+    finished = next_action(search, TRIAL, history)
+    assert isinstance(finished, Finished)
+    ceiling = finished.ceiling
+    assert (ceiling.level, ceiling.high, ceiling.complete) == (200, None, False)
+    assert "step 2 at level 400 was invalid: generator CPU 97% > 85%" in ceiling.stop_reason
+
+
+def test_max_trials_stops_the_run_with_the_range_so_far() -> None:
+    search = Search(start=100, max_trials=3)
+    history = [step(0, 100, Verdict.PASS), step(1, 200, Verdict.PASS), step(2, 400, Verdict.FAIL)]
+    finished = next_action(search, TRIAL, history)
+    assert isinstance(finished, Finished)
+    ceiling = finished.ceiling
+    assert (ceiling.level, ceiling.low, ceiling.high, ceiling.complete) == (200, 200, 400, False)
+    assert "max_trials (3)" in ceiling.stop_reason
+
+
+def test_max_trials_does_not_hide_an_answer_found_on_the_last_trial() -> None:
+    search = Search(start=100, repeats=0, max_trials=3, precision=0.5)
+    history = [step(0, 100, Verdict.PASS), step(1, 200, Verdict.PASS), step(2, 300, Verdict.FAIL)]
+    finished = next_action(search, TRIAL, history)
+    assert isinstance(finished, Finished)
+    assert finished.ceiling.complete
+    assert finished.ceiling.level == 200
+
+
+def test_to_status_carries_the_range_into_the_api_ceiling() -> None:
+    history = [step(0, 100, Verdict.PASS), step(1, 200, Verdict.FAIL)]
+    finished = next_action(Search(start=100, max_trials=2), TRIAL, history)
+    assert isinstance(finished, Finished)
+    status = finished.ceiling.to_status("rps", variant="pg")
+    assert (status.level, status.low, status.high, status.unit) == (100, 100, 200, "rps")
+    assert status.variant == "pg"
+    assert not status.complete

@@ -1,0 +1,60 @@
+"""The operator's pure decisions: start, resume, idle, invalid; and the RBAC path parser."""
+
+from __future__ import annotations
+
+from plimsoll.api.status import CapacityTestStatus, ConditionType, Phase
+from plimsoll.controller.rbac import allows, request_attributes
+from plimsoll.decide.plan import Action, Desired, conditions_for, decide, restart_reason
+
+G1 = Desired(generation=1, rerun_token=None)
+
+
+def status(
+    phase: Phase, generation: int | None = 1, token: str | None = None
+) -> CapacityTestStatus:
+    return CapacityTestStatus(
+        phase=phase, observed_generation=generation, rerun_token=token, run_id="abc"
+    )
+
+
+def test_first_sight_starts() -> None:
+    assert decide(None, G1, spec_valid=True) is Action.START
+
+
+def test_a_run_under_way_of_this_generation_resumes() -> None:
+    for phase in (Phase.PENDING, Phase.QUEUED, Phase.PROVISIONING, Phase.RUNNING):
+        assert decide(status(phase), G1, spec_valid=True) is Action.RESUME
+
+
+def test_a_finished_run_idles_until_a_new_generation_or_token() -> None:
+    assert decide(status(Phase.SUCCEEDED), G1, spec_valid=True) is Action.IDLE
+    assert decide(status(Phase.SUCCEEDED), Desired(2, None), spec_valid=True) is Action.START
+    assert decide(status(Phase.FAILED), Desired(1, "sync-7"), spec_valid=True) is Action.START
+    assert restart_reason(status(Phase.FAILED), Desired(1, "sync-7")).value == "RerunRequested"
+    assert restart_reason(status(Phase.FAILED), Desired(2, None)).value == "SpecChanged"
+
+
+def test_an_invalid_spec_is_recorded_once() -> None:
+    assert decide(None, G1, spec_valid=False) is Action.INVALID
+    recorded = CapacityTestStatus(phase=Phase.FAILED, observed_generation=1)
+    assert decide(recorded, G1, spec_valid=False) is Action.IDLE
+    assert decide(recorded, Desired(2, None), spec_valid=False) is Action.INVALID
+
+
+def test_phases_imply_conditions() -> None:
+    done = {c.type: c for c in conditions_for(Phase.SUCCEEDED)}
+    assert done[ConditionType.READY].status.value == "True"
+    failed = {c.type: c for c in conditions_for(Phase.FAILED, range_only=True)}
+    assert failed[ConditionType.READY].reason.value == "RangeOnly"
+
+
+def test_rbac_parses_api_paths_and_allows_only_listed_calls() -> None:
+    assert request_attributes("GET", "/apis/plimsoll.dev/v1alpha1") is None
+    proxied = request_attributes("POST", "/api/v1/namespaces/ns/pods/generator-0:8089/proxy/trials")
+    assert proxied == ("", "pods/proxy", "create")
+    assert allows(*proxied)
+    watch = request_attributes("GET", "/apis/plimsoll.dev/v1alpha1/capacitytests", "watch=true")
+    assert watch == ("plimsoll.dev", "capacitytests", "watch")
+    assert allows(*watch)
+    assert not allows("", "secrets", "get")
+    assert not allows("plimsoll.dev", "capacitytests", "delete")

@@ -1,0 +1,257 @@
+"""The verdict: every criterion, and the invalid and noisy paths."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from plimsoll.api.spec import (
+    ErrorBounds,
+    Generators,
+    LatencyBound,
+    Noise,
+    PassWhen,
+    PromQLBound,
+)
+from plimsoll.api.step import ResourceUsage, Verdict
+from plimsoll.api.trial import (
+    FloorResult,
+    OperationResult,
+    Outcomes,
+    StreamHealth,
+    TrialResult,
+    TrialState,
+)
+from plimsoll.api.workload import LoadModel
+from plimsoll.decide.verdict import StepInput, judge
+from plimsoll.shared import histogram
+
+NOISE = Noise()
+GENERATORS = Generators()
+
+
+def hist(*millis: float, times: int = 100) -> str:
+    h = histogram.new_histogram()
+    for ms in millis:
+        for _ in range(times):
+            histogram.record_seconds(h, ms / 1000)
+    return histogram.encode(h)
+
+
+def client(**changes: Any) -> TrialResult:
+    base: dict[str, Any] = {
+        "id": "t",
+        "state": TrialState.DONE,
+        "level": 100,
+        "operations": {
+            "api": OperationResult(latency=hist(2, 4), added=hist(1), outcomes=Outcomes(ok=1000)),
+            "page": OperationResult(latency=hist(3, 8), ttft=hist(2), outcomes=Outcomes(ok=1000)),
+        },
+        "floor": FloorResult(latency=hist(1), count=100),
+        "intended": 2000,
+        "sent": 2000,
+        "measured_seconds": 20.0,
+        "cpu_seconds": 4.0,
+        "cores": 1,
+    }
+    base.update(changes)
+    return TrialResult(**base)
+
+
+def step(**changes: Any) -> StepInput:
+    base: dict[str, Any] = {"client": client(), "level": 100}
+    base.update(changes)
+    return StepInput(**base)
+
+
+def test_a_step_that_holds_every_criterion_passes() -> None:
+    bar = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.010)])
+    judgement = judge(step(), bar, NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.PASS
+    assert judgement.reasons == []
+    assert all(c.ok for c in judgement.criteria)
+    names = {c.name for c in judgement.criteria}
+    assert {"p99 total latency of *", "transport errors", "achieved share of target"} <= names
+
+
+def test_a_fail_lists_every_failed_criterion_with_its_value_and_bound() -> None:
+    bar = PassWhen(
+        latency=[
+            LatencyBound(quantile=0.99, below=0.005),  # '*' merges api (4 ms) and page (8 ms)
+            LatencyBound(operation="api", quantile=0.99, below=0.005),  # holds at 4 ms
+            LatencyBound(operation="page", quantile=0.5, below=0.002),
+        ],
+        errors=ErrorBounds(unexpected=0.001),
+    )
+    ops = client().operations
+    ops["api"] = ops["api"].model_copy(update={"outcomes": Outcomes(ok=990, unexpected=10)})
+    judgement = judge(step(client=client(operations=ops)), bar, NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.FAIL
+    failed = {c.name: c for c in judgement.criteria if not c.ok}
+    assert set(failed) == {
+        "p99 total latency of *",
+        "p50 total latency of page",
+        "unexpected errors",
+    }
+    assert failed["p99 total latency of *"].measured == pytest.approx(8.0, rel=0.01)
+    assert failed["p99 total latency of *"].bound == 5.0
+    assert failed["unexpected errors"].measured == pytest.approx(10 / 2000)
+    assert len(judgement.reasons) == 3
+    assert any(
+        r.startswith("p99 total latency of * 8") and "> 5 ms" in r for r in judgement.reasons
+    )
+    assert "unexpected errors 0.50% > 0.10%" in judgement.reasons
+
+
+@pytest.mark.parametrize(
+    ("metric", "operation", "measured"), [("added", "api", 1.0), ("ttft", "page", 2.0)]
+)
+def test_added_and_ttft_latency_read_their_own_histograms(
+    metric: str, operation: str, measured: float
+) -> None:
+    bar = PassWhen(
+        latency=[LatencyBound(operation="*", quantile=0.99, below=0.0005, metric=metric)]
+    )
+    judgement = judge(step(), bar, NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.FAIL
+    (criterion,) = [c for c in judgement.criteria if "latency" in c.name]
+    assert criterion.measured == pytest.approx(measured, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "failed"),
+    [
+        (Outcomes(ok=990, transport=10), "transport errors"),
+        (Outcomes(ok=900, application=100), None),  # application errors allowed up to 100%
+        (Outcomes(ok=999, shed=1), "shed answers"),
+    ],
+)
+def test_errors_are_judged_by_class(outcomes: Outcomes, failed: str | None) -> None:
+    ops = {"api": OperationResult(latency=hist(1), outcomes=outcomes)}
+    judgement = judge(step(client=client(operations=ops)), PassWhen(), NOISE, GENERATORS)
+    bad = [c.name for c in judgement.criteria if not c.ok]
+    assert bad == ([failed] if failed else [])
+    assert judgement.verdict is (Verdict.FAIL if failed else Verdict.PASS)
+
+
+def test_an_open_model_step_fails_when_the_rate_sent_falls_short_of_the_level() -> None:
+    judgement = judge(step(level=110), PassWhen(), NOISE, GENERATORS)  # 100/s sent of 110
+    assert judgement.verdict is Verdict.FAIL
+    assert judgement.reasons == ["achieved share of target 90.91% < 99.00%"]
+
+
+def test_a_users_step_compares_starts_sent_with_starts_intended() -> None:
+    users = step(level=5000, model=LoadModel.USERS, client=client(sent=1900))
+    judgement = judge(users, PassWhen(), NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.FAIL
+    (criterion,) = [c for c in judgement.criteria if not c.ok]
+    assert criterion.measured == pytest.approx(0.95)
+
+
+def test_unhealthy_streams_and_target_crashes_fail() -> None:
+    streams = StreamHealth(opened=100, missed_keep_alives=2)
+    target = ResourceUsage(source="cgroup", oom_kills=1)
+    judgement = judge(
+        step(client=client(streams=streams), target=target), PassWhen(), NOISE, GENERATORS
+    )
+    assert judgement.verdict is Verdict.FAIL
+    assert {c.name for c in judgement.criteria if not c.ok} == {
+        "unhealthy streams",
+        "target restarts and OOM kills",
+    }
+    relaxed = PassWhen(healthy_streams=False)
+    judgement = judge(step(client=client(streams=streams)), relaxed, NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.PASS
+
+
+def test_promql_bounds_hold_or_fail_and_a_missing_value_is_invalid_naming_the_query() -> None:
+    bar = PassWhen(
+        promql=[
+            PromQLBound(name="calls", query="sum(rate(calls[1m]))", below=2.0),
+            PromQLBound(name="hits", query="hit_ratio", above=0.9),
+        ]
+    )
+    assert (
+        judge(step(promql={"calls": 1.5, "hits": 0.95}), bar, NOISE, GENERATORS).verdict
+        is Verdict.PASS
+    )
+    failing = judge(step(promql={"calls": 2.5, "hits": 0.5}), bar, NOISE, GENERATORS)
+    assert failing.verdict is Verdict.FAIL
+    assert failing.reasons == ["calls at most 2.5 > 2", "hits at least 0.5 < 0.9"]
+    missing = judge(step(promql={"calls": 1.0, "hits": None}), bar, NOISE, GENERATORS)
+    assert missing.verdict is Verdict.INVALID
+    assert missing.reasons == ["promql 'hits' returned no value: hit_ratio"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"client": None}, "a generator returned no result"),
+        ({"client": client(state=TrialState.FAILED, errors=["boom"])}, "the trial ended failed"),
+        ({"client": client(cpu_seconds=19.0)}, "a generator used 95% of its CPU"),
+        ({"client": client(peak_cpu_fraction=0.9)}, "a generator used 90% of its CPU"),
+        ({"client": client(dropped_starts=100)}, "dropped 5.00% of starts"),
+        (
+            {
+                "others": {
+                    "mock": ResourceUsage(source="cgroup", cpu_mean_cores=0.95, cpu_limit_cores=1)
+                }
+            },
+            "mock used 95% of its CPU",
+        ),
+        (
+            {"target": ResourceUsage(source="prometheus", missing=["memory: no series"])},
+            "server metrics missing: memory: no series",
+        ),
+    ],
+)
+def test_untrustworthy_measurements_are_invalid(changes: dict[str, Any], reason: str) -> None:
+    judgement = judge(step(**changes), PassWhen(), NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.INVALID
+    assert any(reason in r for r in judgement.reasons), judgement.reasons
+
+
+def test_a_busy_service_is_part_of_the_system_under_test_not_invalid() -> None:
+    busy = {"postgres": ResourceUsage(source="cgroup", cpu_mean_cores=1.0, cpu_limit_cores=1)}
+    assert judge(step(others=busy), PassWhen(), NOISE, GENERATORS).verdict is Verdict.PASS
+
+
+def test_no_samples_is_never_a_pass() -> None:
+    bar = PassWhen(latency=[LatencyBound(operation="login", quantile=0.99, below=0.1)])
+    judgement = judge(step(), bar, NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.INVALID
+    assert judgement.reasons == ["no data for p99 total latency of login: no data is never a pass"]
+    # With a definite failure as well, the step fails (and still lists the missing number).
+    empty = client(operations={}, sent=0)
+    judgement = judge(step(client=empty), PassWhen(), NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.FAIL
+    assert judgement.reasons == ["achieved share of target 0.00% < 99.00%"]
+
+
+def test_a_floor_above_its_bound_or_without_samples_is_noisy() -> None:
+    noise = Noise(floor_bound=0.0025)
+    assert judge(step(), PassWhen(), noise, GENERATORS).verdict is Verdict.PASS
+    stalled = client(floor=FloorResult(latency=hist(1, 30), count=200))
+    judgement = judge(step(client=stalled), PassWhen(), noise, GENERATORS)
+    assert judgement.verdict is Verdict.NOISY
+    assert "host stalled" in judgement.reasons[0]
+    assert "30" in judgement.reasons[0]
+    for floor in (None, FloorResult(count=0)):
+        judgement = judge(step(client=client(floor=floor)), PassWhen(), noise, GENERATORS)
+        assert judgement.verdict is Verdict.NOISY
+        assert judgement.reasons == ["the direct-call floor had no samples: the host stalled"]
+
+
+def test_without_a_floor_bound_the_floor_is_not_judged() -> None:
+    judgement = judge(step(client=client(floor=None)), PassWhen(), NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.PASS
+
+
+def test_invalid_outranks_noisy_and_noisy_outranks_fail() -> None:
+    noise = Noise(floor_bound=0.0025)
+    bar = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.001)])
+    stalled = client(floor=FloorResult(count=0))
+    assert judge(step(client=stalled), bar, noise, GENERATORS).verdict is Verdict.NOISY
+    saturated = client(floor=FloorResult(count=0), peak_cpu_fraction=0.99)
+    assert judge(step(client=saturated), bar, noise, GENERATORS).verdict is Verdict.INVALID

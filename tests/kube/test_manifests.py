@@ -1,0 +1,175 @@
+"""The Kubernetes platform's objects: valid against Kubernetes' schemas, restricted-compliant,
+pinned, labelled for adoption, and merged with the user's pod template."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kubernetes_validate
+import pytest
+
+from plimsoll.api.resource import load_capacity_test
+from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.kube import manifests
+from plimsoll.kube.names import Images, RunIdentity, run_namespace_name
+from plimsoll.kube.pod_specs import merge_template
+
+K8S_VERSION = "1.33"
+RUN = RunIdentity(
+    namespace=run_namespace_name("quick", "0123abcd"),
+    run_id="0123abcd",
+    owner_uid="5b0c6c4e-1111-2222-3333-444455556666",
+    owner_name="quick",
+    owner_namespace="default",
+)
+
+
+def _spec() -> CapacityTestSpec:
+    return load_capacity_test(
+        {
+            "apiVersion": "plimsoll.dev/v1alpha1",
+            "kind": "CapacityTest",
+            "metadata": {"name": "quick"},
+            "spec": {
+                "target": {
+                    "image": "ghcr.io/example/app:1",
+                    "resources": {"cpu": "1500m", "memory": "512Mi"},
+                    "env": {"MODE": "fast"},
+                    "setup": [{"name": "seed", "command": ["seed", "--rows", "1000"]}],
+                    "podTemplate": {
+                        "metadata": {"labels": {"team": "edge"}},
+                        "spec": {
+                            "securityContext": {"runAsUser": 1000},
+                            "containers": [
+                                {"name": "target", "env": [{"name": "EXTRA", "value": "1"}]}
+                            ],
+                        },
+                    },
+                },
+                "services": [
+                    {
+                        "name": "valkey",
+                        "image": "valkey/valkey:8",
+                        "port": 6379,
+                        "resources": {"cpu": "1", "memory": "256Mi"},
+                        "targetEnv": {"VALKEY_URL": "redis://{host}:{port}"},
+                    },
+                ],
+                "upstream": {"routes": [{"name": "work", "path": "/work"}], "replicas": 2},
+                "workload": {"mix": [{"name": "work", "path": "/work"}]},
+                "generators": {"replicas": 2, "resources": {"cpu": "2", "memory": "1Gi"}},
+            },
+        }
+    ).spec
+
+
+def all_objects() -> list[dict[str, Any]]:
+    spec, images = _spec(), Images()
+    return [
+        manifests.namespace(RUN),
+        manifests.mock_config_map(RUN, spec.upstream),
+        *(manifests.mock_pod(RUN, i, spec.upstream, images.mock) for i in range(2)),
+        manifests.cluster_service(RUN, "plimsoll-mock", "mock", spec.upstream.port),
+        manifests.dependency_pod(RUN, spec.services[0]),
+        manifests.dependency_service(RUN, spec.services[0]),
+        manifests.target_pod(RUN, spec, None),
+        manifests.setup_job(RUN, spec.target.setup[0], spec),
+        *(manifests.generator_pod(RUN, i, spec.generators, images.generator) for i in range(2)),
+        manifests.generator_network_policy(RUN, spec),
+    ]
+
+
+def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    if obj["kind"] == "Pod":
+        return [obj["spec"]]
+    if obj["kind"] == "Job":
+        return [obj["spec"]["template"]["spec"]]
+    return []
+
+
+@pytest.mark.parametrize("obj", all_objects(), ids=lambda o: f"{o['kind']}-{o['metadata']['name']}")
+def test_every_object_is_valid_kubernetes(obj: dict[str, Any]) -> None:
+    kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+@pytest.mark.parametrize("obj", all_objects(), ids=lambda o: f"{o['kind']}-{o['metadata']['name']}")
+def test_every_object_carries_the_run_labels_for_adoption(obj: dict[str, Any]) -> None:
+    assert RUN.owns(obj["metadata"]["labels"])
+
+
+def test_every_pod_meets_pod_security_restricted() -> None:
+    checked = 0
+    for obj in all_objects():
+        for spec in pod_specs(obj):
+            pod_ctx = spec["securityContext"]
+            assert pod_ctx["runAsNonRoot"] is True
+            assert pod_ctx["seccompProfile"]["type"] == "RuntimeDefault"
+            for container in spec["containers"]:
+                ctx = container["securityContext"]
+                assert ctx["allowPrivilegeEscalation"] is False
+                assert ctx["capabilities"]["drop"] == ["ALL"]
+                assert ctx.get("privileged") is not True
+                assert "hostNetwork" not in spec
+                assert "hostPID" not in spec
+                checked += 1
+    assert checked == 7  # two mocks, a service, the target, a setup job, two generators
+    labels = manifests.namespace(RUN)["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+def test_our_images_have_read_only_root_filesystems() -> None:
+    for obj in all_objects():
+        if obj["kind"] == "Pod" and obj["metadata"]["labels"]["plimsoll.dev/role"] in (
+            "mock",
+            "generator",
+        ):
+            assert obj["spec"]["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True
+
+
+def test_target_is_guaranteed_with_upstream_and_services_injected_and_template_merged() -> None:
+    target = manifests.target_pod(RUN, _spec(), None)
+    container = target["spec"]["containers"][0]
+    assert (
+        container["resources"]["requests"]
+        == container["resources"]["limits"]
+        == {"cpu": "1500m", "memory": "512Mi"}
+    )
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["UPSTREAM_URL"] == f"http://plimsoll-mock.{RUN.namespace}.svc:8765"
+    assert env["VALKEY_URL"] == f"redis://valkey.{RUN.namespace}.svc:6379"
+    assert env["MODE"] == "fast"
+    assert env["EXTRA"] == "1"  # the template's env merged by name
+    assert target["spec"]["securityContext"]["runAsUser"] == 1000
+    assert target["metadata"]["labels"]["team"] == "edge"
+    assert RUN.owns(target["metadata"]["labels"])
+
+
+def test_generators_keep_away_from_the_target_and_the_policy_admits_only_target_and_mock() -> None:
+    spec = _spec()
+    generator = manifests.generator_pod(RUN, 0, spec.generators, "gen:1")
+    terms = generator["spec"]["affinity"]["podAntiAffinity"][
+        "preferredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert (
+        terms[0]["podAffinityTerm"]["labelSelector"]["matchLabels"]["plimsoll.dev/role"] == "target"
+    )
+    assert generator["spec"]["containers"][0]["command"][-1] == "2"  # a worker per core
+    egress = manifests.generator_network_policy(RUN, spec)["spec"]["egress"]
+    roles = [r["to"][0]["podSelector"]["matchLabels"]["plimsoll.dev/role"] for r in egress[:2]]
+    assert roles == ["target", "mock"]
+
+
+def test_namespace_name_fits_a_dns_label() -> None:
+    name = run_namespace_name("a" * 80, "0123abcdef")
+    assert len(name) <= 63
+    assert name.startswith("plimsoll-aaa")
+    assert name.endswith("-0123abcd")
+
+
+def test_merge_template_merges_named_lists_and_replaces_others() -> None:
+    base = {
+        "containers": [{"name": "a", "image": "x", "args": ["1"]}],
+        "tolerations": [{"key": "k"}],
+    }
+    merged = merge_template(base, {"containers": [{"name": "a", "args": ["2"]}], "tolerations": []})
+    assert merged == {"containers": [{"name": "a", "image": "x", "args": ["2"]}], "tolerations": []}
