@@ -59,7 +59,7 @@ async def _run_variant(
     report: RunReport,
 ) -> Ceiling:
     name = variant.name if variant is not None else "default"
-    spec = test.spec
+    spec = test.spec.for_variant(variant)  # the one place a variant's overrides are applied
     await sink.phase(Phase.PROVISIONING, f"starting the target, mock and generators ({name})")
     succeeded = False
     try:

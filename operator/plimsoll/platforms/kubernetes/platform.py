@@ -93,7 +93,6 @@ class KubernetesPlatform:
         self.run = run
         self._options = options
         self._spec: CapacityTestSpec | None = None
-        self._variant: Variant | None = None
         self._relay: PodProxyRelay | None = None
         self._detached = False
 
@@ -154,11 +153,12 @@ class KubernetesPlatform:
             raise PlatformError(str(exc)) from exc
 
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
-        self._spec, self._variant = spec, variant
+        self._spec = spec
+        del variant  # already applied to `spec`; the run identity carries its name
         run, images, limit = self.run, self._options.images, self._options.ready_timeout
         await self.apply(manifests.namespace(run))
 
-        services = manifests.services_of(spec, variant)
+        services = spec.services
         for service in services:
             await self.apply(manifests.dependency_pod(run, service))
             await self.apply(manifests.dependency_service(run, service))
@@ -173,7 +173,7 @@ class KubernetesPlatform:
             mock_names + [names.service_pod_name(s.name) for s in services], limit
         )
 
-        await self.apply(manifests.target_pod(run, spec, variant))
+        await self.apply(manifests.target_pod(run, spec))
         await self.apply(
             manifests.cluster_service(
                 run, names.TARGET_SERVICE, names.ROLE_TARGET, spec.target.port
@@ -264,7 +264,7 @@ class KubernetesPlatform:
             ROLE_MOCK: Selector(ns, "mock-[0-9]+"),
             ROLE_GENERATOR: Selector(ns, "generator-[0-9]+"),
         }
-        for service in manifests.services_of(spec, self._variant):
+        for service in spec.services:
             selectors[service.name] = Selector(ns, names.service_pod_name(service.name))
         url = spec.metrics.prometheus_url or self._options.prometheus_url
         if not url:
