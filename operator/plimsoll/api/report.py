@@ -15,6 +15,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.comparison import Comparison
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import StepResult
@@ -51,3 +52,6 @@ class RunReport(PlimsollModel):
     steps: list[StepResult] = Field(default_factory=list)
     unit_costs: list[UnitCost] = Field(default_factory=list)
     summary: list[str] = Field(default_factory=list, description="One sentence per variant.")
+    comparison: Comparison | None = Field(
+        None, description="The variants side by side, when the run had more than one."
+    )

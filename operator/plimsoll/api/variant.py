@@ -43,6 +43,7 @@ class Variant(PlimsollModel):
         description="The amount of a feature this variant stands for (e.g. 10 sensors): the "
         "comparison reports the cost per unit of it against the baseline.",
     )
+    value_unit: str = Field("", description="What `value` counts, e.g. 'sensors'.")
     image: str | None = None
     command: list[str] | None = Field(None, min_length=1)
     args: list[str] | None = None

@@ -30,6 +30,7 @@ from plimsoll.api.step import StepRecord
 from plimsoll.decide.stepsummary import record_of
 from plimsoll.decide.unitcosts import unit_costs
 from plimsoll.platforms.base import Platform
+from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.run.clientips import check_client_ips
 from plimsoll.run.progress import ProgressSink
@@ -91,6 +92,7 @@ def _finish(report: RunReport) -> None:
     report.ceiling = report.ceilings[0] if report.ceilings else None
     report.unit_costs = unit_costs(report)
     report.summary = [ceiling_sentence(report, c) for c in report.ceilings]
+    report.comparison = compare_variants(report)
 
 
 async def run_test(
