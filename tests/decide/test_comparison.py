@@ -70,7 +70,8 @@ def test_regression_needs_both_a_drop_beyond_the_threshold_and_outside_noise() -
         (ceiling(None, 25), 0.10, True),  # passed nothing: -100%
         (ceiling(800, 880), 0.10, False),  # higher is never a regression
     ]:
-        assert regressed(base, band_of(base), other, band_of(other), threshold) is expected, other
+        got = regressed(base.level, band_of(base), other.level, band_of(other), threshold)
+        assert got is expected, other
 
 
 def test_two_variants_side_by_side_with_delta_common_figures_and_costs() -> None:

@@ -76,18 +76,17 @@ def difference(baseline_band: Band | None, other_band: Band | None) -> Differenc
 
 
 def regressed(
-    baseline: Ceiling,
+    baseline: int | None,
     baseline_band: Band | None,
-    other: Ceiling,
-    other_band: Band | None,
+    level: int | None,
+    band: Band | None,
     threshold: float,
 ) -> bool:
-    """True when `other`'s ceiling dropped by more than `threshold` (0.1 = 10%) below the
-    baseline's *and* outside noise. A candidate that passed nothing, against a baseline
-    that passed something, dropped by 100%."""
-    if baseline.level is None:
+    """True when the ceiling `level` dropped by more than `threshold` (0.1 = 10%) below the
+    `baseline` ceiling *and* outside noise (`band` against `baseline_band`). A candidate
+    that passed nothing, against a baseline that passed something, dropped by 100%."""
+    if baseline is None or baseline == 0:
         return False  # no base to fall from
-    level = other.level if other.level is not None else 0
-    drop = (baseline.level - level) / baseline.level
-    outside = difference(baseline_band, other_band) is Difference.LOWER
+    drop = (baseline - (level or 0)) / baseline
+    outside = difference(baseline_band, band) is Difference.LOWER
     return drop > threshold and outside

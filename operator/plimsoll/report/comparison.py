@@ -58,6 +58,10 @@ def _signed(percent: float | None) -> str:
     return "—" if percent is None else f"{percent:+.1f}%"
 
 
+def _cost_delta(row: ComparedVariant, percent: float | None) -> str:
+    return "baseline" if row.difference is Difference.BASELINE else _signed(percent)
+
+
 def _ceiling(row: ComparedVariant) -> str:
     return "none" if row.ceiling is None else f"{row.ceiling:,}"
 
@@ -129,7 +133,7 @@ def comparison_markdown(comparison: Comparison) -> str:
     else:
         lines += ["No level passed in every variant: latency and resources are not compared.", ""]
     costs = [
-        [row.name, c.name, f"{c.value:,.4g} {c.unit}", _signed(c.delta_percent)]
+        [row.name, c.name, f"{c.value:,.4g} {c.unit}", _cost_delta(row, c.delta_percent)]
         for row in comparison.variants
         for c in row.costs
     ]
