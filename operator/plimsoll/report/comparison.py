@@ -58,6 +58,11 @@ def _signed(percent: float | None) -> str:
     return "—" if percent is None else f"{percent:+.1f}%"
 
 
+def _amount(value: float) -> str:
+    """A cost as people read it: 17,260 bytes, 3.58 CPU-ms, 0.143 CPU-ms."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
 def _cost_delta(row: ComparedVariant, percent: float | None) -> str:
     return "baseline" if row.difference is Difference.BASELINE else _signed(percent)
 
@@ -133,14 +138,14 @@ def comparison_markdown(comparison: Comparison) -> str:
     else:
         lines += ["No level passed in every variant: latency and resources are not compared.", ""]
     costs = [
-        [row.name, c.name, f"{c.value:,.4g} {c.unit}", _cost_delta(row, c.delta_percent)]
+        [row.name, c.name, f"{_amount(c.value)} {c.unit}", _cost_delta(row, c.delta_percent)]
         for row in comparison.variants
         for c in row.costs
     ]
     if costs:
         lines += [*_table(["variant", "cost", "value", "Δ vs baseline"], costs), ""]
     features = [
-        [row.name, f.name, f"{f.value:,.4g} {f.unit}"]
+        [row.name, f.name, f"{_amount(f.value)} {f.unit}"]
         for row in comparison.variants
         for f in row.feature_costs
     ]
