@@ -54,3 +54,14 @@ def test_report_md_opens_with_the_table_and_json_carries_the_comparison(tmp_path
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["comparison"]["variants"][1]["difference"] == "lower"
     assert read_report(tmp_path / "report.json").comparison == report.comparison
+
+
+def test_an_older_report_without_a_comparison_gets_one_when_rendered(tmp_path: Path) -> None:
+    report = make_report(
+        {"a": Run(400, 440, ladder(400, 440, 0.002)), "b": Run(420, 460, ladder(420, 460, 0.002))}
+    )
+    assert report.comparison is None
+    write_report(report, tmp_path)
+    assert "**b holds as many requests per second as a within noise" in (
+        (tmp_path / "report.md").read_text()
+    )

@@ -178,6 +178,8 @@ def run(
     written = write_report(report, out)
     for line in report.summary:
         typer.echo(line)
+    if report.comparison is not None:
+        typer.echo(report.comparison.headline)
     if report.message:
         typer.echo(report.message, err=True)
     typer.echo(f"report: {written[1]} (and report.json, charts) in {out}")
