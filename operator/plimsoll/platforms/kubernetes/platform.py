@@ -101,28 +101,52 @@ class KubernetesPlatform:
         self._detached = True
 
     async def apply(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Create `body`, or adopt the existing object if this run made it."""
+        """Create `body`, or adopt the existing object if this run (and, inside the run's
+        namespace, this variant) made it. An object still being deleted, such as the previous
+        variant's target, is waited for, then created anew."""
         try:
             return await self._client.create(body)
         except ConflictError:
             meta = body["metadata"]
             existing = await self._client.get(kind_of(body), meta.get("namespace"), meta["name"])
-            if existing is None:  # deleted in between: try once more
+            if existing is not None and existing.get("metadata", {}).get("deletionTimestamp"):
+                await self._gone(body)
+                existing = None
+            if existing is None:  # deleted in between, or waited out: create it now
                 return await self._client.create(body)
-            existing_meta = existing.get("metadata", {})
-            if existing_meta.get("deletionTimestamp"):
+            labels = existing.get("metadata", {}).get("labels")
+            shared = body["kind"] == "Namespace"  # every variant of a run lives in it
+            if shared and self.run.owns(labels):
+                return existing
+            if not shared and self.run.owns_for_variant(labels):
+                return existing
+            if self.run.owns(labels):
+                other = (labels or {}).get(names.LABEL_VARIANT, "?")
                 raise PlatformError(
-                    f"{body['kind']} {meta['name']} is still being deleted"
+                    f"{body['kind']} {meta['name']} was left by variant {other!r} of this run "
+                    "(cleanup keeps each variant's pods): with several variants use "
+                    "cleanup: Always, or one CapacityTest per variant"
                 ) from None
-            if not self.run.owns(existing_meta.get("labels")):
-                raise PlatformError(
-                    f"{body['kind']} {meta['name']} already exists and belongs to another run"
-                ) from None
-            return existing
+            raise PlatformError(
+                f"{body['kind']} {meta['name']} already exists and belongs to another run"
+            ) from None
         except KubeError as exc:
             raise PlatformError(
                 f"cannot create {body['kind']} {body['metadata']['name']}: {exc.message}"
             ) from exc
+
+    async def _gone(self, body: dict[str, Any]) -> None:
+        """Wait until `body`'s namesake, being deleted, is gone, within the ready timeout;
+        a PlatformError naming it otherwise."""
+        meta = body["metadata"]
+        deadline = time.monotonic() + self._options.ready_timeout
+        while await self._client.get(kind_of(body), meta.get("namespace"), meta["name"]):
+            if time.monotonic() > deadline:
+                raise PlatformError(
+                    f"{body['kind']} {meta['name']} is still being deleted after "
+                    f"{self._options.ready_timeout:g} s"
+                )
+            await asyncio.sleep(self._options.poll)
 
     async def fresh(self, body: dict[str, Any], limit: float = 60.0) -> dict[str, Any]:
         """Create `body` anew, replacing one this run left behind: a generator left by an
