@@ -27,6 +27,7 @@ async def test_two_variants_run_in_turn_with_their_own_env_and_are_compared(
             {"name": "light", "env": {"WORK_MS": "2"}},
             {"name": "heavy", "env": {"WORK_MS": "6"}},
         ]
+        body["spec"]["baseline"] = "heavy"  # not the first: named
         await cluster.apply(body)
         status = await cluster.wait(
             lambda: (
@@ -41,14 +42,16 @@ async def test_two_variants_run_in_turn_with_their_own_env_and_are_compared(
     assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + operator.log()[-3000:]
     ceilings = {c["variant"]: c["level"] for c in status["variantCeilings"]}
     assert ceilings == {"light": 20, "heavy": 20}
+    # kubectl get: the baseline's ceiling in the Ceiling column, and how many variants.
+    assert (status["ceiling"]["variant"], status["variantCount"]) == ("heavy", 2)
     report = next(cm for ns, n, cm in cluster.emulator.live("configmaps") if n == "pair-report")
     saved = json.loads(report["data"]["report.json"])
     light, heavy = saved["steps"]
     # The heavy variant's own env reached its own target: three times the work per request.
     assert heavy["target"]["cpuMeanCores"] > 2 * light["target"]["cpuMeanCores"], saved["steps"]
     comparison = saved["comparison"]
-    assert comparison["baseline"] == "light"
+    assert comparison["baseline"] == "heavy"
     assert comparison["commonLevel"] == 20
     assert [v["name"] for v in comparison["variants"]] == ["light", "heavy"]
-    assert "heavy holds" in comparison["headline"]
+    assert comparison["headline"].startswith("light holds")
     assert calls_outside_rbac(cluster) == []

@@ -27,6 +27,7 @@ PRINTER_COLUMNS = [
     {"name": "Unit", "type": "string", "jsonPath": ".status.ceiling.unit"},
     {"name": "Limited-By", "type": "string", "jsonPath": ".status.ceiling.limitedBy"},
     {"name": "Steps", "type": "integer", "jsonPath": ".status.stepCount"},
+    {"name": "Variants", "type": "integer", "jsonPath": ".status.variantCount"},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]
 

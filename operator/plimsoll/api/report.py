@@ -47,7 +47,9 @@ class RunReport(PlimsollModel):
     placement: list[str] = Field(default_factory=list, description="Who ran where.")
     outcome: Outcome = Outcome.FAILED
     message: str = ""
-    ceiling: Ceiling | None = Field(None, description="The first variant's (or only) ceiling.")
+    ceiling: Ceiling | None = Field(
+        None, description="The baseline variant's ceiling (the first, or spec.baseline)."
+    )
     ceilings: list[Ceiling] = Field(default_factory=list, description="One per variant.")
     steps: list[StepResult] = Field(default_factory=list)
     unit_costs: list[UnitCost] = Field(default_factory=list)

@@ -89,7 +89,10 @@ async def _run_variant(
 
 def _finish(report: RunReport) -> None:
     report.ended_at = _now()
-    report.ceiling = report.ceilings[0] if report.ceilings else None
+    # The headline ceiling is the baseline variant's: the one the others are compared with.
+    baseline = report.spec.baseline_name
+    chosen = [c for c in report.ceilings if c.variant == baseline] or report.ceilings[:1]
+    report.ceiling = chosen[0] if chosen else None
     report.unit_costs = unit_costs(report)
     report.summary = [ceiling_sentence(report, c) for c in report.ceilings]
     report.comparison = compare_variants(report)
