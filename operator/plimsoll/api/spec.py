@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.gate import Regression, Schedule
 from plimsoll.api.units import Bytes, Cores, Fraction, Quantile, Seconds
 from plimsoll.api.upstream import Upstream
 from plimsoll.api.workload import LoadModel, Workload
@@ -314,6 +315,11 @@ class CapacityTestSpec(PlimsollModel):
     attribution: Attribution = Field(default_factory=Attribution)
     variants: list[Variant] = Field(default_factory=list)
     cleanup: Cleanup = Cleanup.ALWAYS
+    regression: Regression | None = Field(
+        None, description="Hold each new ceiling against a baseline (see status.regression)."
+    )
+    schedule: Schedule | None = Field(None, description="Re-run on a cron schedule.")
+    history_limit: int = Field(10, ge=1, le=50, description="Runs kept per variant in history.")
 
     @model_validator(mode="after")
     def _cross_field(self) -> CapacityTestSpec:

@@ -177,6 +177,7 @@ class OperatorSink:
         *,
         on_step: Callable[[StepRecord, float], None] | None = None,
         on_phase: Callable[[Phase], None] | None = None,
+        on_finished: Callable[[RunReport], None] | None = None,
         unit: str = "rps",
     ) -> None:
         self.writer = writer
@@ -185,6 +186,7 @@ class OperatorSink:
         self.report: RunReport | None = None
         self._on_step = on_step
         self._on_phase = on_phase
+        self._on_finished = on_finished  # e.g. the regression gate, before the final write
         self._detached = False
         self._step_started = time.monotonic()
 
@@ -242,6 +244,8 @@ class OperatorSink:
             log.warning("report ConfigMap not written: %s", exc)
         for ceiling in report.ceilings or ([report.ceiling] if report.ceiling else []):
             self.writer.note(ceiling_event(ceiling))
+        if self._on_finished is not None:
+            self._on_finished(report)
         succeeded = report.outcome is Outcome.SUCCEEDED
         final = Phase.SUCCEEDED if succeeded else Phase.FAILED
         message = "; ".join(report.summary) if succeeded and report.summary else report.message

@@ -96,6 +96,7 @@ class KubernetesPlatform:
         self._variant: Variant | None = None
         self._relay: PodProxyRelay | None = None
         self._detached = False
+        self.target_image: str | None = None  # the image digest the kubelet reported
 
     def detach(self) -> None:
         """The operator is exiting mid-run: `stop` leaves every pod for the next one."""
@@ -181,6 +182,9 @@ class KubernetesPlatform:
         )
         target_name = names.target_pod_name()
         target = (await self._ready([target_name], spec.target.startup_timeout))[target_name]
+        for container in target.get("status", {}).get("containerStatuses", []) or []:
+            if container.get("name") == "target" and container.get("imageID"):
+                self.target_image = container["imageID"]
 
         for step in spec.target.setup:
             job = await self.apply(manifests.setup_job(run, step, spec))
