@@ -194,7 +194,21 @@ def target_pod(run: RunIdentity, spec: CapacityTestSpec, variant: Variant | None
             pod["metadata"]["labels"].update(run.labels(names.ROLE_TARGET))  # ours win
         if "spec" in template:
             pod["spec"] = merge_template(pod["spec"], template["spec"])
+        _reassert_shape_and_security(pod, target.resources)
     return pod
+
+
+def _reassert_shape_and_security(pod: dict[str, Any], shape: PodShape | None) -> None:
+    """After a podTemplate merge, Plimsoll's own settings win again: the restricted
+    security contexts (the template may only add non-root ids) and requests == limits
+    of the shape the report names, whatever the template said."""
+    spec = pod["spec"]
+    spec["securityContext"] = {**(spec.get("securityContext") or {}), **pod_security(None)}
+    for container in spec["containers"]:
+        if container["name"] == "target":
+            container["securityContext"] = container_security(read_only_root=False)
+            if shape is not None:
+                container["resources"] = guaranteed(shape)
 
 
 def setup_job(run: RunIdentity, step: SetupStep, spec: CapacityTestSpec) -> dict[str, Any]:
