@@ -40,6 +40,7 @@ class FakeCluster(kmock.KubernetesEmulator):
             ("v1/pods", "Pod", True),
             ("v1/services", "Service", True),
             ("v1/configmaps", "ConfigMap", True),
+            ("v1/secrets", "Secret", True),
             ("v1/events", "Event", True),
             ("batch/v1/jobs", "Job", True),
             ("networking.k8s.io/v1/networkpolicies", "NetworkPolicy", True),

@@ -76,6 +76,7 @@ def all_objects() -> list[dict[str, Any]]:
         manifests.setup_job(RUN, spec.target.setup[0], spec),
         *(manifests.generator_pod(RUN, i, spec.generators, images.generator) for i in range(2)),
         manifests.generator_network_policy(RUN, spec),
+        manifests.control_token_secret(RUN, "t0ken"),
     ]
 
 
@@ -173,3 +174,15 @@ def test_merge_template_merges_named_lists_and_replaces_others() -> None:
     }
     merged = merge_template(base, {"containers": [{"name": "a", "args": ["2"]}], "tolerations": []})
     assert merged == {"containers": [{"name": "a", "image": "x", "args": ["2"]}], "tolerations": []}
+
+
+def test_generators_read_the_control_token_from_the_runs_secret() -> None:
+    spec = _spec()
+    pod = manifests.generator_pod(RUN, 0, spec.generators, Images().generator)
+    [container] = pod["spec"]["containers"]
+    [token_env] = [e for e in container["env"] if e["name"] == "PLIMSOLL_CONTROL_TOKEN"]
+    secret = manifests.control_token_secret(RUN, "t0ken")
+    ref = token_env["valueFrom"]["secretKeyRef"]
+    assert ref["name"] == secret["metadata"]["name"]
+    assert secret["stringData"][ref["key"]] == "t0ken"
+    assert RUN.owns(secret["metadata"]["labels"])  # adopted by a resumed run, deleted with it

@@ -50,6 +50,8 @@ RULES: dict[str, list[dict[str, Any]]] = {
     "runs": [
         {"apiGroups": [""], "resources": ["pods", "services", "configmaps"], "verbs": _CRUD},
         {"apiGroups": [""], "resources": ["pods/proxy"], "verbs": ["get", "create"]},
+        # Only the run's control-API token: created, read back on resume, deleted.
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "get", "delete", "list"]},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": _CRUD},
         {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": _CRUD},
     ],

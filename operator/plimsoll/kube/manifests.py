@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 from plimsoll.api.spec import CapacityTestSpec, Generators, PodShape, Service, SetupStep, Variant
+from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.api.upstream import MOCK_CONFIG_ENV, Upstream
 from plimsoll.kube import names
 from plimsoll.kube.names import RunIdentity
@@ -39,6 +40,7 @@ PSS_LABELS = {
     f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")
 }
 MOCK_CONFIG_KEY = "upstream.json"
+CONTROL_TOKEN_KEY = "token"
 _GENERATOR_DEFAULT = PodShape(cpu=1.0, memory=512 * 2**20)
 _MOCK_REQUESTS = {"cpu": "500m", "memory": "256Mi"}
 
@@ -85,6 +87,17 @@ def mock_config_map(run: RunIdentity, upstream: Upstream) -> dict[str, Any]:
         "kind": "ConfigMap",
         "metadata": _meta(run, names.MOCK_CONFIG_MAP, names.ROLE_MOCK),
         "data": {MOCK_CONFIG_KEY: json.dumps(upstream.to_wire(), sort_keys=True)},
+    }
+
+
+def control_token_secret(run: RunIdentity, token: str) -> dict[str, Any]:
+    """The run's control-API token, for the generators' env; the operator keeps a copy."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": _meta(run, names.CONTROL_TOKEN_SECRET, names.ROLE_GENERATOR),
+        "stringData": {CONTROL_TOKEN_KEY: token},
     }
 
 
@@ -250,7 +263,8 @@ def generator_pod(
         "--port", str(names.GENERATOR_PORT), "--processes", str(processes),
     ]  # fmt: skip
     container = _our_container("generator", generators.image or image, command)
-    container["env"] = [pod_ip_env()]
+    token_ref = {"secretKeyRef": {"name": names.CONTROL_TOKEN_SECRET, "key": CONTROL_TOKEN_KEY}}
+    container["env"] = [pod_ip_env(), {"name": CONTROL_TOKEN_ENV, "valueFrom": token_ref}]
     container["ports"] = [{"name": "control", "containerPort": names.GENERATOR_PORT}]
     container["readinessProbe"] = http_probe("/healthz", names.GENERATOR_PORT)
     container["resources"] = guaranteed(shape)

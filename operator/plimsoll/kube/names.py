@@ -117,4 +117,5 @@ def service_pod_name(name: str) -> str:
 
 MOCK_SERVICE = "plimsoll-mock"
 MOCK_CONFIG_MAP = "plimsoll-mock-config"
+CONTROL_TOKEN_SECRET = "plimsoll-control-token"  # the generators' control API secret
 TARGET_SERVICE = "plimsoll-target"

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 import httpx
 from pydantic import ValidationError
 
-from plimsoll.api.trial import TrialAccepted, TrialRequest, TrialResult, TrialState
+from plimsoll.api.trial import (
+    CONTROL_TOKEN_HEADER,
+    TrialAccepted,
+    TrialRequest,
+    TrialResult,
+    TrialState,
+)
 from plimsoll.api.workload import LoadModel
 from plimsoll.shared.results import merge_results
 
@@ -95,12 +101,15 @@ async def run_trial(
     model: LoadModel,
     *,
     level: int,
+    token: str | None = None,
 ) -> TrialResult:
-    """Run `request` at `level` split across `generator_urls`; the merged result."""
+    """Run `request` at `level` split across `generator_urls`; the merged result. `token`
+    is the run's control token, sent with every call."""
     shares = split_level(level, len(generator_urls), model)
     deadline = time.monotonic() + request.warm_up + request.duration + _GRACE
     started: dict[str, str] = {}
-    async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as client:
+    headers = {CONTROL_TOKEN_HEADER: token} if token else {}
+    async with httpx.AsyncClient(timeout=httpx.Timeout(10.0), headers=headers) as client:
         try:
             for index, (url, share) in enumerate(zip(generator_urls, shares, strict=True)):
                 part = request.model_copy(

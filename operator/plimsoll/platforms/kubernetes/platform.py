@@ -15,9 +15,11 @@ labels is adopted, so an operator restarted mid-run picks its pods up again.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
+import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
@@ -28,6 +30,7 @@ from plimsoll.kube.client import (
     JOBS,
     NETWORK_POLICIES,
     PODS,
+    SECRETS,
     SERVICES,
     ConflictError,
     KubeClient,
@@ -186,12 +189,26 @@ class KubernetesPlatform:
             job = await self.apply(manifests.setup_job(run, step, spec))
             await self._job_done(job["metadata"]["name"], step.timeout)
 
+        token = await self._control_token()
         gen_names = [names.generator_pod_name(i) for i in range(spec.generators.replicas)]
         for index in range(spec.generators.replicas):
             await self.fresh(manifests.generator_pod(run, index, spec.generators, images.generator))
         await self.apply(manifests.generator_network_policy(run, spec))
         generators = await self._ready(gen_names, limit)
-        return await self._endpoints(spec, target, mocks[mock_names[0]], generators)
+        endpoints = await self._endpoints(spec, target, mocks[mock_names[0]], generators)
+        return replace(endpoints, control_token=token)
+
+    async def _control_token(self) -> str:
+        """The run's control-API token: made once and kept in a Secret the generators read,
+        so an operator that resumes the run (or adopts its pods) uses the same one."""
+        secret = await self.apply(
+            manifests.control_token_secret(self.run, secrets.token_urlsafe(24))
+        )
+        encoded = (secret.get("data") or {}).get(manifests.CONTROL_TOKEN_KEY)
+        if encoded:
+            return base64.b64decode(encoded).decode()
+        # An API server answers with `data`; one that echoes the request keeps `stringData`.
+        return str(secret["stringData"][manifests.CONTROL_TOKEN_KEY])
 
     async def _endpoints(
         self,
@@ -288,7 +305,7 @@ class KubernetesPlatform:
 
 async def delete_children(client: KubeClient, namespace: str, labels: dict[str, str]) -> None:
     """Delete what a run (or one variant of it) created inside its namespace."""
-    for kind in (NETWORK_POLICIES, JOBS, PODS, SERVICES, CONFIG_MAPS):
+    for kind in (NETWORK_POLICIES, JOBS, PODS, SERVICES, CONFIG_MAPS, SECRETS):
         try:
             for item in await client.list(kind, namespace, labels):
                 await client.delete(kind, namespace, item["metadata"]["name"])
