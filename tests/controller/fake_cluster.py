@@ -96,6 +96,11 @@ class FakeCluster(kmock.KubernetesEmulator):
             return status(404, "NotFound")
         if request.method == "GET":
             return aiohttp.web.json_response(self.namespaces[name])
+        if request.method == "PATCH":  # a merge patch of labels, all the operator sends
+            patch = await request.json()
+            labels = self.namespaces[name]["metadata"].setdefault("labels", {})
+            labels.update(patch.get("metadata", {}).get("labels", {}))
+            return aiohttp.web.json_response(self.namespaces[name])
         if request.method == "DELETE":
             ns = self.namespaces[name]
             ns["metadata"].setdefault("deletionTimestamp", _now())

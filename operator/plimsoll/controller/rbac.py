@@ -25,7 +25,8 @@ RULES: dict[str, list[dict[str, Any]]] = {
         {
             "apiGroups": [""],
             "resources": ["namespaces"],
-            "verbs": ["create", "get", "list", "delete"],
+            # patch: only to put back the Pod Security labels of an adopted run namespace.
+            "verbs": ["create", "get", "list", "patch", "delete"],
         },
         {
             "apiGroups": ["apiextensions.k8s.io"],

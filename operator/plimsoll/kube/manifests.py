@@ -15,8 +15,10 @@ the measured latency; the target reaches the mock and services by Service name.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 from plimsoll.api.spec import CapacityTestSpec, Generators, PodShape, Service, SetupStep, Variant
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
@@ -290,8 +292,67 @@ def generator_pod(
     return _pod(run, names.generator_pod_name(index), names.ROLE_GENERATOR, spec)
 
 
+_DNS = {
+    "to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}],
+    "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+}
+
+
+def _egress_policy(
+    run: RunIdentity, name: str, selector: dict[str, Any], egress: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": _meta(run, name, None),
+        "spec": {"podSelector": selector, "policyTypes": ["Egress"], "egress": egress},
+    }
+
+
+def run_egress_policy(run: RunIdentity) -> dict[str, Any]:
+    """Everything in the run's namespace but the generators may reach only its own
+    namespace and the cluster's DNS: a target image that acts as a proxy cannot relay
+    the load, and the target, mock and services cannot call out. (Generators have their
+    own, narrower policy; policies add up, so they are left out of this one.)"""
+    not_generators = {
+        "matchExpressions": [
+            {"key": names.LABEL_ROLE, "operator": "NotIn", "values": [names.ROLE_GENERATOR]}
+        ]
+    }
+    inside: dict[str, Any] = {"to": [{"podSelector": {}}]}
+    return _egress_policy(run, "run-egress", not_generators, [inside, _DNS])
+
+
+def _external_target(spec: CapacityTestSpec) -> dict[str, Any] | None:
+    """The egress rule for a `target.url` outside the run: its address when the URL names
+    an IP, else its port on any address (a NetworkPolicy cannot name a host)."""
+    if spec.target.url is None:
+        return None
+    parsed = urlsplit(spec.target.url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    ports = [{"protocol": "TCP", "port": port}]
+    try:
+        address = ipaddress.ip_address(parsed.hostname or "")
+    except ValueError:
+        return {"ports": ports}
+    bits = 32 if address.version == 4 else 128
+    return {"to": [{"ipBlock": {"cidr": f"{address}/{bits}"}}], "ports": ports}
+
+
+def external_target_warning(spec: CapacityTestSpec) -> str | None:
+    """Said when the generators' egress can only be narrowed to a port, not a host."""
+    rule = _external_target(spec)
+    if rule is not None and "to" not in rule:
+        return (
+            f"target.url {spec.target.url} names a host, not an IP: the generators' egress "
+            f"is limited to port {rule['ports'][0]['port']} on any address"
+        )
+    return None
+
+
 def generator_network_policy(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
-    """Generators may reach only the target and the mock (and DNS); nothing else."""
+    """Generators may reach only the target (or `target.url`'s address) and the mock, and
+    the cluster's DNS; nothing else."""
 
     def to(role: str, port: int) -> dict[str, Any]:
         return {
@@ -299,21 +360,9 @@ def generator_network_policy(run: RunIdentity, spec: CapacityTestSpec) -> dict[s
             "ports": [{"protocol": "TCP", "port": port}],
         }
 
-    dns = {
-        "to": [{"namespaceSelector": {}}],
-        "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
-    }
-    return {
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "NetworkPolicy",
-        "metadata": _meta(run, "generators-egress", names.ROLE_GENERATOR),
-        "spec": {
-            "podSelector": {"matchLabels": run.selector(names.ROLE_GENERATOR)},
-            "policyTypes": ["Egress"],
-            "egress": [
-                to(names.ROLE_TARGET, spec.target.port),
-                to(names.ROLE_MOCK, spec.upstream.port),
-                dns,
-            ],
-        },
-    }
+    external = _external_target(spec)
+    targets = [external] if external is not None else [to(names.ROLE_TARGET, spec.target.port)]
+    egress = [*targets, to(names.ROLE_MOCK, spec.upstream.port), _DNS]
+    return _egress_policy(
+        run, "generators-egress", {"matchLabels": run.selector(names.ROLE_GENERATOR)}, egress
+    )
