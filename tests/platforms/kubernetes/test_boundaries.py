@@ -166,3 +166,17 @@ async def test_an_oversized_generator_answer_is_refused_not_held() -> None:
             await run_trial([f"http://127.0.0.1:{port}"], request, LoadModel.RATE, level=1)
     finally:
         await runner.cleanup()
+
+
+async def test_a_prometheus_url_outside_the_operators_list_stops_the_start(
+    api: tuple[FakeCluster, KubeClient],
+) -> None:
+    emulator, client = api
+    options = KubernetesOptions(prometheus_url="http://prometheus.monitoring:9090")
+    platform = KubernetesPlatform(client, RUN, options)
+    metadata = {"prometheusUrl": "http://169.254.169.254/latest/meta-data/#"}
+    with pytest.raises(
+        PlatformError, match=r"spec\.metrics\.prometheusUrl: .* is not a Prometheus"
+    ):
+        await platform.start(spec(metrics=metadata), None)
+    assert emulator.namespaces == {}

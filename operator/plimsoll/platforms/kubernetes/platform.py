@@ -24,6 +24,7 @@ from typing import Any
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.step import ResourceUsage
+from plimsoll.decide.metrics_policy import metrics_problems
 from plimsoll.kube import manifests, names
 from plimsoll.kube.client import (
     CONFIG_MAPS,
@@ -67,6 +68,7 @@ class KubernetesOptions:
     images: Images = field(default_factory=Images)
     reach: str = REACH_AUTO  # how the runner reaches generators: pod IP, or the API proxy
     prometheus_url: str | None = None  # the operator's default when the spec names none
+    allowed_prometheus: frozenset[str] = frozenset()  # others a spec may name
     ready_timeout: float = 180.0
     poll: float = 0.5
 
@@ -161,12 +163,16 @@ class KubernetesPlatform:
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
         self._spec, self._variant = spec, variant
         run, images, limit = self.run, self._options.images, self._options.ready_timeout
-        for problem in (
+        allowed = {*self._options.allowed_prometheus}
+        if self._options.prometheus_url:
+            allowed.add(self._options.prometheus_url)
+        problems = [
+            *metrics_problems(spec, allowed),
             images.refused("spec.generators.image", spec.generators.image),
             images.refused("spec.upstream.image", spec.upstream.image),
-        ):
-            if problem is not None:
-                raise PlatformError(problem)
+        ]
+        if any(problems):
+            raise PlatformError("; ".join(p for p in problems if p))
         await self._namespace()
         # Policies before any pod: nothing in the namespace ever runs without them.
         await self.apply(manifests.run_egress_policy(run))
