@@ -163,8 +163,20 @@ async def write_report_config_map(
     try:
         await client.create(body)
     except ConflictError:
+        existing = await client.get(CONFIG_MAPS, meta["namespace"], name) or {}
+        owners = existing.get("metadata", {}).get("ownerReferences") or []
+        if not any(o.get("uid") == meta.get("uid") for o in owners):
+            # Someone else's ConfigMap of that name: never overwrite it.
+            raise ReportNotWrittenError(
+                f"ConfigMap {meta['namespace']}/{name} exists and is not owned by this "
+                "CapacityTest: the report was not written there"
+            ) from None
         await client.patch(CONFIG_MAPS, meta["namespace"], name, {"data": body["data"]})
     return name
+
+
+class ReportNotWrittenError(RuntimeError):
+    """The report's ConfigMap name is taken by an object this resource does not own."""
 
 
 class OperatorSink:
