@@ -1,16 +1,19 @@
 """`python -m plimsoll_generator --host 127.0.0.1 --port P [--processes N]`.
 
 Starts the control API (see `control.py`) on uvloop. `--processes` defaults to
-one worker per core available to this process.
+one worker per core available to this process. With `PLIMSOLL_CONTROL_TOKEN` set,
+trial calls must carry that token; without it the API is open and says so.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 import uvloop
 
+from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll_generator.control import serve
 
 
@@ -25,7 +28,14 @@ def main() -> None:
         help="worker processes, one per core (default: the cores this process may use)",
     )
     args = parser.parse_args()
-    uvloop.run(serve(args.host, args.port, args.processes))
+    token = os.environ.get(CONTROL_TOKEN_ENV) or None
+    if token is None:
+        print(
+            f"plimsoll_generator: {CONTROL_TOKEN_ENV} is not set: the control API accepts "
+            "trials from anyone who can reach it",
+            file=sys.stderr,
+        )
+    uvloop.run(serve(args.host, args.port, args.processes, token))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,10 @@
     GET    /healthz       200
     GET    /metrics       Prometheus text
 
+Given a token (`PLIMSOLL_CONTROL_TOKEN`), every /trials call must carry it in the
+`X-Plimsoll-Control-Token` header, compared in constant time; others get 401.
+/healthz and /metrics stay open for probes and scrapers: they start nothing.
+
 A hand-written asyncio server on httptools: the API carries a handful of calls
 per trial, so a web framework would only add weight to the image.
 """
@@ -13,6 +17,7 @@ per trial, so a web framework would only add weight to the image.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import uuid
 from typing import Any
@@ -20,13 +25,20 @@ from typing import Any
 import httptools
 from pydantic import ValidationError
 
-from plimsoll.api.trial import TrialAccepted, TrialRequest, TrialResult, TrialState
+from plimsoll.api.trial import (
+    CONTROL_TOKEN_HEADER,
+    TrialAccepted,
+    TrialRequest,
+    TrialResult,
+    TrialState,
+)
 from plimsoll_generator.metrics import Metrics
 from plimsoll_generator.workers import InProcess, ProcessPool
 
 _REASONS = {
     200: "OK",
     202: "Accepted",
+    401: "Unauthorized",
     404: "Not Found",
     405: "Method Not Allowed",
     409: "Conflict",
@@ -91,13 +103,18 @@ def _validation_body(exc: ValidationError) -> dict[str, Any]:
     return {"error": f"invalid trial request: {fields}", "fields": errors}
 
 
+_TOKEN_HEADER = CONTROL_TOKEN_HEADER.lower().encode()
+
+
 class ControlProtocol(asyncio.Protocol):
-    def __init__(self, trials: Trials) -> None:
+    def __init__(self, trials: Trials, token: str | None = None) -> None:
         self.trials = trials
+        self.token = token.encode() if token else None
         self.parser = httptools.HttpRequestParser(self)
         self.transport: asyncio.Transport | None = None
         self.url = b""
         self.body: list[bytes] = []
+        self.presented = b""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -111,6 +128,10 @@ class ControlProtocol(asyncio.Protocol):
     def on_url(self, url: bytes) -> None:
         self.url += url
 
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if name.lower() == _TOKEN_HEADER:
+            self.presented = value
+
     def on_body(self, body: bytes) -> None:
         self.body.append(body)
 
@@ -118,9 +139,16 @@ class ControlProtocol(asyncio.Protocol):
         method = self.parser.get_method().decode()
         path = httptools.parse_url(self.url).path.decode()
         body = b"".join(self.body)
+        presented, self.presented = self.presented, b""
         self.url, self.body = b"", []
         keep = self.parser.should_keep_alive()
+        if path.startswith("/trials") and not self._authorized(presented):
+            self._respond(401, {"error": f"missing or wrong {CONTROL_TOKEN_HEADER}"}, keep)
+            return
         asyncio.get_running_loop().create_task(self._handle(method, path, body, keep))
+
+    def _authorized(self, presented: bytes) -> bool:
+        return self.token is None or hmac.compare_digest(self.token, presented)
 
     async def _handle(self, method: str, path: str, body: bytes, keep: bool) -> None:
         try:
@@ -176,11 +204,11 @@ class ControlProtocol(asyncio.Protocol):
             self.transport.close()
 
 
-async def serve(host: str, port: int, processes: int) -> None:
+async def serve(host: str, port: int, processes: int, token: str | None = None) -> None:
     runner: InProcess | ProcessPool = InProcess() if processes <= 1 else ProcessPool(processes)
     trials = Trials(runner, Metrics(max(processes, 1)))
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: ControlProtocol(trials), host, port)
+    server = await loop.create_server(lambda: ControlProtocol(trials, token), host, port)
     try:
         async with server:
             await server.serve_forever()

@@ -27,7 +27,10 @@ MODES: dict[str, dict[str, Any]] = {
         "image": {"digest": "sha256:" + "a" * 64},
         "generator": {"image": {"repository": "plimsoll-generator", "tag": "edge"}},
         "prometheus": {"url": "http://prometheus.monitoring:9090"},
-        "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "kps"}}},
+        "metrics": {
+            "serviceMonitor": {"enabled": True, "labels": {"release": "kps"}},
+            "prometheusRule": {"enabled": True, "staleAfter": "36h", "labels": {"release": "kps"}},
+        },
         "argocd": {"syncWave": "-1"},
         "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/x"}},
         "extraArgs": ["--verbose"],

@@ -35,6 +35,7 @@ class Fixture:
     obj: dict[str, Any]
     health: str
     message: str
+    gated: bool = False  # judged by spec.regression: its health is not the phase's alone
 
 
 def _conditions(*items: tuple[ConditionType, ConditionStatus, Reason, str]) -> list[Condition]:
@@ -266,6 +267,81 @@ def fixtures() -> list[Fixture]:
             _obj(CapacityTestStatus(phase=Phase.FAILED, message="namespace quota exceeded")),
             "Degraded",
             "namespace quota exceeded",
+        ),
+        Fixture(
+            "succeeded-regressed",
+            Phase.SUCCEEDED,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.SUCCEEDED,
+                    observed_generation=1,
+                    ceiling=ceiling,
+                    change="-25% REGRESSED",
+                    conditions=_conditions(
+                        VALID,
+                        (ConditionType.READY, ConditionStatus.TRUE, Reason.CEILING_FOUND, "ok"),
+                        (
+                            ConditionType.REGRESSED,
+                            ConditionStatus.TRUE,
+                            Reason.REGRESSED,
+                            "default: 120 users vs 160 users (previous run 1a2b3c4d), -25%: "
+                            "regressed",
+                        ),
+                    ),
+                )
+            ),
+            "Degraded",
+            "Regressed: default: 120 users vs 160 users (previous run 1a2b3c4d), -25%: regressed",
+            gated=True,
+        ),
+        Fixture(
+            "succeeded-within-noise",
+            Phase.SUCCEEDED,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.SUCCEEDED,
+                    observed_generation=1,
+                    ceiling=ceiling,
+                    change="-4%",
+                    conditions=_conditions(
+                        VALID,
+                        (ConditionType.READY, ConditionStatus.TRUE, Reason.CEILING_FOUND, "ok"),
+                        (
+                            ConditionType.REGRESSED,
+                            ConditionStatus.FALSE,
+                            Reason.NO_REGRESSION,
+                            "default: 120 users vs 125 users, -4%: no regression",
+                        ),
+                    ),
+                )
+            ),
+            "Healthy",
+            "Succeeded: ceiling 120 users, limited by memory (-4% vs baseline)",
+            gated=True,
+        ),
+        Fixture(
+            "succeeded-first-gated-run",
+            Phase.SUCCEEDED,
+            _obj(
+                CapacityTestStatus(
+                    phase=Phase.SUCCEEDED,
+                    observed_generation=1,
+                    ceiling=ceiling,
+                    conditions=_conditions(
+                        VALID,
+                        (ConditionType.READY, ConditionStatus.TRUE, Reason.CEILING_FOUND, "ok"),
+                        (
+                            ConditionType.REGRESSED,
+                            ConditionStatus.FALSE,
+                            Reason.NO_BASELINE,
+                            "default: no earlier complete run to compare with yet",
+                        ),
+                    ),
+                )
+            ),
+            "Healthy",
+            "Succeeded: ceiling 120 users, limited by memory",
+            gated=True,
         ),
         Fixture(
             "no-status-yet",

@@ -53,8 +53,17 @@ def test_every_phase_has_a_fixture_with_its_health() -> None:
     covered = {f.phase for f in FIXTURES if f.phase is not None}
     assert covered == set(Phase)
     for fixture in FIXTURES:
-        if fixture.phase is not None:
+        if fixture.phase is not None and not fixture.gated:
             assert fixture.health == EXPECTED_HEALTH[fixture.phase], fixture.name
+
+
+def test_a_regression_is_degraded_only_while_its_condition_is_true() -> None:
+    gated = {f.name: f.health for f in FIXTURES if f.gated}
+    assert gated == {
+        "succeeded-regressed": "Degraded",
+        "succeeded-within-noise": "Healthy",
+        "succeeded-first-gated-run": "Healthy",
+    }
 
 
 def test_unknown_phase_is_reported_not_guessed() -> None:

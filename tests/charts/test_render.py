@@ -19,7 +19,7 @@ from tests.charts.helm import CHART, MODES, NAMESPACE, objects, of_kind, one, re
 KUBE_VERSIONS = ["1.27.0", kubernetes_validate.latest_version()]
 # Kinds from other projects' CRDs, which kubernetes-validate has no schema for;
 # they are checked by what they must select instead (test_metrics_wiring).
-FOREIGN_KINDS = {"ServiceMonitor"}
+FOREIGN_KINDS = {"ServiceMonitor", "PrometheusRule"}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -225,3 +225,27 @@ def test_operator_cli_accepts_the_rendered_args(mode: str) -> None:
         parsed = ctx.params
     assert parsed["liveness"].startswith("http://0.0.0.0:")
     assert parsed["all_namespaces"] == (mode != "namespaced")
+
+
+def test_prometheus_rule_alerts_on_regressions_and_stale_results() -> None:
+    values = {"metrics": {"prometheusRule": {"enabled": True, "staleAfter": "36h"}}}
+    rule = one(objects(values), "PrometheusRule")
+    alerts = {r["alert"]: r for r in rule["spec"]["groups"][0]["rules"]}
+    regressed = alerts["PlimsollCapacityRegressed"]
+    assert regressed["expr"] == "max by (namespace, name, variant) (plimsoll_regressed) == 1"
+    assert "{{ $labels.name }}" in regressed["annotations"]["summary"]
+    stale = alerts["PlimsollCapacityResultStale"]
+    assert stale["expr"].endswith("(plimsoll_last_success_timestamp_seconds) > 129600")
+    assert not [o for o in objects({}) if o["kind"] == "PrometheusRule"]  # off by default
+
+
+def test_prometheus_rule_names_only_gauges_the_operator_exports() -> None:
+    import re
+
+    from plimsoll.controller.metrics import OperatorMetrics
+
+    exported = set(re.findall(r"^# TYPE (\S+)", OperatorMetrics().render(), re.MULTILINE))
+    rule = one(objects({"metrics": {"prometheusRule": {"enabled": True}}}), "PrometheusRule")
+    for alert in rule["spec"]["groups"][0]["rules"]:
+        used = set(re.findall(r"plimsoll_[a-z_]+", alert["expr"]))
+        assert used <= exported, alert["alert"]

@@ -40,6 +40,7 @@ class FakeCluster(kmock.KubernetesEmulator):
             ("v1/pods", "Pod", True),
             ("v1/services", "Service", True),
             ("v1/configmaps", "ConfigMap", True),
+            ("v1/secrets", "Secret", True),
             ("v1/events", "Event", True),
             ("batch/v1/jobs", "Job", True),
             ("networking.k8s.io/v1/networkpolicies", "NetworkPolicy", True),
@@ -94,6 +95,11 @@ class FakeCluster(kmock.KubernetesEmulator):
         if name is None or name not in self.namespaces:
             return status(404, "NotFound")
         if request.method == "GET":
+            return aiohttp.web.json_response(self.namespaces[name])
+        if request.method == "PATCH":  # a merge patch of labels, all the operator sends
+            patch = await request.json()
+            labels = self.namespaces[name]["metadata"].setdefault("labels", {})
+            labels.update(patch.get("metadata", {}).get("labels", {}))
             return aiohttp.web.json_response(self.namespaces[name])
         if request.method == "DELETE":
             ns = self.namespaces[name]

@@ -16,6 +16,7 @@ its cgroup as cAdvisor does; the others are read by process group.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import os
 import random
@@ -132,6 +133,16 @@ class Kubelet:
                         "metadata.name": pod["metadata"]["name"],
                         "metadata.namespace": ns,
                     }[path]
+                elif "secretKeyRef" in ref:
+                    key = ref["secretKeyRef"]
+                    found = {n: s for sns, n, s in self.cluster.live("secrets") if sns == ns}
+                    if key["name"] not in found:
+                        return None  # a kubelet waits for the Secret too
+                    secret = found[key["name"]]
+                    if key["key"] in (secret.get("data") or {}):
+                        value = base64.b64decode(secret["data"][key["key"]]).decode()
+                    else:  # the emulator keeps what was sent
+                        value = secret["stringData"][key["key"]]
                 else:
                     key = ref["configMapKeyRef"]
                     maps = {n: cm for cns, n, cm in self.cluster.live("configmaps") if cns == ns}

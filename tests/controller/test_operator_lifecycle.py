@@ -25,7 +25,7 @@ async def test_stopped_and_killed_mid_run_resumes_without_losing_a_step(
 ) -> None:
     prometheus = await start_prometheus(tmp_path / "prom", [kubelet.exporter.address], "500ms")
     try:
-        operator.start()
+        operator.start(prometheus=prometheus.url)
         await cluster.apply(quickstart("crash", prometheus.url, levels=[20, 30, 40]))
         await cluster.wait(lambda: len(_steps(cluster, "crash")) >= 1, 60, "the first step")
         before = _steps(cluster, "crash")
@@ -35,11 +35,11 @@ async def test_stopped_and_killed_mid_run_resumes_without_losing_a_step(
         assert await operator.terminate() == 0, operator.log()[-3000:]
         assert cluster.status("crash")["phase"] == "Running"
         assert kubelet.pids(namespace)
-        operator.start()
+        operator.start(prometheus=prometheus.url)
         await cluster.wait(lambda: len(_steps(cluster, "crash")) >= 2, 60, "the second step")
         operator.kill()  # SIGKILL mid-run: nothing is cleaned up, nothing written
         assert cluster.status("crash")["phase"] == "Running"
-        operator.start()
+        operator.start(prometheus=prometheus.url)
         status = await cluster.wait(
             lambda: (
                 cluster.status("crash").get("phase") in ("Succeeded", "Failed")

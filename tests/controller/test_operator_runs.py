@@ -46,6 +46,7 @@ async def test_quickstart_reaches_a_cpu_bound_ceiling_with_events_and_metrics(
             f"--liveness=http://127.0.0.1:{health}/healthz",
             f"--metrics-port={metrics}",
             "--metrics-host=127.0.0.1",
+            prometheus=prometheus.url,
         )
         # A quarter of a core: 20 rps of 4 ms work fits, 150 rps cannot.
         body = quickstart("quick", prometheus.url, levels=[20, 150])
@@ -129,7 +130,7 @@ async def test_concurrency_limit_queues_the_second_run_until_the_first_ends(
 
 async def _queue_two_runs(cluster: Cluster, operator: OperatorProcess, prometheus: str) -> None:
     # Through the pod-proxy relay, as an operator on a laptop reaches its generators.
-    operator.start("--max-concurrent=1", "--reach=proxy")
+    operator.start("--max-concurrent=1", "--reach=proxy", prometheus=prometheus)
     await cluster.apply(quickstart("first", prometheus, levels=[20]))
     await cluster.wait(
         lambda: cluster.status("first").get("phase") in ("Provisioning", "Running"),

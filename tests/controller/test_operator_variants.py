@@ -20,9 +20,9 @@ async def test_two_variants_run_in_turn_with_their_own_env_and_are_compared(
 ) -> None:
     prometheus = await start_prometheus(tmp_path / "prom", [kubelet.exporter.address], "500ms")
     try:
-        operator.start()
-        body = quickstart("pair", prometheus.url, levels=[20])
-        body["spec"]["target"]["resources"]["cpu"] = "250m"
+        operator.start(prometheus=prometheus.url)  # the one Prometheus it may query
+        body = quickstart("pair", prometheus.url, levels=[10])
+        body["spec"]["target"]["resources"]["cpu"] = "500m"  # room to spare on a busy host
         body["spec"]["variants"] = [
             {"name": "light", "env": {"WORK_MS": "2"}},
             {"name": "heavy", "env": {"WORK_MS": "6"}},
@@ -40,18 +40,18 @@ async def test_two_variants_run_in_turn_with_their_own_env_and_are_compared(
     finally:
         prometheus.stop()
     assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + operator.log()[-3000:]
-    ceilings = {c["variant"]: c["level"] for c in status["variantCeilings"]}
-    assert ceilings == {"light": 20, "heavy": 20}
+    ceilings = {c["variant"]: c.get("level") for c in status["variantCeilings"]}
+    assert ceilings == {"light": 10, "heavy": 10}, json.dumps(status["steps"], indent=1)
     # kubectl get: the baseline's ceiling in the Ceiling column, and how many variants.
     assert (status["ceiling"]["variant"], status["variantCount"]) == ("heavy", 2)
     report = next(cm for ns, n, cm in cluster.emulator.live("configmaps") if n == "pair-report")
     saved = json.loads(report["data"]["report.json"])
     light, heavy = saved["steps"]
     # The heavy variant's own env reached its own target: three times the work per request.
-    assert heavy["target"]["cpuMeanCores"] > 2 * light["target"]["cpuMeanCores"], saved["steps"]
+    assert heavy["target"]["cpuMeanCores"] > 1.8 * light["target"]["cpuMeanCores"], saved["steps"]
     comparison = saved["comparison"]
     assert comparison["baseline"] == "heavy"
-    assert comparison["commonLevel"] == 20
+    assert comparison["commonLevel"] == 10
     assert [v["name"] for v in comparison["variants"]] == ["light", "heavy"]
     assert comparison["headline"].startswith("light holds")
     assert calls_outside_rbac(cluster) == []

@@ -96,7 +96,7 @@ def test_example_runs_with_status_subresource_printer_columns_and_cleanup(instal
     )
     assert get_ct("e2e-quick")["status"]["phase"] == status["phase"]
     columns = kubectl("get", "capacitytest", "e2e-quick").stdout.splitlines()[0].split()
-    assert columns[:6] == ["NAME", "PHASE", "CEILING", "UNIT", "LIMITED-BY", "STEPS"]
+    assert columns[:7] == ["NAME", "PHASE", "CEILING", "UNIT", "LIMITED-BY", "CHANGE", "STEPS"]
     namespace = status["namespace"]
     kubectl("delete", "capacitytest", "e2e-quick", "--timeout=120s")
     gone = kubectl("get", "namespace", namespace, check=False)

@@ -34,6 +34,17 @@ def test_a_finished_run_idles_until_a_new_generation_or_token() -> None:
     assert restart_reason(status(Phase.FAILED), Desired(2, None)).value == "SpecChanged"
 
 
+def test_a_new_schedule_slot_starts_a_finished_run_with_its_reason() -> None:
+    done = status(Phase.SUCCEEDED)
+    due = Desired(1, None, scheduled_slot="2026-11-30T02:00:00Z")
+    assert decide(done, due, spec_valid=True) is Action.START
+    assert restart_reason(done, due).value == "Scheduled"
+    served = done.model_copy(update={"scheduled_slot": "2026-11-30T02:00:00Z"})
+    assert decide(served, due, spec_valid=True) is Action.IDLE
+    # A new generation that also brings a slot is a spec change first.
+    assert restart_reason(done, Desired(2, None, "2026-11-30T02:00:00Z")).value == "SpecChanged"
+
+
 def test_an_invalid_spec_is_recorded_once() -> None:
     assert decide(None, G1, spec_valid=False) is Action.INVALID
     recorded = CapacityTestStatus(phase=Phase.FAILED, observed_generation=1)
@@ -56,5 +67,6 @@ def test_rbac_parses_api_paths_and_allows_only_listed_calls() -> None:
     watch = request_attributes("GET", "/apis/plimsoll.dev/v1alpha1/capacitytests", "watch=true")
     assert watch == ("plimsoll.dev", "capacitytests", "watch")
     assert allows(*watch)
-    assert not allows("", "secrets", "get")
+    assert not allows("", "secrets", "patch")  # only the run token: create, get, delete
+    assert not allows("rbac.authorization.k8s.io", "clusterroles", "create")
     assert not allows("plimsoll.dev", "capacitytests", "delete")

@@ -76,6 +76,8 @@ def all_objects() -> list[dict[str, Any]]:
         manifests.setup_job(RUN, spec.target.setup[0], spec),
         *(manifests.generator_pod(RUN, i, spec.generators, images.generator) for i in range(2)),
         manifests.generator_network_policy(RUN, spec),
+        manifests.control_token_secret(RUN, "t0ken"),
+        manifests.run_egress_policy(RUN),
     ]
 
 
@@ -173,3 +175,57 @@ def test_merge_template_merges_named_lists_and_replaces_others() -> None:
     }
     merged = merge_template(base, {"containers": [{"name": "a", "args": ["2"]}], "tolerations": []})
     assert merged == {"containers": [{"name": "a", "image": "x", "args": ["2"]}], "tolerations": []}
+
+
+def test_generators_read_the_control_token_from_the_runs_secret() -> None:
+    spec = _spec()
+    pod = manifests.generator_pod(RUN, 0, spec.generators, Images().generator)
+    [container] = pod["spec"]["containers"]
+    [token_env] = [e for e in container["env"] if e["name"] == "PLIMSOLL_CONTROL_TOKEN"]
+    secret = manifests.control_token_secret(RUN, "t0ken")
+    ref = token_env["valueFrom"]["secretKeyRef"]
+    assert ref["name"] == secret["metadata"]["name"]
+    assert secret["stringData"][ref["key"]] == "t0ken"
+    assert RUN.owns(secret["metadata"]["labels"])  # adopted by a resumed run, deleted with it
+
+
+def test_the_run_namespace_denies_egress_but_inside_and_dns() -> None:
+    policy = manifests.run_egress_policy(RUN)["spec"]
+    assert policy["policyTypes"] == ["Egress"]
+    # Every pod but the generators (which have their own, narrower policy: they add up).
+    [expression] = policy["podSelector"]["matchExpressions"]
+    assert expression == {"key": "plimsoll.dev/role", "operator": "NotIn", "values": ["generator"]}
+    inside, dns = policy["egress"]
+    assert inside == {"to": [{"podSelector": {}}]}  # this namespace only
+    assert dns["to"][0]["namespaceSelector"]["matchLabels"] == {
+        "kubernetes.io/metadata.name": "kube-system"
+    }
+    assert {p["port"] for p in dns["ports"]} == {53}
+
+
+def _with_url(url: str) -> CapacityTestSpec:
+    spec = _spec()
+    target = spec.target.model_copy(
+        update={"url": url, "image": None, "setup": [], "pod_template": None}
+    )
+    return spec.model_copy(update={"target": target})
+
+
+def test_generators_reach_an_external_targets_address_and_nothing_else() -> None:
+    spec = _with_url("https://10.20.30.40:8443/api")
+    target_rule, mock_rule, _ = manifests.generator_network_policy(RUN, spec)["spec"]["egress"]
+    assert target_rule == {
+        "to": [{"ipBlock": {"cidr": "10.20.30.40/32"}}],
+        "ports": [{"protocol": "TCP", "port": 8443}],
+    }
+    assert mock_rule["to"][0]["podSelector"]["matchLabels"]["plimsoll.dev/role"] == "mock"
+    assert manifests.external_target_warning(spec) is None
+
+
+def test_an_external_host_name_narrows_to_its_port_and_says_so() -> None:
+    spec = _with_url("http://api.perf.example:8080")
+    target_rule = manifests.generator_network_policy(RUN, spec)["spec"]["egress"][0]
+    assert target_rule == {"ports": [{"protocol": "TCP", "port": 8080}]}
+    warning = manifests.external_target_warning(spec)
+    assert warning is not None
+    assert "port 8080 on any address" in warning

@@ -3,7 +3,9 @@
 -- Argo CD runs this with the live object in `obj` (Lua 5.1, no os/io) and
 -- shows the returned status and message:
 --   Pending, Queued, Provisioning, Running -> Progressing (what it is doing)
---   Succeeded                              -> Healthy (the ceiling found)
+--   Succeeded                              -> Healthy (the ceiling found and, with
+--                                             spec.regression, its change)
+--   Succeeded with Regressed=True          -> Degraded (the ceiling fell below its baseline)
 --   Failed                                 -> Degraded (why, from the conditions)
 -- A spec the operator has not observed yet is Progressing too, so an Argo CD
 -- sync that changes a test never shows the previous run's verdict as current.
@@ -75,7 +77,11 @@ local function describe_success(status)
     end
   end
   if #parts > 0 then
-    return "Succeeded: " .. table.concat(parts, "; ")
+    local text = "Succeeded: " .. table.concat(parts, "; ")
+    if nonempty(status.change) then
+      text = text .. " (" .. status.change .. " vs baseline)"
+    end
+    return text
   end
   local ready = condition(status, "Ready")
   if ready ~= nil and nonempty(ready.message) then
@@ -126,7 +132,11 @@ if generation ~= nil and status.observedGeneration ~= nil
 end
 
 local phase = status.phase
-if phase == "Succeeded" then
+local regressed = condition(status, "Regressed")
+if phase == "Succeeded" and regressed ~= nil and regressed.status == "True" then
+  hs.status = "Degraded"
+  hs.message = "Regressed: " .. (nonempty(regressed.message) and regressed.message or "the ceiling fell below its baseline")
+elseif phase == "Succeeded" then
   hs.status = "Healthy"
   hs.message = describe_success(status)
 elseif phase == "Failed" then

@@ -103,3 +103,14 @@ then the digest if given, else the tag (default: the chart's appVersion).
 {{- join "," .Values.watch.namespaces -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+A duration such as 90s, 30m, 2d or 1w in seconds, for PromQL comparisons with time().
+*/}}
+{{- define "plimsoll.seconds" -}}
+{{- $text := toString . -}}
+{{- $number := int (trimSuffix (substr (sub (len $text) 1 | int) (len $text) $text) $text) -}}
+{{- $unit := substr (sub (len $text) 1 | int) (len $text) $text -}}
+{{- $per := dict "s" 1 "m" 60 "h" 3600 "d" 86400 "w" 604800 -}}
+{{- mul $number (get $per $unit) -}}
+{{- end -}}

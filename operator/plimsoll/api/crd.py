@@ -26,6 +26,7 @@ PRINTER_COLUMNS = [
     {"name": "Ceiling", "type": "integer", "jsonPath": ".status.ceiling.level"},
     {"name": "Unit", "type": "string", "jsonPath": ".status.ceiling.unit"},
     {"name": "Limited-By", "type": "string", "jsonPath": ".status.ceiling.limitedBy"},
+    {"name": "Change", "type": "string", "jsonPath": ".status.change"},
     {"name": "Steps", "type": "integer", "jsonPath": ".status.stepCount"},
     {"name": "Variants", "type": "integer", "jsonPath": ".status.variantCount"},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},

@@ -13,6 +13,7 @@ from enum import StrEnum
 from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.gate import Regression, Schedule
 from plimsoll.api.target import NAME_PATTERN, PodShape, Service, SetupStep, Target
 from plimsoll.api.units import Fraction, Quantile, Seconds
 from plimsoll.api.upstream import Upstream
@@ -260,6 +261,11 @@ class CapacityTestSpec(PlimsollModel):
         None, description="The variant the others are compared against (default: the first)."
     )
     cleanup: Cleanup = Cleanup.ALWAYS
+    regression: Regression | None = Field(
+        None, description="Hold each new ceiling against a baseline (see status.regression)."
+    )
+    schedule: Schedule | None = Field(None, description="Re-run on a cron schedule.")
+    history_limit: int = Field(10, ge=1, le=50, description="Runs kept per variant in history.")
 
     @model_validator(mode="after")
     def _cross_field(self) -> CapacityTestSpec:

@@ -14,6 +14,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.gate import HistoryEntry, RegressionStatus
 from plimsoll.api.step import LimitedBy, StepRecord, TrialKind
 
 
@@ -54,6 +55,7 @@ class ConditionType(StrEnum):
     SPEC_VALID = "SpecValid"
     PROVISIONED = "Provisioned"
     PROGRESSING = "Progressing"
+    REGRESSED = "Regressed"  # the latest ceiling fell below its baseline (spec.regression)
 
 
 class ConditionStatus(StrEnum):
@@ -76,6 +78,10 @@ class Reason(StrEnum):
     RUN_FAILED = "RunFailed"
     RERUN_REQUESTED = "RerunRequested"
     SPEC_CHANGED = "SpecChanged"
+    SCHEDULED = "Scheduled"
+    REGRESSED = "Regressed"
+    NO_REGRESSION = "NoRegression"
+    NO_BASELINE = "NoBaseline"
 
 
 class Condition(PlimsollModel):
@@ -180,3 +186,13 @@ class CapacityTestStatus(PlimsollModel):
     completion_time: datetime | None = None
     message: str = ""
     rerun_token: str | None = Field(None, description="The plimsoll.dev/rerun value served.")
+    scheduled_slot: str | None = Field(
+        None, description="The spec.schedule slot this run serves (UTC), if scheduled."
+    )
+    history: list[HistoryEntry] = Field(
+        default_factory=list, description="The last runs' ceilings, per variant (newest last)."
+    )
+    regression: list[RegressionStatus] = Field(
+        default_factory=list, description="The latest run against its baseline, per variant."
+    )
+    change: str = Field("", description="The first variant's change against its baseline.")

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.pod_template import template_problems
 from plimsoll.api.units import Bytes, Cores, Seconds
 
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -71,13 +72,29 @@ class Target(PlimsollModel):
     )
     setup: list[SetupStep] = Field(default_factory=list)
     pod_template: dict[str, Any] | None = Field(
-        None, description="Merged into the target's pod template (Kubernetes only)."
+        None,
+        description=(
+            "Merged into the target's pod (Kubernetes only): placement (nodeSelector, "
+            "affinity, tolerations with a key, topologySpreadConstraints, a non-system "
+            "priorityClassName), imagePullSecrets, labels and annotations, configMap, "
+            "secret and emptyDir volumes, the target container's env, envFrom and "
+            "volumeMounts, non-root ids. Anything else is rejected."
+        ),
     )
     url: str | None = Field(
         None,
         pattern=r"^https?://",
         description="Drive an existing service: nothing is started or pinned.",
     )
+
+    @field_validator("pod_template")
+    @classmethod
+    def _allowed_template(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            problems = template_problems(value)
+            if problems:
+                raise ValueError("; ".join(problems))
+        return value
 
     @model_validator(mode="after")
     def _how_to_run(self) -> Target:

@@ -23,6 +23,13 @@ class FloorProbe(PlimsollModel):
     rate: float = Field(20.0, gt=0, le=1000)
 
 
+# The control API's shared secret: the generator reads it from this variable, the
+# runner sends it in this header (not Authorization, which the API server's pod proxy
+# keeps for itself). Without it any pod could take a run's trial slot or aim the load.
+CONTROL_TOKEN_ENV = "PLIMSOLL_CONTROL_TOKEN"
+CONTROL_TOKEN_HEADER = "X-Plimsoll-Control-Token"
+
+
 class TrialRequest(PlimsollModel):
     level: float = Field(ge=0, description="This generator's share of the trial's level.")
     duration: float = Field(gt=0, le=86_400, description="Measured seconds, after warm-up.")

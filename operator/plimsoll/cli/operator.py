@@ -36,8 +36,13 @@ def build_context(
 ) -> OperatorContext:
     if reach not in (REACH_AUTO, REACH_POD_IP, REACH_PROXY):
         raise typer.BadParameter(f"--reach must be {REACH_AUTO}, {REACH_POD_IP} or {REACH_PROXY}")
+    allowed = os.environ.get("PLIMSOLL_ALLOWED_PROMETHEUS_URLS", "")
     options = KubernetesOptions(
-        images=Images.from_env(), reach=reach, prometheus_url=prometheus_url or None
+        images=Images.from_env(),
+        reach=reach,
+        prometheus_url=prometheus_url or None,
+        # Beyond the default, the only Prometheus servers a CapacityTest may name.
+        allowed_prometheus=frozenset(u.strip() for u in allowed.split(",") if u.strip()),
     )
     return OperatorContext(
         options=options,

@@ -80,6 +80,7 @@ async def delete(meta: kopf.Meta, memo: Any, logger: kopf.Logger, **_: Any) -> N
     uid = meta.get("uid") or f"{meta['namespace']}/{meta['name']}"
     remaining = await delete_run_namespaces(ctx.api(), uid, wait=20.0)
     ctx.metrics.set_phase(uid, None)
+    ctx.metrics.results.forget(meta["namespace"], meta["name"])
     if remaining:
         raise kopf.TemporaryError(f"waiting for namespaces to go: {', '.join(remaining)}", delay=5)
     logger.info("run namespaces deleted")

@@ -1,4 +1,5 @@
-"""The operator's own Prometheus metrics: runs by phase, steps by verdict, step duration.
+"""The operator's own Prometheus metrics: runs by phase, steps by verdict, step duration,
+and the latest results (`result_metrics`).
 
 Fed by the run supervisor (`plimsoll.controller.supervisor`) as phases change and steps
 finish, and served as Prometheus text on `/metrics` (port PLIMSOLL_METRICS_PORT,
@@ -13,8 +14,9 @@ from collections import Counter
 
 import aiohttp.web
 
-from plimsoll.api.status import Phase
+from plimsoll.api.status import CapacityTestStatus, Phase
 from plimsoll.api.step import Verdict
+from plimsoll.controller.result_metrics import ResultGauges
 
 BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
 
@@ -25,6 +27,11 @@ class OperatorMetrics:
         self.steps: Counter[str] = Counter()
         self._bucket_counts = [0] * (len(BUCKETS) + 1)
         self._duration_sum = 0.0
+        self.results = ResultGauges()
+
+    def record_result(self, namespace: str, name: str, status: CapacityTestStatus) -> None:
+        """A run ended: its ceilings, regression verdicts and finish time become gauges."""
+        self.results.record(namespace, name, status)
 
     def set_phase(self, uid: str, phase: Phase | None) -> None:
         if phase is None:
@@ -64,6 +71,7 @@ class OperatorMetrics:
         lines.append(f'plimsoll_step_duration_seconds_bucket{{le="+Inf"}} {total}')
         lines.append(f"plimsoll_step_duration_seconds_sum {self._duration_sum}")
         lines.append(f"plimsoll_step_duration_seconds_count {total}")
+        lines += self.results.render()
         return "\n".join(lines) + "\n"
 
 

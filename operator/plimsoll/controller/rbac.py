@@ -25,7 +25,8 @@ RULES: dict[str, list[dict[str, Any]]] = {
         {
             "apiGroups": [""],
             "resources": ["namespaces"],
-            "verbs": ["create", "get", "list", "delete"],
+            # patch: only to put back the Pod Security labels of an adopted run namespace.
+            "verbs": ["create", "get", "list", "patch", "delete"],
         },
         {
             "apiGroups": ["apiextensions.k8s.io"],
@@ -50,6 +51,8 @@ RULES: dict[str, list[dict[str, Any]]] = {
     "runs": [
         {"apiGroups": [""], "resources": ["pods", "services", "configmaps"], "verbs": _CRUD},
         {"apiGroups": [""], "resources": ["pods/proxy"], "verbs": ["get", "create"]},
+        # Only the run's control-API token: created, read back on resume, deleted.
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "get", "delete", "list"]},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": _CRUD},
         {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": _CRUD},
     ],

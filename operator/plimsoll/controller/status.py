@@ -163,8 +163,20 @@ async def write_report_config_map(
     try:
         await client.create(body)
     except ConflictError:
+        existing = await client.get(CONFIG_MAPS, meta["namespace"], name) or {}
+        owners = existing.get("metadata", {}).get("ownerReferences") or []
+        if not any(o.get("uid") == meta.get("uid") for o in owners):
+            # Someone else's ConfigMap of that name: never overwrite it.
+            raise ReportNotWrittenError(
+                f"ConfigMap {meta['namespace']}/{name} exists and is not owned by this "
+                "CapacityTest: the report was not written there"
+            ) from None
         await client.patch(CONFIG_MAPS, meta["namespace"], name, {"data": body["data"]})
     return name
+
+
+class ReportNotWrittenError(RuntimeError):
+    """The report's ConfigMap name is taken by an object this resource does not own."""
 
 
 class OperatorSink:
@@ -177,6 +189,7 @@ class OperatorSink:
         *,
         on_step: Callable[[StepRecord, float], None] | None = None,
         on_phase: Callable[[Phase], None] | None = None,
+        on_finished: Callable[[RunReport], None] | None = None,
         unit: str = "rps",
     ) -> None:
         self.writer = writer
@@ -185,6 +198,7 @@ class OperatorSink:
         self.report: RunReport | None = None
         self._on_step = on_step
         self._on_phase = on_phase
+        self._on_finished = on_finished  # e.g. the regression gate, before the final write
         self._detached = False
         self._step_started = time.monotonic()
 
@@ -243,6 +257,8 @@ class OperatorSink:
             log.warning("report ConfigMap not written: %s", exc)
         for ceiling in report.ceilings or ([report.ceiling] if report.ceiling else []):
             self.writer.note(ceiling_event(ceiling))
+        if self._on_finished is not None:
+            self._on_finished(report)
         succeeded = report.outcome is Outcome.SUCCEEDED
         final = Phase.SUCCEEDED if succeeded else Phase.FAILED
         message = "; ".join(report.summary) if succeeded and report.summary else report.message

@@ -23,14 +23,24 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from plimsoll.api.gate import Schedule
 from plimsoll.api.resource import SpecError, load_capacity_test
 from plimsoll.api.spec import Cleanup, Variant
-from plimsoll.api.status import CapacityTestStatus, ConditionStatus, ConditionType, Phase, Reason
+from plimsoll.api.status import (
+    TERMINAL_PHASES,
+    CapacityTestStatus,
+    ConditionStatus,
+    ConditionType,
+    Phase,
+    Reason,
+)
 from plimsoll.api.step import StepRecord
 from plimsoll.controller.events import Event, EventRecorder, EventType, phase_event
+from plimsoll.controller.gate import apply_gate
 from plimsoll.controller.metrics import OperatorMetrics
 from plimsoll.controller.status import OperatorSink, StatusWriter
 from plimsoll.decide.plan import Action, Desired, decide, restart_reason, short_run_id
+from plimsoll.decide.schedule import due_slot, parse_token, slot_token
 from plimsoll.kube.client import NAMESPACES, KubeClient
 from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
 from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
@@ -103,7 +113,22 @@ class Supervisor:
         self.platforms: list[KubernetesPlatform] = []
 
     def desired(self) -> Desired:
-        return Desired.of(self.body["metadata"])
+        return Desired.of(self.body["metadata"], self._scheduled_slot())
+
+    def _scheduled_slot(self) -> str | None:
+        """The schedule slot the resource should serve: while a run is under way (or none
+        has finished yet) the one it serves; once it is idle, the latest slot come due
+        since, so missed slots run once and a run is never cut short by the next slot."""
+        status = read_status(self.body)
+        served = status.scheduled_slot if status is not None else None
+        schedule = scheduled(self.body)
+        if schedule is None or status is None or status.phase not in TERMINAL_PHASES:
+            return served
+        since = parse_token(served) if served else status.start_time
+        if since is None:
+            return served
+        slot = due_slot(schedule, since, _now())
+        return slot_token(slot) if slot is not None else served
 
     def writer(self, status: CapacityTestStatus) -> StatusWriter:
         meta = self.body["metadata"]
@@ -144,7 +169,9 @@ class Supervisor:
         fresh = CapacityTestStatus(
             observed_generation=desired.generation,
             rerun_token=desired.rerun_token,
+            scheduled_slot=desired.scheduled_slot,
             conditions=status.conditions if status else [],
+            history=status.history if status else [],
         )
         writer = self.writer(fresh)
         writer.generation = desired.generation
@@ -182,10 +209,12 @@ class Supervisor:
                 phase=Phase.PENDING,
                 observed_generation=desired.generation,
                 rerun_token=desired.rerun_token,
+                scheduled_slot=desired.scheduled_slot,
                 run_id=run_id,
                 namespace=run_namespace_name(meta["name"], run_id),
                 start_time=_now(),
                 conditions=status.conditions if status else [],
+                history=status.history if status else [],
             )
         writer = self.writer(fresh)
         writer.generation = desired.generation
@@ -245,6 +274,7 @@ class Supervisor:
             dict(self.body),
             on_step=lambda record, seconds: metrics.step(record.verdict, seconds),
             on_phase=lambda phase: metrics.set_phase(uid, phase),
+            on_finished=lambda report: apply_gate(writer, report, test.spec, self._images(test)),
             unit=test.spec.unit,
         )
         make: Callable[[Variant | None], KubernetesPlatform] = lambda v: self._make_platform(  # noqa: E731
@@ -279,11 +309,36 @@ class Supervisor:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
 
+    def _images(self, test: Any) -> dict[str, str | None]:
+        """The target image each variant ran: the digest the kubelet reported, else the
+        spec's image."""
+        images: dict[str, str | None] = {}
+        for platform in self.platforms:
+            variant = platform.run.variant
+            spec_image = next(
+                (v.image for v in test.spec.variants if v.name == variant and v.image), None
+            )
+            images[variant] = platform.target_image or spec_image or test.spec.target.image
+        return images
+
     async def _after_run(self, test: Any, writer: StatusWriter) -> None:
+        meta = self.body["metadata"]
+        self.ctx.metrics.record_result(meta["namespace"], meta["name"], writer.status)
         succeeded = writer.status.phase is Phase.SUCCEEDED
         cleanup = test.spec.cleanup
         if cleanup is Cleanup.ALWAYS or (cleanup is Cleanup.ON_SUCCESS and succeeded):
             await delete_run_namespaces(self.ctx.api(), self.uid)
+
+
+def scheduled(body: Mapping[str, Any]) -> Schedule | None:
+    """The resource's schedule, or None (also when invalid: the spec check reports that)."""
+    raw = (body.get("spec") or {}).get("schedule")
+    if not raw:
+        return None
+    try:
+        return Schedule.model_validate(_to_dict(raw))
+    except ValidationError:
+        return None
 
 
 def _deleted(stopped: Any) -> bool:

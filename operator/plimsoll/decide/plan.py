@@ -36,15 +36,17 @@ class Action(StrEnum):
 
 @dataclass(frozen=True)
 class Desired:
-    """What the user currently asks for: this generation, with this rerun token."""
+    """What the user currently asks for: this generation, with this rerun token, for this
+    slot of its schedule (None when it has none, or none has come due)."""
 
     generation: int | None
     rerun_token: str | None
+    scheduled_slot: str | None = None
 
     @classmethod
-    def of(cls, meta: dict[str, Any]) -> Desired:
+    def of(cls, meta: dict[str, Any], scheduled_slot: str | None = None) -> Desired:
         annotations = meta.get("annotations") or {}
-        return cls(meta.get("generation"), annotations.get(RERUN_ANNOTATION))
+        return cls(meta.get("generation"), annotations.get(RERUN_ANNOTATION), scheduled_slot)
 
 
 def serves(status: CapacityTestStatus | None, desired: Desired) -> bool:
@@ -53,6 +55,7 @@ def serves(status: CapacityTestStatus | None, desired: Desired) -> bool:
         status is not None
         and status.observed_generation == desired.generation
         and status.rerun_token == desired.rerun_token
+        and status.scheduled_slot == desired.scheduled_slot
         and (status.run_id is not None or status.phase is Phase.FAILED)
     )
 
@@ -72,6 +75,12 @@ def restart_reason(status: CapacityTestStatus | None, desired: Desired) -> Reaso
     """Why a new run replaces an earlier one (for the condition and the event)."""
     if status is not None and status.rerun_token != desired.rerun_token:
         return Reason.RERUN_REQUESTED
+    if (
+        status is not None
+        and status.observed_generation == desired.generation
+        and status.scheduled_slot != desired.scheduled_slot
+    ):
+        return Reason.SCHEDULED
     return Reason.SPEC_CHANGED
 
 

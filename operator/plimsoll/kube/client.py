@@ -54,6 +54,7 @@ NAMESPACES = Kind("v1", "namespaces", namespaced=False)
 PODS = Kind("v1", "pods")
 SERVICES = Kind("v1", "services")
 CONFIG_MAPS = Kind("v1", "configmaps")
+SECRETS = Kind("v1", "secrets")
 JOBS = Kind("batch/v1", "jobs")
 NETWORK_POLICIES = Kind("networking.k8s.io/v1", "networkpolicies")
 CAPACITY_TESTS = Kind("plimsoll.dev/v1alpha1", "capacitytests")
@@ -63,6 +64,7 @@ KINDS_BY_API_KIND = {
     ("v1", "Namespace"): NAMESPACES,
     ("v1", "Pod"): PODS,
     ("v1", "Service"): SERVICES,
+    ("v1", "Secret"): SECRETS,
     ("v1", "ConfigMap"): CONFIG_MAPS,
     ("v1", "Event"): EVENTS,
     ("batch/v1", "Job"): JOBS,

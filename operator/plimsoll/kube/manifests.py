@@ -15,10 +15,13 @@ the measured latency; the target reaches the mock and services by Service name.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 from plimsoll.api.spec import CapacityTestSpec, Generators, PodShape, Service, SetupStep
+from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.api.upstream import MOCK_CONFIG_ENV, Upstream
 from plimsoll.kube import names
 from plimsoll.kube.names import RunIdentity
@@ -39,6 +42,7 @@ PSS_LABELS = {
     f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")
 }
 MOCK_CONFIG_KEY = "upstream.json"
+CONTROL_TOKEN_KEY = "token"
 _GENERATOR_DEFAULT = PodShape(cpu=1.0, memory=512 * 2**20)
 _MOCK_REQUESTS = {"cpu": "500m", "memory": "256Mi"}
 
@@ -85,6 +89,17 @@ def mock_config_map(run: RunIdentity, upstream: Upstream) -> dict[str, Any]:
         "kind": "ConfigMap",
         "metadata": _meta(run, names.MOCK_CONFIG_MAP, names.ROLE_MOCK),
         "data": {MOCK_CONFIG_KEY: json.dumps(upstream.to_wire(), sort_keys=True)},
+    }
+
+
+def control_token_secret(run: RunIdentity, token: str) -> dict[str, Any]:
+    """The run's control-API token, for the generators' env; the operator keeps a copy."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": _meta(run, names.CONTROL_TOKEN_SECRET, names.ROLE_GENERATOR),
+        "stringData": {CONTROL_TOKEN_KEY: token},
     }
 
 
@@ -188,7 +203,21 @@ def target_pod(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
             pod["metadata"]["labels"].update(run.labels(names.ROLE_TARGET))  # ours win
         if "spec" in template:
             pod["spec"] = merge_template(pod["spec"], template["spec"])
+        _reassert_shape_and_security(pod, target.resources)
     return pod
+
+
+def _reassert_shape_and_security(pod: dict[str, Any], shape: PodShape | None) -> None:
+    """After a podTemplate merge, Plimsoll's own settings win again: the restricted
+    security contexts (the template may only add non-root ids) and requests == limits
+    of the shape the report names, whatever the template said."""
+    spec = pod["spec"]
+    spec["securityContext"] = {**(spec.get("securityContext") or {}), **pod_security(None)}
+    for container in spec["containers"]:
+        if container["name"] == "target":
+            container["securityContext"] = container_security(read_only_root=False)
+            if shape is not None:
+                container["resources"] = guaranteed(shape)
 
 
 def setup_job(run: RunIdentity, step: SetupStep, spec: CapacityTestSpec) -> dict[str, Any]:
@@ -230,7 +259,8 @@ def generator_pod(
         "--port", str(names.GENERATOR_PORT), "--processes", str(processes),
     ]  # fmt: skip
     container = _our_container("generator", generators.image or image, command)
-    container["env"] = [pod_ip_env()]
+    token_ref = {"secretKeyRef": {"name": names.CONTROL_TOKEN_SECRET, "key": CONTROL_TOKEN_KEY}}
+    container["env"] = [pod_ip_env(), {"name": CONTROL_TOKEN_ENV, "valueFrom": token_ref}]
     container["ports"] = [{"name": "control", "containerPort": names.GENERATOR_PORT}]
     container["readinessProbe"] = http_probe("/healthz", names.GENERATOR_PORT)
     container["resources"] = guaranteed(shape)
@@ -256,8 +286,67 @@ def generator_pod(
     return _pod(run, names.generator_pod_name(index), names.ROLE_GENERATOR, spec)
 
 
+_DNS = {
+    "to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}],
+    "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+}
+
+
+def _egress_policy(
+    run: RunIdentity, name: str, selector: dict[str, Any], egress: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": _meta(run, name, None),
+        "spec": {"podSelector": selector, "policyTypes": ["Egress"], "egress": egress},
+    }
+
+
+def run_egress_policy(run: RunIdentity) -> dict[str, Any]:
+    """Everything in the run's namespace but the generators may reach only its own
+    namespace and the cluster's DNS: a target image that acts as a proxy cannot relay
+    the load, and the target, mock and services cannot call out. (Generators have their
+    own, narrower policy; policies add up, so they are left out of this one.)"""
+    not_generators = {
+        "matchExpressions": [
+            {"key": names.LABEL_ROLE, "operator": "NotIn", "values": [names.ROLE_GENERATOR]}
+        ]
+    }
+    inside: dict[str, Any] = {"to": [{"podSelector": {}}]}
+    return _egress_policy(run, "run-egress", not_generators, [inside, _DNS])
+
+
+def _external_target(spec: CapacityTestSpec) -> dict[str, Any] | None:
+    """The egress rule for a `target.url` outside the run: its address when the URL names
+    an IP, else its port on any address (a NetworkPolicy cannot name a host)."""
+    if spec.target.url is None:
+        return None
+    parsed = urlsplit(spec.target.url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    ports = [{"protocol": "TCP", "port": port}]
+    try:
+        address = ipaddress.ip_address(parsed.hostname or "")
+    except ValueError:
+        return {"ports": ports}
+    bits = 32 if address.version == 4 else 128
+    return {"to": [{"ipBlock": {"cidr": f"{address}/{bits}"}}], "ports": ports}
+
+
+def external_target_warning(spec: CapacityTestSpec) -> str | None:
+    """Said when the generators' egress can only be narrowed to a port, not a host."""
+    rule = _external_target(spec)
+    if rule is not None and "to" not in rule:
+        return (
+            f"target.url {spec.target.url} names a host, not an IP: the generators' egress "
+            f"is limited to port {rule['ports'][0]['port']} on any address"
+        )
+    return None
+
+
 def generator_network_policy(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
-    """Generators may reach only the target and the mock (and DNS); nothing else."""
+    """Generators may reach only the target (or `target.url`'s address) and the mock, and
+    the cluster's DNS; nothing else."""
 
     def to(role: str, port: int) -> dict[str, Any]:
         return {
@@ -265,21 +354,9 @@ def generator_network_policy(run: RunIdentity, spec: CapacityTestSpec) -> dict[s
             "ports": [{"protocol": "TCP", "port": port}],
         }
 
-    dns = {
-        "to": [{"namespaceSelector": {}}],
-        "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
-    }
-    return {
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "NetworkPolicy",
-        "metadata": _meta(run, "generators-egress", names.ROLE_GENERATOR),
-        "spec": {
-            "podSelector": {"matchLabels": run.selector(names.ROLE_GENERATOR)},
-            "policyTypes": ["Egress"],
-            "egress": [
-                to(names.ROLE_TARGET, spec.target.port),
-                to(names.ROLE_MOCK, spec.upstream.port),
-                dns,
-            ],
-        },
-    }
+    external = _external_target(spec)
+    targets = [external] if external is not None else [to(names.ROLE_TARGET, spec.target.port)]
+    egress = [*targets, to(names.ROLE_MOCK, spec.upstream.port), _DNS]
+    return _egress_policy(
+        run, "generators-egress", {"matchLabels": run.selector(names.ROLE_GENERATOR)}, egress
+    )

@@ -50,16 +50,34 @@ def run_namespace_name(test_name: str, run_id: str) -> str:
 
 @dataclass(frozen=True)
 class Images:
-    """The images Plimsoll deploys itself; the Helm chart sets them through the env."""
+    """The images Plimsoll deploys itself; the Helm chart sets them through the env.
+
+    A CapacityTest may pick another generator or mock image (`generators.image`,
+    `upstream.image`) only from `allowed`: those pods receive the run's control token
+    and drive load, so which code runs there is the operator's choice, not a CR's.
+    """
 
     generator: str = DEFAULT_GENERATOR_IMAGE
     mock: str = DEFAULT_MOCK_IMAGE
+    allowed: frozenset[str] = frozenset()  # beyond the two above (PLIMSOLL_ALLOWED_IMAGES)
 
     @classmethod
     def from_env(cls) -> Images:
+        extra = os.environ.get("PLIMSOLL_ALLOWED_IMAGES", "")
         return cls(
             generator=os.environ.get("PLIMSOLL_GENERATOR_IMAGE") or DEFAULT_GENERATOR_IMAGE,
             mock=os.environ.get("PLIMSOLL_MOCK_IMAGE") or DEFAULT_MOCK_IMAGE,
+            allowed=frozenset(i.strip() for i in extra.split(",") if i.strip()),
+        )
+
+    def refused(self, field: str, image: str | None) -> str | None:
+        """Why `image`, asked for in `field`, may not run; None when it may."""
+        if image is None or image in {self.generator, self.mock, *self.allowed}:
+            return None
+        return (
+            f"{field}: image {image!r} is not one this operator runs for its own pods; "
+            "leave it unset to use the operator's image, or have the operator's admin add "
+            "it to PLIMSOLL_ALLOWED_IMAGES (Helm: allowedImages)"
         )
 
 
@@ -123,4 +141,5 @@ def service_pod_name(name: str) -> str:
 
 MOCK_SERVICE = "plimsoll-mock"
 MOCK_CONFIG_MAP = "plimsoll-mock-config"
+CONTROL_TOKEN_SECRET = "plimsoll-control-token"  # the generators' control API secret
 TARGET_SERVICE = "plimsoll-target"

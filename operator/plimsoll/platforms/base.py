@@ -24,6 +24,7 @@ class Endpoints:
     generator_urls: list[str]  # control APIs, as the runner reaches them
     placement: list[str] = field(default_factory=list)  # human-readable: who runs where
     warnings: list[str] = field(default_factory=list)  # e.g. "cgroups not permitted: unpinned"
+    control_token: str | None = None  # sent with every call to the generators' control API
 
 
 class PlatformError(RuntimeError):

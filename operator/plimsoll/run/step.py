@@ -90,6 +90,7 @@ async def run_step(
             _request(spec, endpoints, plan).model_copy(update={"duration": plan.duration}),
             spec.workload.model,
             level=plan.level,
+            token=endpoints.control_token,
         )
     except TrialFailedError as exc:
         failure = str(exc)

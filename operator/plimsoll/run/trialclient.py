@@ -15,11 +15,18 @@ import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 from pydantic import ValidationError
 
-from plimsoll.api.trial import TrialAccepted, TrialRequest, TrialResult, TrialState
+from plimsoll.api.trial import (
+    CONTROL_TOKEN_HEADER,
+    TrialAccepted,
+    TrialRequest,
+    TrialResult,
+    TrialState,
+)
 from plimsoll.api.workload import LoadModel
 from plimsoll.shared.results import merge_results
 
@@ -54,11 +61,33 @@ def split_level(level: int, generators: int, model: LoadModel) -> list[Share]:
     return shares
 
 
+# A trial result is a few encoded histograms: kilobytes to a few MiB at most. A bigger
+# answer is a broken or hostile generator, not something to hold in memory.
+MAX_ANSWER_BYTES = 32 * 2**20
+
+
+class AnswerTooLargeError(ValueError):
+    pass
+
+
+async def _call(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> bytes:
+    """The answer's body, read at most `MAX_ANSWER_BYTES` far; raises on an HTTP error."""
+    async with client.stream(method, url, **kwargs) as response:
+        response.raise_for_status()
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > MAX_ANSWER_BYTES:
+                raise AnswerTooLargeError(
+                    f"answer larger than {MAX_ANSWER_BYTES // 2**20} MiB: refused"
+                )
+        return bytes(body)
+
+
 async def _start(client: httpx.AsyncClient, url: str, request: TrialRequest) -> str:
     try:
-        response = await client.post(f"{url}/trials", json=request.to_wire())
-        response.raise_for_status()
-        return TrialAccepted.model_validate(response.json()).id
+        answer = await _call(client, "POST", f"{url}/trials", json=request.to_wire())
+        return TrialAccepted.model_validate_json(answer).id
     except (httpx.HTTPError, ValidationError, ValueError) as exc:
         raise TrialFailedError(f"generator {url} did not accept the trial: {exc}") from exc
 
@@ -66,9 +95,9 @@ async def _start(client: httpx.AsyncClient, url: str, request: TrialRequest) -> 
 async def _poll(client: httpx.AsyncClient, url: str, trial_id: str, deadline: float) -> TrialResult:
     while True:
         try:
-            response = await client.get(f"{url}/trials/{trial_id}")
-            response.raise_for_status()
-            result = TrialResult.model_validate(response.json())
+            result = TrialResult.model_validate_json(
+                await _call(client, "GET", f"{url}/trials/{trial_id}")
+            )
         except (httpx.HTTPError, ValidationError, ValueError) as exc:
             raise TrialFailedError(f"generator {url} stopped answering mid-trial: {exc}") from exc
         if result.state is TrialState.DONE:
@@ -95,12 +124,15 @@ async def run_trial(
     model: LoadModel,
     *,
     level: int,
+    token: str | None = None,
 ) -> TrialResult:
-    """Run `request` at `level` split across `generator_urls`; the merged result."""
+    """Run `request` at `level` split across `generator_urls`; the merged result. `token`
+    is the run's control token, sent with every call."""
     shares = split_level(level, len(generator_urls), model)
     deadline = time.monotonic() + request.warm_up + request.duration + _GRACE
     started: dict[str, str] = {}
-    async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as client:
+    headers = {CONTROL_TOKEN_HEADER: token} if token else {}
+    async with httpx.AsyncClient(timeout=httpx.Timeout(10.0), headers=headers) as client:
         try:
             for index, (url, share) in enumerate(zip(generator_urls, shares, strict=True)):
                 part = request.model_copy(

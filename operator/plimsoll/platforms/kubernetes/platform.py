@@ -15,19 +15,24 @@ labels is adopted, so an operator restarted mid-run picks its pods up again.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
+import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.step import ResourceUsage
+from plimsoll.decide.metrics_policy import metrics_problems
 from plimsoll.kube import manifests, names
 from plimsoll.kube.client import (
     CONFIG_MAPS,
     JOBS,
+    NAMESPACES,
     NETWORK_POLICIES,
     PODS,
+    SECRETS,
     SERVICES,
     ConflictError,
     KubeClient,
@@ -63,6 +68,7 @@ class KubernetesOptions:
     images: Images = field(default_factory=Images)
     reach: str = REACH_AUTO  # how the runner reaches generators: pod IP, or the API proxy
     prometheus_url: str | None = None  # the operator's default when the spec names none
+    allowed_prometheus: frozenset[str] = frozenset()  # others a spec may name
     ready_timeout: float = 180.0
     poll: float = 0.5
 
@@ -95,6 +101,7 @@ class KubernetesPlatform:
         self._spec: CapacityTestSpec | None = None
         self._relay: PodProxyRelay | None = None
         self._detached = False
+        self.target_image: str | None = None  # the image digest the kubelet reported
 
     def detach(self) -> None:
         """The operator is exiting mid-run: `stop` leaves every pod for the next one."""
@@ -180,7 +187,20 @@ class KubernetesPlatform:
         self._spec = spec
         del variant  # already applied to `spec`; the run identity carries its name
         run, images, limit = self.run, self._options.images, self._options.ready_timeout
-        await self.apply(manifests.namespace(run))
+        allowed = {*self._options.allowed_prometheus}
+        if self._options.prometheus_url:
+            allowed.add(self._options.prometheus_url)
+        problems = [
+            *metrics_problems(spec, allowed),
+            images.refused("spec.generators.image", spec.generators.image),
+            images.refused("spec.upstream.image", spec.upstream.image),
+        ]
+        if any(problems):
+            raise PlatformError("; ".join(p for p in problems if p))
+        await self._namespace()
+        # Policies before any pod: nothing in the namespace ever runs without them.
+        await self.apply(manifests.run_egress_policy(run))
+        await self.apply(manifests.generator_network_policy(run, spec))
 
         services = spec.services
         for service in services:
@@ -197,30 +217,65 @@ class KubernetesPlatform:
             mock_names + [names.service_pod_name(s.name) for s in services], limit
         )
 
-        await self.apply(manifests.target_pod(run, spec))
-        await self.apply(
-            manifests.cluster_service(
-                run, names.TARGET_SERVICE, names.ROLE_TARGET, spec.target.port
+        target: dict[str, Any] | None = None
+        if spec.target.url is None:  # else an existing service: nothing to start or pin
+            await self.apply(manifests.target_pod(run, spec))
+            await self.apply(
+                manifests.cluster_service(
+                    run, names.TARGET_SERVICE, names.ROLE_TARGET, spec.target.port
+                )
             )
-        )
-        target_name = names.target_pod_name()
-        target = (await self._ready([target_name], spec.target.startup_timeout))[target_name]
+            target_name = names.target_pod_name()
+            target = (await self._ready([target_name], spec.target.startup_timeout))[target_name]
+            for container in target.get("status", {}).get("containerStatuses", []) or []:
+                if container.get("name") == "target" and container.get("imageID"):
+                    self.target_image = container["imageID"]
 
         for step in spec.target.setup:
             job = await self.apply(manifests.setup_job(run, step, spec))
             await self._job_done(job["metadata"]["name"], step.timeout)
 
+        token = await self._control_token()
         gen_names = [names.generator_pod_name(i) for i in range(spec.generators.replicas)]
         for index in range(spec.generators.replicas):
             await self.fresh(manifests.generator_pod(run, index, spec.generators, images.generator))
-        await self.apply(manifests.generator_network_policy(run, spec))
         generators = await self._ready(gen_names, limit)
-        return await self._endpoints(spec, target, mocks[mock_names[0]], generators)
+        endpoints = await self._endpoints(spec, target, mocks[mock_names[0]], generators)
+        return replace(endpoints, control_token=token)
+
+    async def _namespace(self) -> None:
+        """Create the run's namespace, or adopt it with its Pod Security labels put back:
+        someone may have relaxed them on a namespace left by an earlier operator."""
+        body = manifests.namespace(self.run)
+        existing = await self.apply(body)
+        labels = existing.get("metadata", {}).get("labels") or {}
+        wanted = {k: v for k, v in manifests.PSS_LABELS.items() if labels.get(k) != v}
+        if wanted:
+            try:
+                await self._client.patch(
+                    NAMESPACES, None, self.run.namespace, {"metadata": {"labels": wanted}}
+                )
+            except KubeError as exc:
+                raise PlatformError(
+                    f"cannot restore the Pod Security labels of {self.run.namespace}: {exc.message}"
+                ) from exc
+
+    async def _control_token(self) -> str:
+        """The run's control-API token: made once and kept in a Secret the generators read,
+        so an operator that resumes the run (or adopts its pods) uses the same one."""
+        secret = await self.apply(
+            manifests.control_token_secret(self.run, secrets.token_urlsafe(24))
+        )
+        encoded = (secret.get("data") or {}).get(manifests.CONTROL_TOKEN_KEY)
+        if encoded:
+            return base64.b64decode(encoded).decode()
+        # An API server answers with `data`; one that echoes the request keeps `stringData`.
+        return str(secret["stringData"][manifests.CONTROL_TOKEN_KEY])
 
     async def _endpoints(
         self,
         spec: CapacityTestSpec,
-        target: dict[str, Any],
+        target: dict[str, Any] | None,
         mock: dict[str, Any],
         generators: dict[str, dict[str, Any]],
     ) -> Endpoints:
@@ -236,9 +291,14 @@ class KubernetesPlatform:
                 f"http://{_host(pod['status']['podIP'])}:{names.GENERATOR_PORT}"
                 for pod in generators.values()
             ]
-        target_node = target.get("spec", {}).get("nodeName")
+        target_node = target.get("spec", {}).get("nodeName") if target is not None else None
         placement, warnings = [], []
-        for pod in [target, mock, *generators.values()]:
+        if target is None:
+            placement.append(f"target: existing service at {spec.target.url} (not started)")
+            warning = manifests.external_target_warning(spec)
+            if warning is not None:
+                warnings.append(warning)
+        for pod in [p for p in (target, mock, *generators.values()) if p is not None]:
             node = pod.get("spec", {}).get("nodeName") or "unknown node"
             placement.append(f"{pod['metadata']['name']} on {node} ({pod['status']['podIP']})")
             if (
@@ -249,8 +309,13 @@ class KubernetesPlatform:
                 warnings.append(
                     f"{pod['metadata']['name']} shares node {target_node} with the target"
                 )
+        target_url = (
+            f"http://{_host(target['status']['podIP'])}:{spec.target.port}"
+            if target is not None
+            else str(spec.target.url).rstrip("/")
+        )
         return Endpoints(
-            target_url=f"http://{_host(target['status']['podIP'])}:{spec.target.port}",
+            target_url=target_url,
             upstream_url=f"http://{_host(mock['status']['podIP'])}:{spec.upstream.port}",
             generator_urls=urls,
             placement=placement,
@@ -264,6 +329,8 @@ class KubernetesPlatform:
         spec = self._spec
         if spec is None:
             raise PlatformError("ensure_ready() asked before start()")
+        if spec.target.url is not None:
+            return  # an existing service: not ours to wait for
         try:
             await wait_pods_ready(
                 self._client,
@@ -290,6 +357,8 @@ class KubernetesPlatform:
         }
         for service in spec.services:
             selectors[service.name] = Selector(ns, names.service_pod_name(service.name))
+        if spec.target.url is not None:  # nothing of ours to select: no target series
+            del selectors[ROLE_TARGET]
         url = spec.metrics.prometheus_url or self._options.prometheus_url
         if not url:
             return _NoPrometheus(list(selectors))
@@ -312,7 +381,7 @@ class KubernetesPlatform:
 
 async def delete_children(client: KubeClient, namespace: str, labels: dict[str, str]) -> None:
     """Delete what a run (or one variant of it) created inside its namespace."""
-    for kind in (NETWORK_POLICIES, JOBS, PODS, SERVICES, CONFIG_MAPS):
+    for kind in (NETWORK_POLICIES, JOBS, PODS, SERVICES, CONFIG_MAPS, SECRETS):
         try:
             for item in await client.list(kind, namespace, labels):
                 await client.delete(kind, namespace, item["metadata"]["name"])

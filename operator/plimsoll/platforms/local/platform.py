@@ -19,10 +19,12 @@ from __future__ import annotations
 import logging
 import math
 import os
+import secrets
 import sys
 from pathlib import Path
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
+from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.source import ROLE_MOCK, ROLE_TARGET, MetricsSource
@@ -135,13 +137,17 @@ class LocalPlatform:
 
         urls = []
         processes = spec.generators.processes or 1
+        # A fresh secret per run: another local user cannot drive (or hijack) these
+        # generators, which accept trials on a loopback port anyone here can reach.
+        token = secrets.token_urlsafe(24)
+        generator_env = {**base_env, CONTROL_TOKEN_ENV: token}
         for index in range(spec.generators.replicas):
             role = "generator" if index == 0 else f"generator-{index}"
             generator, url = await self._start_equipment(
                 role,
                 [sys.executable, "-m", "plimsoll_generator", "--processes", str(processes)],
                 free_port(),
-                base_env,
+                generator_env,
                 other_cpus,
             )
             urls.append(url)
@@ -161,7 +167,12 @@ class LocalPlatform:
                 f"{export.exporter.url} (namespace {self.run_id!r})"
             )
         return Endpoints(
-            target_url, mock_url, urls, placement=list(placement), warnings=list(warnings)
+            target_url,
+            mock_url,
+            urls,
+            placement=list(placement),
+            warnings=list(warnings),
+            control_token=token,
         )
 
     async def ensure_ready(self) -> None:

@@ -1,0 +1,184 @@
+"""What a CapacityTest may change in the target's pod: an allow-list, checked up front.
+
+`target.podTemplate` is merged into the pod the operator builds, so without a
+limit a CR could ask for a privileged container, the host's network or PID
+namespace, a hostPath volume, root, extra capabilities, a control-plane node or
+a system priority, or quietly raise the pod's CPU limit so the ceiling is no
+longer that of the shape the report names. Only scheduling placement, pull
+secrets, labels and annotations, config volumes, env and non-root ids pass;
+anything else is named with its path and the list of what is allowed.
+Plimsoll's security contexts and the pod shape's resources are applied again
+after the merge (`plimsoll.kube.manifests.target_pod`), so an allowed field can
+never weaken them. Pure: called from the spec's validation.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_DEPTH = 12  # affinity terms are the deepest allowed structure (about 8 levels)
+MAX_BYTES = 16 * 1024
+
+POD_SPEC_FIELDS = {
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "topologySpreadConstraints",
+    "imagePullSecrets",
+    "priorityClassName",
+    "volumes",
+    "containers",
+    "securityContext",
+    "terminationGracePeriodSeconds",
+}
+CONTAINER_FIELDS = {"name", "env", "envFrom", "volumeMounts"}
+POD_SECURITY_FIELDS = {"runAsUser", "runAsGroup", "fsGroup", "supplementalGroups"}
+VOLUME_SOURCES = {"configMap", "secret", "emptyDir"}
+ENV_SOURCES = {"configMapKeyRef", "secretKeyRef"}
+AFFINITY_KINDS = {"nodeAffinity", "podAffinity", "podAntiAffinity"}
+
+
+class TemplateProblems:
+    """Collects every problem, each with its path, so one pass names them all."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.items: list[str] = []
+
+    def add(self, path: str, message: str) -> None:
+        where = f"{self.root}.{path.lstrip('.')}" if path else self.root
+        self.items.append(f"{where}: {message}")
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth, without recursion: a hostile CR cannot exhaust the stack here."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if level > MAX_DEPTH:
+            return level
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        )
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _names(allowed: set[str]) -> str:
+    return ", ".join(sorted(allowed))
+
+
+def _check_keys(
+    problems: TemplateProblems, path: str, value: Any, allowed: set[str]
+) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        problems.add(path, "must be an object")
+        return {}
+    for key in value:
+        if key not in allowed:
+            problems.add(f"{path}.{key}", f"is not allowed here; allowed: {_names(allowed)}")
+    return value
+
+
+def _check_tolerations(problems: TemplateProblems, value: Any) -> None:
+    if not isinstance(value, list):
+        problems.add("spec.tolerations", "must be a list")
+        return
+    for index, toleration in enumerate(value):
+        if not isinstance(toleration, dict) or not toleration.get("key"):
+            problems.add(
+                f"spec.tolerations[{index}]",
+                "needs an explicit 'key': a toleration of every taint would place the "
+                "target on control-plane or dedicated nodes",
+            )
+
+
+def _check_volumes(problems: TemplateProblems, value: Any) -> None:
+    if not isinstance(value, list):
+        problems.add("spec.volumes", "must be a list")
+        return
+    for index, volume in enumerate(value):
+        path = f"spec.volumes[{index}]"
+        volume = _check_keys(problems, path, volume, {"name", *VOLUME_SOURCES})
+        if volume and not (VOLUME_SOURCES & set(volume)):
+            problems.add(path, f"needs one of {_names(VOLUME_SOURCES)}")
+
+
+def _check_container(problems: TemplateProblems, index: int, value: Any) -> None:
+    path = f"spec.containers[{index}]"
+    container = _check_keys(problems, path, value, CONTAINER_FIELDS)
+    if container and container.get("name") != "target":
+        problems.add(
+            f"{path}.name",
+            f"is {container.get('name')!r}: only the 'target' container may be changed "
+            "(another container would share the pod's shape and blur the measurement)",
+        )
+    for env_index, env in enumerate(container.get("env") or []):
+        env_path = f"{path}.env[{env_index}]"
+        env = _check_keys(problems, env_path, env, {"name", "value", "valueFrom"})
+        source = env.get("valueFrom") if env else None
+        if source is not None:
+            _check_keys(problems, f"{env_path}.valueFrom", source, ENV_SOURCES)
+    for env_index, env_from in enumerate(container.get("envFrom") or []):
+        _check_keys(
+            problems,
+            f"{path}.envFrom[{env_index}]",
+            env_from,
+            {"configMapRef", "secretRef", "prefix"},
+        )
+    for mount_index, mount in enumerate(container.get("volumeMounts") or []):
+        _check_keys(
+            problems,
+            f"{path}.volumeMounts[{mount_index}]",
+            mount,
+            {"name", "mountPath", "readOnly", "subPath"},
+        )
+
+
+def _check_spec(problems: TemplateProblems, spec: dict[str, Any]) -> None:
+    if "affinity" in spec:
+        _check_keys(problems, "spec.affinity", spec["affinity"], AFFINITY_KINDS)
+    if "tolerations" in spec:
+        _check_tolerations(problems, spec["tolerations"])
+    priority = spec.get("priorityClassName")
+    if isinstance(priority, str) and priority.startswith("system-"):
+        problems.add(
+            "spec.priorityClassName",
+            f"{priority!r} is a system priority class, which can evict cluster components",
+        )
+    if "volumes" in spec:
+        _check_volumes(problems, spec["volumes"])
+    for index, container in enumerate(spec.get("containers") or []):
+        _check_container(problems, index, container)
+    if "securityContext" in spec:  # an explicit null would wipe the restricted context
+        security = _check_keys(
+            problems, "spec.securityContext", spec["securityContext"], POD_SECURITY_FIELDS
+        )
+        for key in ("runAsUser", "runAsGroup", "fsGroup"):
+            value = security.get(key)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                problems.add(f"spec.securityContext.{key}", "must be a non-root id (1 or more)")
+    grace = spec.get("terminationGracePeriodSeconds")
+    if grace is not None and (not isinstance(grace, int) or not 0 <= grace <= 300):
+        problems.add("spec.terminationGracePeriodSeconds", "must be 0 to 300")
+
+
+def template_problems(template: Any, root: str = "podTemplate") -> list[str]:
+    """Every disallowed or oversized part of a pod template, each with its path."""
+    problems = TemplateProblems(root)
+    if _depth(template) > MAX_DEPTH:
+        problems.add("", f"is nested more than {MAX_DEPTH} levels deep")
+        return problems.items
+    if len(json.dumps(template)) > MAX_BYTES:
+        problems.add("", f"is larger than {MAX_BYTES // 1024} KiB")
+        return problems.items
+    top = _check_keys(problems, "", template, {"metadata", "spec"})
+    if "metadata" in top:
+        _check_keys(problems, "metadata", top["metadata"], {"labels", "annotations"})
+    if "spec" in top:
+        spec = _check_keys(problems, "spec", top["spec"], POD_SPEC_FIELDS)
+        if spec:
+            _check_spec(problems, spec)
+    return problems.items

@@ -1,0 +1,71 @@
+"""The regression gate in the status: history, the verdict per variant, the condition.
+
+Called by the status sink (`OperatorSink.finished`) when a run ends, before the
+final status patch, so the ceiling, its place in `status.history`, the
+`Regressed` condition and the change shown by `kubectl get` land in one write.
+The rule itself is pure (`plimsoll.decide.regression`); this module only maps
+its answers onto the status, a condition and an Event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from plimsoll.api.report import RunReport
+from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.api.status import ConditionStatus, ConditionType, Reason
+from plimsoll.controller.events import Event, EventType
+from plimsoll.controller.status import StatusWriter
+from plimsoll.decide.regression import baseline_of, change_column, entry_of, judge, remember
+
+
+def apply_gate(
+    writer: StatusWriter,
+    report: RunReport,
+    spec: CapacityTestSpec,
+    images: Mapping[str, str | None],
+) -> None:
+    """Remember this run's ceilings and, with `spec.regression`, judge them against the
+    baseline: `images` maps each variant to the target image (or digest) it ran."""
+    status = writer.status
+    ceilings = list(report.ceilings) or ([report.ceiling] if report.ceiling else [])
+    if not ceilings or status.run_id is None:
+        return
+    finished = report.ended_at or datetime.now(UTC)
+    policy = spec.regression
+    verdicts = (
+        [judge(c, baseline_of(status.history, c.variant, policy), policy) for c in ceilings]
+        if policy is not None
+        else []
+    )
+    entries = [
+        entry_of(
+            c,
+            status.run_id,
+            finished,
+            image=images.get(c.variant),
+            generation=status.observed_generation,
+        )
+        for c in ceilings
+    ]
+    status.history = remember(status.history, entries, spec.history_limit)
+    status.regression = verdicts
+    status.change = change_column(verdicts)
+    if policy is None:
+        return
+    regressed = [v for v in verdicts if v.regressed]
+    if regressed:
+        message = "; ".join(v.message for v in regressed)
+        writer.condition(ConditionType.REGRESSED, ConditionStatus.TRUE, Reason.REGRESSED, message)
+        writer.note(Event(EventType.WARNING, Reason.REGRESSED.value, message))
+    elif all(v.baseline is None for v in verdicts):
+        message = "; ".join(v.message for v in verdicts)
+        writer.condition(
+            ConditionType.REGRESSED, ConditionStatus.FALSE, Reason.NO_BASELINE, message
+        )
+    else:
+        message = "; ".join(v.message for v in verdicts)
+        writer.condition(
+            ConditionType.REGRESSED, ConditionStatus.FALSE, Reason.NO_REGRESSION, message
+        )

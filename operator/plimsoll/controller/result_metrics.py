@@ -1,0 +1,81 @@
+"""The latest answers as Prometheus gauges: ceilings, their range, regressions, freshness.
+
+Part of the operator's `/metrics` (`OperatorMetrics.render`), so the capacity of
+every watched CapacityTest can be graphed and alerted on: a regression alert on
+`plimsoll_regressed`, a stale-result alert on the age of
+`plimsoll_last_success_timestamp_seconds` (the chart's PrometheusRule has both).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from plimsoll.api.status import CapacityTestStatus, Ceiling, Phase
+
+GAUGES = (
+    ("plimsoll_ceiling", "The latest ceiling per CapacityTest and variant."),
+    ("plimsoll_ceiling_low", "The last passing level of the latest run."),
+    ("plimsoll_ceiling_high", "The first failing level of the latest run."),
+    ("plimsoll_regressed", "1 when the latest ceiling regressed against its baseline."),
+)
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+@dataclass
+class _Result:
+    ceilings: list[Ceiling]
+    regressed: dict[str, bool]
+
+
+@dataclass
+class ResultGauges:
+    results: dict[tuple[str, str], _Result] = field(default_factory=dict)
+    last_success: dict[tuple[str, str], float] = field(default_factory=dict)
+
+    def record(self, namespace: str, name: str, status: CapacityTestStatus) -> None:
+        ceilings = status.variant_ceilings or ([status.ceiling] if status.ceiling else [])
+        regressed = {v.variant: v.regressed for v in status.regression}
+        self.results[(namespace, name)] = _Result(ceilings, regressed)
+        if status.phase is Phase.SUCCEEDED and status.completion_time is not None:
+            self.last_success[(namespace, name)] = status.completion_time.timestamp()
+
+    def forget(self, namespace: str, name: str) -> None:
+        self.results.pop((namespace, name), None)
+        self.last_success.pop((namespace, name), None)
+
+    def render(self) -> list[str]:
+        samples: dict[str, list[str]] = {gauge: [] for gauge, _ in GAUGES}
+        for (namespace, name), result in sorted(self.results.items()):
+            for ceiling in result.ceilings:
+                labels = (
+                    f'namespace="{_label(namespace)}",name="{_label(name)}",'
+                    f'variant="{_label(ceiling.variant)}"'
+                )
+                with_unit = f'{labels},unit="{_label(ceiling.unit)}"'
+                for gauge, value in (
+                    ("plimsoll_ceiling", ceiling.level),
+                    ("plimsoll_ceiling_low", ceiling.low),
+                    ("plimsoll_ceiling_high", ceiling.high),
+                ):
+                    if value is not None:
+                        samples[gauge].append(f"{gauge}{{{with_unit}}} {value}")
+                if ceiling.variant in result.regressed:
+                    flag = int(result.regressed[ceiling.variant])
+                    samples["plimsoll_regressed"].append(f"plimsoll_regressed{{{labels}}} {flag}")
+        lines: list[str] = []
+        for gauge, help_text in GAUGES:
+            lines += [f"# HELP {gauge} {help_text}", f"# TYPE {gauge} gauge", *samples[gauge]]
+        lines += [
+            "# HELP plimsoll_last_success_timestamp_seconds When the latest run that found "
+            "its ceiling finished (Unix time).",
+            "# TYPE plimsoll_last_success_timestamp_seconds gauge",
+        ]
+        lines += [
+            f'plimsoll_last_success_timestamp_seconds{{namespace="{_label(ns)}",'
+            f'name="{_label(name)}"}} {at:.0f}'
+            for (ns, name), at in sorted(self.last_success.items())
+        ]
+        return lines

@@ -1,0 +1,74 @@
+"""The control API's token: the generator as a process, started as the platforms start it
+(the token in PLIMSOLL_CONTROL_TOKEN), probed with real HTTP calls."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from plimsoll.api.trial import CONTROL_TOKEN_ENV, CONTROL_TOKEN_HEADER
+from tests.generator.target import TargetState
+from tests.generator.test_control import body
+
+TOKEN = "s3cret-run-token"
+
+
+@pytest.fixture
+def guarded_generator() -> Iterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "plimsoll_generator", "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--processes", "1"]
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", CONTROL_TOKEN_ENV: TOKEN}
+    proc = subprocess.Popen(command, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "headers", [{}, {CONTROL_TOKEN_HEADER: "guess"}, {"Authorization": f"Bearer {TOKEN}"}]
+)
+def test_trials_without_the_token_are_refused(
+    guarded_generator: str, target: tuple[TargetState, str], headers: dict[str, str]
+) -> None:
+    state, url = target
+    answer = httpx.post(f"{guarded_generator}/trials", json=body(url), headers=headers)
+    assert answer.status_code == 401
+    assert CONTROL_TOKEN_HEADER in answer.json()["error"]
+    assert httpx.get(f"{guarded_generator}/trials/x", headers=headers).status_code == 401
+    assert state.paths.get("/", 0) == 0  # no load was sent
+
+
+def test_the_token_starts_a_trial_and_probes_stay_open(
+    guarded_generator: str, target: tuple[TargetState, str]
+) -> None:
+    _, url = target
+    assert httpx.get(f"{guarded_generator}/healthz").status_code == 200
+    assert httpx.get(f"{guarded_generator}/metrics").status_code == 200
+    headers = {CONTROL_TOKEN_HEADER: TOKEN}
+    answer = httpx.post(
+        f"{guarded_generator}/trials", json=body(url, duration=0.5), headers=headers
+    )
+    assert answer.status_code == 202
+    trial = answer.json()["id"]
+    assert httpx.get(f"{guarded_generator}/trials/{trial}", headers=headers).status_code == 200
+    httpx.delete(f"{guarded_generator}/trials/{trial}", headers=headers)
