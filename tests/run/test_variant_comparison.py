@@ -1,13 +1,12 @@
-"""Variants compared for real: the table, the Δ and the noise rule on a CPU-bound target.
+"""Variants compared for real: the table, the Δ and the noise rule, in one local run.
 
-`examples/targets/cpu_bound.py` burns WORK_MS of CPU per request; pinned to 0.25
-CPU it serves at most 0.25 / (WORK_MS / 1000) requests/s: 50 at 5 ms, 25 at
-10 ms (less when the machine is busy: the bands, not the figures, are asserted).
-A small quota is what a busy shared machine still grants in full. The doubling
-search bisects to 25%, so a band is at most 25% wide: identical variants' bands
-touch (a level one failed, the other passed) or overlap, and a variant at twice
-the cost lands a factor two below, clear of the baseline. About a minute: three
-variants of some seven one-second trials each.
+`examples/targets/serial_work.py` serves one request at a time, each taking
+SERVICE_MS: 50 requests/s at 20 ms, 25 at 40 ms. Its ceiling is set by that
+service time, not by the CPU a busy shared machine happens to grant, so two
+identical variants land in touching or overlapping bands (within noise) and a
+variant at twice the cost per request lands a factor two below (lower, outside
+noise) on any host. The doubling search bisects to 25% with one repeat; about
+a minute: three variants of some seven one-second trials each.
 """
 
 from __future__ import annotations
@@ -34,18 +33,18 @@ async def test_identical_variants_are_within_noise_and_double_cost_is_lower(
     test = one_level_test(
         "compare",
         {
-            "command": ["python", "examples/targets/cpu_bound.py"],
-            "env": {"WORK_MS": "5"},
-            "resources": {"cpu": "0.25", "memory": "128Mi"},
+            "command": ["python", "examples/targets/serial_work.py"],
+            "env": {"SERVICE_MS": "20"},
+            "resources": {"cpu": "0.5", "memory": "128Mi"},
         },
         trial={"duration": "1s", "warmUp": "0.3s"},
-        search={"strategy": "doubling", "start": 10, "precision": "25%", "repeats": 1},
+        search={"strategy": "doubling", "start": 20, "precision": "25%", "repeats": 1},
         passWhen={"minAchieved": "90%", "latency": [{"quantile": "p99", "below": "300ms"}]},
         generators={"replicas": 1, "processes": 1},
         variants=[
             {"name": "base"},
             {"name": "same", "description": "the baseline again"},
-            {"name": "double", "env": {"WORK_MS": "10"}},
+            {"name": "double", "env": {"SERVICE_MS": "40"}},
         ],
     )
 
@@ -66,14 +65,14 @@ async def test_identical_variants_are_within_noise_and_double_cost_is_lower(
     assert double.difference is Difference.LOWER, comparison
     assert double.delta_percent is not None
     assert double.delta_percent < -25, comparison
-    # Figures are compared at the highest level all three passed: the heavy variant
-    # used about twice the CPU per request there.
+    # Figures are compared at the highest level all three passed: the heavy variant's
+    # calls waited about twice as long there.
     assert comparison.common_level is not None
     assert base.at_common_level is not None
     assert double.at_common_level is not None
-    assert base.at_common_level.cpu_cores is not None
-    assert double.at_common_level.cpu_cores is not None
-    assert double.at_common_level.cpu_cores > 1.4 * base.at_common_level.cpu_cores
+    assert base.at_common_level.p50_ms is not None
+    assert double.at_common_level.p50_ms is not None
+    assert double.at_common_level.p50_ms > 1.5 * base.at_common_level.p50_ms
 
     markdown = (out / "report.md").read_text()
     headline = markdown.split("\n", 2)[2].split("\n", 1)[0]
