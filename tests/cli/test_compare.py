@@ -72,6 +72,9 @@ def test_variants_are_matched_by_name_across_runs(tmp_path: Path) -> None:
     two = {"a": BASE, "b": Run(200, 220, ladder(200, 220, 0.004))}
     first = save(make_report(two), tmp_path / "r1")
     second = save(make_report({"a": BASE, "b": BASE}), tmp_path / "r2")
+    markdown = runner.invoke(app, ["compare", str(first), str(second)]).stdout
+    assert markdown.startswith("## Variant a\n\n**r2:a holds as many")
+    assert "## Variant b\n\n**r2:b holds 100% more requests per second than r1:b" in markdown
     result = runner.invoke(app, ["compare", str(first), str(second), "--json"])
     assert result.exit_code == 0, result.output
     by_variant = {c["baseline"]: c for c in json.loads(result.stdout)}

@@ -77,6 +77,15 @@ def with_headlines(comparisons: list[Comparison]) -> list[Comparison]:
     return comparisons
 
 
+def _section(comparison: Comparison, titled: bool) -> str:
+    """One comparison; under a heading naming its variant when the runs hold several."""
+    text = comparison_markdown(comparison)
+    if not titled:
+        return text
+    variant = comparison.baseline.partition(":")[2] or comparison.baseline
+    return f"## Variant {variant}\n\n{text}"
+
+
 def compare_cmd(
     files: Annotated[list[Path], typer.Argument(help="Two or more report.json files.")],
     baseline: Annotated[
@@ -111,7 +120,7 @@ def compare_cmd(
     if as_json:
         typer.echo(json.dumps([c.to_wire() for c in comparisons], indent=2))
     else:
-        typer.echo("\n".join(comparison_markdown(c) for c in comparisons))
+        typer.echo("\n".join(_section(c, len(comparisons) > 1) for c in comparisons))
     failures = regression_gate(comparisons, threshold) if threshold is not None else []
     for line in failures:
         typer.echo(line, err=True)
