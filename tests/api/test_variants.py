@@ -1,12 +1,16 @@
 """A variant changes what a comparison needs and inherits the rest; conflicts are named."""
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from typer.testing import CliRunner
 
 from plimsoll.api import SpecError, load_capacity_test
 from plimsoll.api.crd import render_crd
+from plimsoll.cli.app import app
 from tests.api.test_spec_errors import MINIMAL
 
 STORE = {"name": "store", "command": ["store-server"], "port": 6390}
@@ -118,3 +122,11 @@ def test_the_crd_carries_the_conflict_rules_it_can_express() -> None:
     crd = render_crd()
     assert "self.variants.exists(v, v.name == self.baseline)" in crd
     assert "!has(self.services) || (!has(self.addServices) && !has(self.removeServices))" in crd
+
+
+def test_validate_names_a_variant_conflict_and_exits_1(tmp_path: Path) -> None:
+    path = tmp_path / "conflict.yaml"
+    path.write_text(yaml.safe_dump(document([{"name": "pg", "removeServices": ["redis"]}])))
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 1
+    assert "spec: variants[0] (pg): removeServices names ['redis']" in result.stderr

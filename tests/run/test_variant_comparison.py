@@ -18,6 +18,7 @@ import pytest
 
 from plimsoll.api.comparison import Difference
 from plimsoll.api.report import Outcome
+from plimsoll.api.step import Verdict
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.report.files import write_report
 from plimsoll.report.live import ConsoleSink
@@ -83,4 +84,39 @@ async def test_identical_variants_are_within_noise_and_double_cost_is_lower(
     assert "| double | " in markdown.split("## Ceilings")[0]  # the table comes first
     assert saved_report(out)["comparison"]["variants"][2]["difference"] == "lower"
     assert (out / "ceilings.png").exists()
+    assert marked_processes(mark) == []
+
+
+async def test_a_variant_s_workload_reaches_the_generators(tmp_path: Path, mark: str) -> None:
+    """A variant that sends its load elsewhere (here a path the target does not serve)
+    is judged on that load, not on the spec's."""
+    test = one_level_test(
+        "workload",
+        {
+            "command": ["python", "examples/targets/serial_work.py"],
+            "env": {"SERVICE_MS": "5"},
+            "resources": {"cpu": "0.5", "memory": "128Mi"},
+        },
+        trial={"duration": "1s", "warmUp": "0.3s"},
+        generators={"replicas": 1, "processes": 1},
+        variants=[
+            {"name": "served"},
+            {
+                "name": "elsewhere",
+                "workload": {"model": "rate", "mix": [{"name": "work", "path": "/missing"}]},
+            },
+        ],
+    )
+
+    def make(variant: Any) -> LocalPlatform:
+        return LocalPlatform(f"w-{variant.name}-{mark[:6]}", tmp_path / variant.name)
+
+    report = await run_test(test, make, ConsoleSink(test, tmp_path / "out", quiet=True))
+
+    served, elsewhere = (s for s in report.steps if s.judgement.verdict is not Verdict.INVALID)
+    assert served.judgement.verdict is Verdict.PASS, served.judgement.reasons
+    assert elsewhere.judgement.verdict is Verdict.FAIL
+    assert any("unexpected" in reason for reason in elsewhere.judgement.reasons), (
+        elsewhere.judgement.reasons
+    )
     assert marked_processes(mark) == []
