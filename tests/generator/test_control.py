@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -18,6 +13,7 @@ from plimsoll.api.trial import TrialResult, TrialState
 from plimsoll_generator.control import ControlProtocol, Trials
 from plimsoll_generator.metrics import Metrics
 from plimsoll_generator.workers import InProcess
+from tests.generator.helpers import generator_process
 from tests.generator.target import TargetState
 
 
@@ -101,25 +97,8 @@ async def test_an_unknown_trial_is_404(control: httpx.AsyncClient) -> None:
 
 @pytest.fixture
 def two_workers() -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "plimsoll_generator", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--processes", "2"]
-    proc = subprocess.Popen(command, env={**os.environ, "PYTHONWARNINGS": "ignore"})
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with generator_process(2) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 async def test_two_worker_processes_split_the_level_and_merge(

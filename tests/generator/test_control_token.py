@@ -3,17 +3,13 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from plimsoll.api.trial import CONTROL_TOKEN_ENV, CONTROL_TOKEN_HEADER
+from tests.generator.helpers import generator_process
 from tests.generator.target import TargetState
 from tests.generator.test_control import body
 
@@ -22,26 +18,8 @@ TOKEN = "s3cret-run-token"
 
 @pytest.fixture
 def guarded_generator() -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "plimsoll_generator", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--processes", "1"]
-    env = {**os.environ, "PYTHONWARNINGS": "ignore", CONTROL_TOKEN_ENV: TOKEN}
-    proc = subprocess.Popen(command, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with generator_process(1, {CONTROL_TOKEN_ENV: TOKEN}) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from plimsoll.api.report import Outcome
+from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.step import StepRecord, StepResult, Verdict
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.run.runner import run_test
@@ -69,32 +69,35 @@ class KillAfterFirstStep(RecordingSink):
         raise AssertionError("the killed target did not exit")
 
 
-def two_steps(target: dict[str, object]):  # type: ignore[no-untyped-def]
-    test = one_level_test("restarts", target)
-    test.spec.search.levels = [5, 6]
-    return test
-
-
-async def test_the_next_step_waits_until_the_restarted_target_is_ready(
-    tmp_path: Path, mark: str
-) -> None:
+async def kill_after_first_step(
+    tmp_path: Path, mark: str, on_restart: str
+) -> tuple[RunReport, KillAfterFirstStep, LocalPlatform]:
+    """Two steps (5 and 6 rps) against the wrapped target, killed after the first."""
     platforms: list[LocalPlatform] = []
 
     def make(variant: object) -> LocalPlatform:
         platforms.append(LocalPlatform(f"t-{mark[:6]}", tmp_path))
         return platforms[-1]
 
+    test = one_level_test("restarts", restarting_target(tmp_path / "started-once", on_restart))
+    test.spec.search.levels = [5, 6]
+    sink = KillAfterFirstStep(platforms)
+    report = await run_test(test, make, sink)
+    return report, sink, platforms[0]
+
+
+async def test_the_next_step_waits_until_the_restarted_target_is_ready(
+    tmp_path: Path, mark: str
+) -> None:
     # The restart takes 2 s, longer than the 0.3 s warm-up: a step that did not wait
     # would meet refused connections for most of its measured window.
-    target = restarting_target(tmp_path / "started-once", "sleep 2")
-    sink = KillAfterFirstStep(platforms)
-    report = await run_test(two_steps(target), make, sink)
+    report, sink, platform = await kill_after_first_step(tmp_path, mark, "sleep 2")
 
     assert [(r.level, r.verdict) for r in sink.records] == [(5, Verdict.PASS), (6, Verdict.PASS)]
     second = report.steps[1].client
     assert second is not None
     assert second.errors == []  # no refused connection: it met a ready target
-    restarted = next(p for p in platforms[0].processes if p.name == "target")
+    restarted = next(p for p in platform.processes if p.name == "target")
     assert restarted.pid != sink.killed_pid  # the step measured the new process
     assert report.outcome is Outcome.SUCCEEDED
     assert marked_processes(mark) == []
@@ -103,17 +106,8 @@ async def test_the_next_step_waits_until_the_restarted_target_is_ready(
 async def test_a_target_that_cannot_come_back_stops_the_run_with_its_last_words(
     tmp_path: Path, mark: str
 ) -> None:
-    platforms: list[LocalPlatform] = []
-
-    def make(variant: object) -> LocalPlatform:
-        platforms.append(LocalPlatform(f"t-{mark[:6]}", tmp_path))
-        return platforms[-1]
-
-    target = restarting_target(
-        tmp_path / "started-once", "echo 'store is locked by another writer'; exit 3"
-    )
-    sink = KillAfterFirstStep(platforms)
-    report = await run_test(two_steps(target), make, sink)
+    refuse = "echo 'store is locked by another writer'; exit 3"
+    report, sink, _ = await kill_after_first_step(tmp_path, mark, refuse)
 
     assert [(r.level, r.verdict) for r in sink.records] == [(5, Verdict.PASS)]
     assert report.outcome is Outcome.FAILED
