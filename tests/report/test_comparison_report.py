@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from plimsoll.report.comparison import compare_variants, headline
+from plimsoll.report.comparison import compare_variants, comparison_markdown, headline
 from plimsoll.report.files import read_report, write_report
 from tests.reportfixtures import Run, ladder, make_report
 
@@ -65,3 +65,11 @@ def test_an_older_report_without_a_comparison_gets_one_when_rendered(tmp_path: P
     assert "**b holds as many requests per second as a within noise" in (
         (tmp_path / "report.md").read_text()
     )
+
+
+def test_a_ceiling_from_a_run_that_stopped_early_says_so() -> None:
+    report = make_report({"a": Run(400, 440), "b": Run(200, None)})
+    report.ceilings[1].complete = False
+    comparison = compare_variants(report)
+    assert comparison is not None
+    assert "| b | 200 rps (stopped early) |" in comparison_markdown(comparison)

@@ -67,8 +67,9 @@ def _cost_delta(row: ComparedVariant, percent: float | None) -> str:
     return "baseline" if row.difference is Difference.BASELINE else _signed(percent)
 
 
-def _ceiling(row: ComparedVariant) -> str:
-    return "none" if row.ceiling is None else f"{row.ceiling:,}"
+def _ceiling(row: ComparedVariant, unit: str) -> str:
+    shown = "none" if row.ceiling is None else f"{row.ceiling:,} {unit}"
+    return shown if row.complete else f"{shown} (stopped early)"
 
 
 def _band(row: ComparedVariant) -> str:
@@ -100,7 +101,7 @@ def comparison_markdown(comparison: Comparison) -> str:
         rows.append(
             [
                 row.name + (f" ({value})" if value else ""),
-                f"{_ceiling(row)} {unit}",
+                _ceiling(row, unit),
                 f"{row.low if row.low is not None else '—'} … "
                 f"{row.high if row.high is not None else '—'}",
                 ", ".join(str(s) for s in row.spread) or "—",
