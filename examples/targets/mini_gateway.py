@@ -14,7 +14,11 @@ upstream MCP server (`UPSTREAM_URL`, the mock in a capacity test):
 - `X-Forwarded-For` names the client (`GET /whoami` echoes it), `GET /` is a
   small dashboard page, `GET /healthz` the readiness probe;
 - `GET /ws` holds a WebSocket with the same replay buffer as a stream, so the
-  streams probe's `mixed` kind can hold half of its streams as WebSockets.
+  streams probe's `mixed` kind can hold half of its streams as WebSockets;
+- clients of the stateless MCP revision (2026-07-28) need no session: they ask
+  `server/discover` instead of `initialize`, and a `subscriptions/listen` POST
+  holds the same stream (and replay buffer) a GET does, so the two revisions
+  can be compared on one gateway.
 
 Run: `PORT=8080 UPSTREAM_URL=http://127.0.0.1:8765 python mini_gateway.py`.
 Standard library only.
@@ -39,6 +43,7 @@ KEEP_ALIVE = float(os.environ.get("KEEP_ALIVE_SECONDS", "10"))
 UPSTREAM = urllib.parse.urlsplit(os.environ.get("UPSTREAM_URL", "http://127.0.0.1:8765"))
 UPSTREAM_PATH = os.environ.get("UPSTREAM_MCP_PATH", "/mcp")
 PROTOCOL = "2025-06-18"
+STATELESS = "2026-07-28"
 
 
 @dataclass
@@ -156,6 +161,12 @@ class Gateway:
                 result = await self._call(session, message.get("params", {}))
             elif method == "ping":
                 result = {}
+            elif method == "server/discover":  # the stateless revision's handshake
+                result = {
+                    "supportedVersions": [PROTOCOL, STATELESS],
+                    "capabilities": {"tools": {"listChanged": True}},
+                    "serverInfo": {"name": "mini-gateway", "version": "1"},
+                }
             else:
                 return self._error(rpc_id, -32601, f"unknown method {method}")
         except (ConnectionError, OSError, ValueError) as exc:
@@ -234,6 +245,8 @@ class Gateway:
             page = f"<h1>mini-gateway</h1><p>{counts}</p>"
             return Response(200, page.encode(), content_type="text/html")
         if path == "/mcp" and request.method == "POST":
+            if request.headers.get("mcp-method") == "subscriptions/listen":
+                return await self.stream(request)  # the stateless revision's held stream
             return await self.rpc(request)
         if path == "/mcp" and request.method == "GET":
             return await self.stream(request)

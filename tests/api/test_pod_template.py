@@ -156,7 +156,7 @@ def test_allowed_fields_reach_the_pod_and_plimsolls_settings_win() -> None:
         },
     }
     spec = load_capacity_test(spec_with(template)).spec
-    pod = manifests.target_pod(RUN, spec, None)
+    pod = manifests.target_pod(RUN, spec)
     assert pod["metadata"]["labels"]["team"] == "edge"
     assert pod["spec"]["nodeSelector"] == {"pool": "perf"}
     assert pod["spec"]["priorityClassName"] == "perf-tests"

@@ -72,7 +72,7 @@ def all_objects() -> list[dict[str, Any]]:
         manifests.cluster_service(RUN, "plimsoll-mock", "mock", spec.upstream.port),
         manifests.dependency_pod(RUN, spec.services[0]),
         manifests.dependency_service(RUN, spec.services[0]),
-        manifests.target_pod(RUN, spec, None),
+        manifests.target_pod(RUN, spec),
         manifests.setup_job(RUN, spec.target.setup[0], spec),
         *(manifests.generator_pod(RUN, i, spec.generators, images.generator) for i in range(2)),
         manifests.generator_network_policy(RUN, spec),
@@ -129,7 +129,7 @@ def test_our_images_have_read_only_root_filesystems() -> None:
 
 
 def test_target_is_guaranteed_with_upstream_and_services_injected_and_template_merged() -> None:
-    target = manifests.target_pod(RUN, _spec(), None)
+    target = manifests.target_pod(RUN, _spec())
     container = target["spec"]["containers"][0]
     assert (
         container["resources"]["requests"]

@@ -28,6 +28,7 @@ PRINTER_COLUMNS = [
     {"name": "Limited-By", "type": "string", "jsonPath": ".status.ceiling.limitedBy"},
     {"name": "Change", "type": "string", "jsonPath": ".status.change"},
     {"name": "Steps", "type": "integer", "jsonPath": ".status.stepCount"},
+    {"name": "Variants", "type": "integer", "jsonPath": ".status.variantCount"},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]
 

@@ -15,6 +15,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.comparison import Comparison
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import StepResult
@@ -46,8 +47,13 @@ class RunReport(PlimsollModel):
     placement: list[str] = Field(default_factory=list, description="Who ran where.")
     outcome: Outcome = Outcome.FAILED
     message: str = ""
-    ceiling: Ceiling | None = Field(None, description="The first variant's (or only) ceiling.")
+    ceiling: Ceiling | None = Field(
+        None, description="The baseline variant's ceiling (the first, or spec.baseline)."
+    )
     ceilings: list[Ceiling] = Field(default_factory=list, description="One per variant.")
     steps: list[StepResult] = Field(default_factory=list)
     unit_costs: list[UnitCost] = Field(default_factory=list)
     summary: list[str] = Field(default_factory=list, description="One sentence per variant.")
+    comparison: Comparison | None = Field(
+        None, description="The variants side by side, when the run had more than one."
+    )

@@ -9,138 +9,41 @@ behaviour without reshaping the API.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.gate import Regression, Schedule
-from plimsoll.api.pod_template import template_problems
-from plimsoll.api.units import Bytes, Cores, Fraction, Quantile, Seconds
+from plimsoll.api.target import NAME_PATTERN, PodShape, Service, SetupStep, Target
+from plimsoll.api.units import Fraction, Quantile, Seconds
 from plimsoll.api.upstream import Upstream
+from plimsoll.api.variant import Variant
 from plimsoll.api.workload import LoadModel, Workload
 
-NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-
-
-class PodShape(PlimsollModel):
-    """The pod shape to pin to: requests == limits (Kubernetes' Guaranteed QoS)."""
-
-    cpu: Cores
-    memory: Bytes
-
-
-class SetupStep(PlimsollModel):
-    """A job run to completion before the first trial, e.g. seeding a store."""
-
-    name: str = Field(pattern=NAME_PATTERN, max_length=40)
-    image: str | None = None
-    command: list[str] = Field(min_length=1)
-    env: dict[str, str] = Field(default_factory=dict)
-    timeout: Seconds = 600.0
-
-
-class Target(PlimsollModel):
-    """The service under test: an image (Kubernetes), a command (local), or a URL."""
-
-    model_config = {
-        "json_schema_extra": {
-            "x-kubernetes-validations": [
-                {
-                    "rule": "has(self.url) || has(self.image) || has(self.command)",
-                    "message": "say how to run the target: image, command or url",
-                },
-                {
-                    "rule": "has(self.url) || has(self.resources)",
-                    "message": "resources (cpu and memory) are required to pin the target",
-                },
-            ]
-        }
-    }
-
-    image: str | None = None
-    command: list[str] | None = Field(None, min_length=1)
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    port: int = Field(8080, ge=1, le=65535)
-    resources: PodShape | None = None
-    readiness_path: str = Field("/healthz", pattern=r"^/")
-    startup_timeout: Seconds = 60.0
-    upstream_env: str = Field(
-        "UPSTREAM_URL",
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        description="Environment variable that receives the mock upstream's URL.",
-    )
-    port_env: str | None = Field(
-        "PORT",
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        description="Environment variable that receives the port to listen on (local).",
-    )
-    setup: list[SetupStep] = Field(default_factory=list)
-    pod_template: dict[str, Any] | None = Field(
-        None,
-        description=(
-            "Merged into the target's pod (Kubernetes only): placement (nodeSelector, "
-            "affinity, tolerations with a key, topologySpreadConstraints, a non-system "
-            "priorityClassName), imagePullSecrets, labels and annotations, configMap, "
-            "secret and emptyDir volumes, the target container's env, envFrom and "
-            "volumeMounts, non-root ids. Anything else is rejected."
-        ),
-    )
-    url: str | None = Field(
-        None,
-        pattern=r"^https?://",
-        description="Drive an existing service: nothing is started or pinned.",
-    )
-
-    @field_validator("pod_template")
-    @classmethod
-    def _allowed_template(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is not None:
-            problems = template_problems(value)
-            if problems:
-                raise ValueError("; ".join(problems))
-        return value
-
-    @model_validator(mode="after")
-    def _how_to_run(self) -> Target:
-        if self.url is not None:
-            if self.image or self.command:
-                raise ValueError("give either 'url' (an existing service) or 'image'/'command'")
-            return self
-        if not self.image and not self.command:
-            raise ValueError(
-                "say how to run the target: 'image' (Kubernetes), 'command' (local), "
-                "or 'url' for a service that already runs"
-            )
-        if self.resources is None:
-            raise ValueError("'resources' (cpu and memory, e.g. '1' and '512Mi') is required")
-        return self
-
-
-class Service(PlimsollModel):
-    """A dependency deployed beside the target and measured like it (PostgreSQL, Valkey)."""
-
-    name: str = Field(pattern=NAME_PATTERN, max_length=40)
-    image: str | None = None
-    command: list[str] | None = Field(None, min_length=1)
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    port: int = Field(ge=1, le=65535)
-    resources: PodShape | None = None
-    readiness_path: str | None = Field(
-        None, pattern=r"^/", description="HTTP readiness path; without it a TCP connect."
-    )
-    target_env: dict[str, str] = Field(
-        default_factory=dict,
-        description="Env the target gets to reach it; '{host}' and '{port}' are filled in.",
-    )
-
-    @model_validator(mode="after")
-    def _runnable(self) -> Service:
-        if not self.image and not self.command:
-            raise ValueError(f"service {self.name!r} needs 'image' or 'command'")
-        return self
+# The target's pieces and the variant live in modules of their own; importers of the spec
+# still find them here.
+__all__ = [
+    "NAME_PATTERN",
+    "Attribution",
+    "CapacityTestSpec",
+    "Cleanup",
+    "ErrorBounds",
+    "ExtraMetric",
+    "Generators",
+    "LatencyBound",
+    "Metrics",
+    "Noise",
+    "PassWhen",
+    "PodShape",
+    "PromQLBound",
+    "Search",
+    "Service",
+    "SetupStep",
+    "Strategy",
+    "Target",
+    "Trial",
+    "Variant",
+]
 
 
 class Trial(PlimsollModel):
@@ -300,25 +203,48 @@ class Attribution(PlimsollModel):
     throttled: Fraction = Field(0.2, description="CFS throttled periods above this: CPU-bound.")
 
 
-class Variant(PlimsollModel):
-    """One configuration of the target tested side by side with the others."""
-
-    name: str = Field(pattern=NAME_PATTERN, max_length=30)
-    description: str = ""
-    env: dict[str, str] = Field(default_factory=dict, description="Merged into target.env.")
-    args: list[str] | None = None
-    image: str | None = None
-    command: list[str] | None = None
-    services: list[Service] | None = Field(None, description="Replaces spec.services.")
-
-
 class Cleanup(StrEnum):
     ALWAYS = "Always"
     ON_SUCCESS = "OnSuccess"
     NEVER = "Never"
 
 
+def _workload_problems(workload: Workload, upstream: Upstream, pass_when: PassWhen) -> list[str]:
+    """What does not fit together between the load, the mock and the bar."""
+    problems = []
+    ops = {op.name for op in workload.mix}
+    for bound in pass_when.latency:
+        if bound.operation != "*" and bound.operation not in ops:
+            problems.append(
+                f"passWhen.latency names operation {bound.operation!r}, "
+                f"which is not in workload.mix ({sorted(ops)})"
+            )
+    needs_users = workload.users is None and workload.conversation is None
+    if workload.model is LoadModel.USERS and needs_users:
+        problems.append("workload model 'users' needs 'users' or 'conversation'")
+    tools = {t.name for t in upstream.mcp.tools} if upstream.mcp else set()
+    for op in workload.mix:
+        if op.tool is not None and op.tool not in tools:
+            problems.append(
+                f"workload.mix operation {op.name!r} calls tool {op.tool!r}, which "
+                f"upstream.mcp.tools does not list ({sorted(tools)})"
+            )
+    return problems
+
+
 class CapacityTestSpec(PlimsollModel):
+    model_config = {
+        "json_schema_extra": {
+            "x-kubernetes-validations": [
+                {
+                    "rule": "!has(self.baseline) || "
+                    "(has(self.variants) && self.variants.exists(v, v.name == self.baseline))",
+                    "message": "baseline must name one of the variants",
+                },
+            ]
+        }
+    }
+
     target: Target
     services: list[Service] = Field(default_factory=list)
     upstream: Upstream = Field(default_factory=Upstream)
@@ -330,7 +256,10 @@ class CapacityTestSpec(PlimsollModel):
     metrics: Metrics = Field(default_factory=Metrics)
     generators: Generators = Field(default_factory=Generators)
     attribution: Attribution = Field(default_factory=Attribution)
-    variants: list[Variant] = Field(default_factory=list)
+    variants: list[Variant] = Field(default_factory=list, max_length=16)
+    baseline: str | None = Field(
+        None, description="The variant the others are compared against (default: the first)."
+    )
     cleanup: Cleanup = Cleanup.ALWAYS
     regression: Regression | None = Field(
         None, description="Hold each new ceiling against a baseline (see status.regression)."
@@ -340,30 +269,75 @@ class CapacityTestSpec(PlimsollModel):
 
     @model_validator(mode="after")
     def _cross_field(self) -> CapacityTestSpec:
-        ops = {op.name for op in self.workload.mix}
-        for bound in self.pass_when.latency:
-            if bound.operation != "*" and bound.operation not in ops:
-                raise ValueError(
-                    f"passWhen.latency names operation {bound.operation!r}, "
-                    f"which is not in workload.mix ({sorted(ops)})"
-                )
-        workload = self.workload
-        needs_users = workload.users is None and workload.conversation is None
-        if workload.model is LoadModel.USERS and needs_users:
-            raise ValueError("workload model 'users' needs 'users' or 'conversation'")
-        tools = {t.name for t in self.upstream.mcp.tools} if self.upstream.mcp else set()
-        for op in self.workload.mix:
-            if op.tool is not None and op.tool not in tools:
-                raise ValueError(
-                    f"workload.mix operation {op.name!r} calls tool {op.tool!r}, which "
-                    f"upstream.mcp.tools does not list ({sorted(tools)})"
-                )
+        problems = _workload_problems(self.workload, self.upstream, self.pass_when)
+        if problems:
+            raise ValueError("; ".join(problems))
         names = [v.name for v in self.variants]
         if len(set(names)) != len(names):
             raise ValueError("variant names must be unique")
+        if self.baseline is not None and self.baseline not in names:
+            raise ValueError(
+                f"baseline {self.baseline!r} names no variant; the variants are {names or '(none)'}"
+            )
+        for index, variant in enumerate(self.variants):
+            try:
+                seen = self.for_variant(variant)
+            except ValueError as exc:  # pydantic's ValidationError is one too
+                raise ValueError(f"variants[{index}] ({variant.name}): {_one_line(exc)}") from exc
+            problems = _workload_problems(seen.workload, seen.upstream, seen.pass_when)
+            if seen.unit != self.unit:
+                problems.append(
+                    f"its workload counts {seen.unit}, the spec's {self.unit}: variants are "
+                    "compared in one unit, so keep workload.model the same"
+                )
+            if problems:
+                raise ValueError(f"variants[{index}] ({variant.name}): " + "; ".join(problems))
         return self
 
     @property
     def unit(self) -> str:
         """What a level counts: 'users' or 'rps'."""
         return "users" if self.workload.model is LoadModel.USERS else "rps"
+
+    def for_variant(self, variant: Variant | None) -> CapacityTestSpec:
+        """The spec as `variant` sees it: its target, services, upstream and workload, with
+        everything it does not name inherited. The runner computes it once per variant and
+        hands it to the platform, so both platforms read the same thing."""
+        if variant is None:
+            return self
+        return self.model_copy(
+            update={
+                "target": variant.target_for(self.target),
+                "services": variant.services_for(self.services),
+                "upstream": variant.upstream or self.upstream,
+                "workload": variant.workload or self.workload,
+            }
+        )
+
+    def variant_spec(self, name: str) -> CapacityTestSpec:
+        """The spec as the variant called `name` sees it; the spec itself for 'default' (or a
+        name it does not hold: a report's steps always name one of its variants)."""
+        for variant in self.variants:
+            if variant.name == name:
+                return self.for_variant(variant)
+        return self
+
+    @property
+    def baseline_name(self) -> str:
+        """The variant the others are compared against: `baseline`, else the first."""
+        if self.baseline is not None:
+            return self.baseline
+        return self.variants[0].name if self.variants else "default"
+
+
+def _one_line(exc: ValueError) -> str:
+    """A nested model's validation error as one line: 'field: message; field: message'."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return str(exc)
+    parts = []
+    for item in errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"])
+        message = str(item["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)

@@ -175,7 +175,12 @@ class CapacityTestStatus(PlimsollModel):
     steps: list[StepRecord] = Field(default_factory=list)
     step_count: int = Field(0, description="len(steps), for `kubectl get`'s Steps column.")
     ceiling: Ceiling | None = None
-    variant_ceilings: list[Ceiling] = Field(default_factory=list)
+    variant_ceilings: list[Ceiling] = Field(
+        default_factory=list, description="Every variant's ceiling, when there are several."
+    )
+    variant_count: int | None = Field(
+        None, description="How many variants were compared, for `kubectl get`'s Variants column."
+    )
     report: ReportRef | None = None
     start_time: datetime | None = None
     completion_time: datetime | None = None

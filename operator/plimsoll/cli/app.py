@@ -16,6 +16,7 @@ import typer
 
 from plimsoll.api.crd import render_crd
 from plimsoll.api.resource import SpecError
+from plimsoll.cli.compare import compare_cmd
 from plimsoll.cli.operator import operator_cmd
 from plimsoll.cli.report import report
 from plimsoll.cli.run import run
@@ -61,6 +62,7 @@ def validate(
 app.command()(size)
 app.command()(run)
 app.command()(report)
+app.command("compare")(compare_cmd)
 app.command("operator")(operator_cmd)
 
 

@@ -7,7 +7,10 @@ start, so a Prometheus can scrape it), runs `plimsoll.run.runner` with a
 from `--prometheus` or `metrics.prometheusUrl` when given), writes report.json,
 report.md and the charts into `--out`, prints the ceiling sentence, and exits
 0 when every ceiling was found, 1 when the test could not complete. Ctrl-C
-stops every process and still writes the partial report.
+stops every process and still writes the partial report. With `--baseline
+OLD/report.json` it compares the new ceilings with the old ones, and with
+`--fail-on-regression 10%` exits 1 on a regression (the rule of `plimsoll
+compare`).
 """
 
 from __future__ import annotations
@@ -21,15 +24,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest, SpecError
 from plimsoll.api.spec import Variant
-from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, EXIT_OK
+from plimsoll.cli.compare import parse_threshold, regression_gate, with_headlines
+from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, EXIT_OK, EXIT_REGRESSED
 from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.decide.across_runs import LabelledRun, compare_runs
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.platforms.local.platform import LocalPlatform
-from plimsoll.report.files import write_report
+from plimsoll.report.files import read_report, write_report
 from plimsoll.report.live import ConsoleSink
 from plimsoll.run.runner import run_test
 
@@ -130,6 +136,17 @@ def run(
         float | None, typer.Option(help="Override trial.duration (seconds), for short runs.")
     ] = None,
     quiet: Annotated[bool, typer.Option(help="Print only the result.")] = False,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(help="A report.json of an earlier run to compare the ceilings with."),
+    ] = None,
+    fail_on_regression: Annotated[
+        str | None,
+        typer.Option(
+            help="With --baseline: exit 1 when a ceiling dropped by more than this (e.g. 10%) "
+            "and outside noise."
+        ),
+    ] = None,
 ) -> None:
     """Find the ceiling of a CapacityTest on this machine (local processes, cgroup pinning)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -141,6 +158,10 @@ def run(
             typer.echo(f"  {line}", err=True)
         raise typer.Exit(EXIT_INVALID_SPEC) from exc
     listen = _listen(exporter_listen)
+    threshold = parse_threshold(fail_on_regression) if fail_on_regression else None
+    if threshold is not None and baseline is None:
+        raise typer.BadParameter("--fail-on-regression needs --baseline OLD/report.json")
+    old = _read_baseline(baseline) if baseline is not None else None
     prometheus = prometheus or test.spec.metrics.prometheus_url
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     out = out or Path("plimsoll-out") / f"{test.metadata.name}-{stamp}"
@@ -157,7 +178,38 @@ def run(
     written = write_report(report, out)
     for line in report.summary:
         typer.echo(line)
+    if report.comparison is not None:
+        typer.echo(report.comparison.headline)
     if report.message:
         typer.echo(report.message, err=True)
     typer.echo(f"report: {written[1]} (and report.json, charts) in {out}")
-    raise typer.Exit(EXIT_OK if report.outcome is Outcome.SUCCEEDED else EXIT_INCOMPLETE)
+    regressed = _against_baseline(old, report, threshold) if old is not None else False
+    if report.outcome is not Outcome.SUCCEEDED:
+        raise typer.Exit(EXIT_INCOMPLETE)
+    raise typer.Exit(EXIT_REGRESSED if regressed else EXIT_OK)
+
+
+def _read_baseline(path: Path) -> RunReport:
+    """The earlier run, read before this one starts: a bad path fails in a second, not after
+    the whole run."""
+    try:
+        return read_report(path)
+    except (OSError, ValidationError) as exc:
+        typer.echo(f"--baseline {path}: not a Plimsoll report.json: {exc}", err=True)
+        raise typer.Exit(EXIT_INVALID_SPEC) from exc
+
+
+def _against_baseline(old: RunReport, new: RunReport, threshold: float | None) -> bool:
+    """Print how this run's ceilings stand against the baseline's; True on a regression."""
+    try:
+        runs = [LabelledRun("baseline", old), LabelledRun("this run", new)]
+        comparisons = with_headlines(compare_runs(runs))
+    except ValueError as exc:
+        typer.echo(f"cannot compare with the baseline: {exc}", err=True)
+        return threshold is not None  # a gate that cannot judge must not pass silently
+    for comparison in comparisons:
+        typer.echo(comparison.headline)
+    failures = regression_gate(comparisons, threshold) if threshold is not None else []
+    for line in failures:
+        typer.echo(line, err=True)
+    return bool(failures)

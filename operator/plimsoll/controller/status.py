@@ -248,6 +248,7 @@ class OperatorSink:
         status.current_step = None
         status.ceiling = report.ceiling
         status.variant_ceilings = list(report.ceilings) if len(report.ceilings) > 1 else []
+        status.variant_count = len(report.ceilings) if len(report.ceilings) > 1 else None
         status.completion_time = report.ended_at or _now()
         try:
             name = await write_report_config_map(self.writer.client, self.owner, report)

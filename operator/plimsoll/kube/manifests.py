@@ -20,7 +20,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from plimsoll.api.spec import CapacityTestSpec, Generators, PodShape, Service, SetupStep, Variant
+from plimsoll.api.spec import CapacityTestSpec, Generators, PodShape, Service, SetupStep
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.api.upstream import MOCK_CONFIG_ENV, Upstream
 from plimsoll.kube import names
@@ -159,34 +159,28 @@ def dependency_service(run: RunIdentity, service: Service) -> dict[str, Any]:
     return cluster_service(run, service.name, f"{names.ROLE_SERVICE}-{service.name}", service.port)
 
 
-def services_of(spec: CapacityTestSpec, variant: Variant | None) -> list[Service]:
-    if variant is not None and variant.services is not None:
-        return list(variant.services)
-    return list(spec.services)
-
-
-def target_env(run: RunIdentity, spec: CapacityTestSpec, variant: Variant | None) -> dict[str, str]:
+def target_env(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, str]:
+    """The target's env; `spec` is the spec as its variant sees it (`for_variant`)."""
     target = spec.target
-    env = {**target.env, **(variant.env if variant is not None else {})}
+    env = dict(target.env)
     env[target.upstream_env] = mock_url(run, spec.upstream)
     if target.port_env:
         env[target.port_env] = str(target.port)
-    for service in services_of(spec, variant):
+    for service in spec.services:
         host = service_host(run, service.name)
         for name, template in service.target_env.items():
             env[name] = template.replace("{host}", host).replace("{port}", str(service.port))
     return env
 
 
-def target_pod(run: RunIdentity, spec: CapacityTestSpec, variant: Variant | None) -> dict[str, Any]:
+def target_pod(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
+    """The target's pod; `spec` is the spec as its variant sees it (`for_variant`)."""
     target = spec.target
-    image = (variant.image if variant is not None else None) or target.image
-    command = (variant.command if variant is not None else None) or target.command
-    args = variant.args if variant is not None and variant.args is not None else target.args
+    command, args = target.command, target.args
     container: dict[str, Any] = {
         "name": "target",
-        "image": image or "",
-        "env": [pod_ip_env(), *env_list(target_env(run, spec, variant))],
+        "image": target.image or "",
+        "env": [pod_ip_env(), *env_list(target_env(run, spec))],
         "ports": [{"name": "http", "containerPort": target.port}],
         "readinessProbe": http_probe(target.readiness_path, target.port),
         "securityContext": container_security(read_only_root=False),
@@ -232,7 +226,7 @@ def setup_job(run: RunIdentity, step: SetupStep, spec: CapacityTestSpec) -> dict
         "name": "setup",
         "image": step.image or spec.target.image or "",
         "command": list(step.command),
-        "env": env_list({**target_env(run, spec, None), **step.env}),
+        "env": env_list({**target_env(run, spec), **step.env}),
         "securityContext": container_security(read_only_root=False),
     }
     template = {

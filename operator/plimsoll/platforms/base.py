@@ -36,7 +36,9 @@ class Platform(Protocol):
 
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
         """Start services, the mock, the target (pinned) and the generators; wait until ready;
-        run the target's setup steps. Idempotent: pieces already running are adopted."""
+        run the target's setup steps. Idempotent: pieces already running are adopted.
+        `spec` is the spec as `variant` sees it (`CapacityTestSpec.for_variant`, applied by
+        the runner): a platform reads every piece from it, never from `variant`."""
         ...
 
     async def ensure_ready(self) -> None:

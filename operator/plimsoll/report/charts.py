@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from plimsoll.api.report import RunReport
 from plimsoll.api.step import Verdict
 from plimsoll.decide.stepsummary import record_of
+from plimsoll.report.comparison_chart import ceilings_figure
 
 _MARKERS = {Verdict.PASS: "o", Verdict.FAIL: "x", Verdict.INVALID: "s", Verdict.NOISY: "^"}
 
@@ -78,17 +79,28 @@ def draw_charts(report: RunReport, out: Path) -> list[str]:
     axes.set_xlabel(f"level ({unit})")
     axes.set_ylabel("latency (ms)")
     axes.set_title("Latency quantiles by level (o pass, x fail)")
-    axes.legend(fontsize="small")
+    if axes.get_legend_handles_labels()[0]:  # steps without client results draw no line
+        axes.legend(fontsize="small")
     names += _save(figure, out, "latency")
 
     figure, (cpu_axes, memory_axes) = plt.subplots(1, 2, figsize=(11, 4))
+    # One colour per variant, so variants overlaid on the same axes stay apart.
+    colours = {v: f"C{i}" for i, v in enumerate(variants)}
+    labelled: set[str] = set()
     for record in records:
         marker = _MARKERS.get(record.verdict, "o")
+        colour = colours[record.variant]
+        first = len(variants) > 1 and record.variant not in labelled
+        name = record.variant if first else None  # one legend entry per variant
+        if name is not None:
+            labelled.add(record.variant)
         if record.cpu_cores is not None:
-            cpu_axes.scatter(record.level, record.cpu_cores, marker=marker, color="tab:blue")
+            cpu_axes.scatter(
+                record.level, record.cpu_cores, marker=marker, color=colour, label=name
+            )
         if record.memory_bytes is not None:
             memory_axes.scatter(
-                record.level, record.memory_bytes / 2**20, marker=marker, color="tab:green"
+                record.level, record.memory_bytes / 2**20, marker=marker, color=colour, label=name
             )
     shape = report.spec.target.resources
     if shape is not None and report.spec.target.url is None:
@@ -99,6 +111,7 @@ def draw_charts(report: RunReport, out: Path) -> list[str]:
             linestyle="--",
             label=f"limit {shape.memory / 2**20:g} MiB",
         )
+    if labelled or (shape is not None and report.spec.target.url is None):
         cpu_axes.legend(fontsize="small")
         memory_axes.legend(fontsize="small")
     cpu_axes.set_xlabel(f"level ({unit})")
@@ -108,4 +121,6 @@ def draw_charts(report: RunReport, out: Path) -> list[str]:
     memory_axes.set_ylabel("memory (MiB, peak working set)")
     memory_axes.set_title("Target memory by level")
     names += _save(figure, out, "resources")
+    if report.comparison is not None:
+        names += _save(ceilings_figure(report.comparison), out, "ceilings")
     return names

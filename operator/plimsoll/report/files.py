@@ -29,8 +29,11 @@ def read_report(path: Path) -> RunReport:
 def write_report(report: RunReport, out: Path) -> list[Path]:
     """report.json, report.md and the charts; the paths written."""
     from plimsoll.report.charts import draw_charts
+    from plimsoll.report.comparison import compare_variants
     from plimsoll.report.markdown import render_markdown
 
+    if report.comparison is None:  # a report.json from before comparisons were kept
+        report.comparison = compare_variants(report)
     written = [write_json(report, out)]
     charts = draw_charts(report, out)
     markdown = out / "report.md"

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import jinja2
 
 from plimsoll.api.report import RunReport
+from plimsoll.report.comparison import comparison_markdown
 from plimsoll.report.table import BESIDE_COLUMNS, COLUMNS, beside_rows, row
 
 _ENV = jinja2.Environment(
@@ -32,4 +33,5 @@ def render_markdown(report: RunReport, charts: Sequence[str] = ()) -> str:
         beside_columns=BESIDE_COLUMNS,
         beside=[cells for step in report.steps for cells in beside_rows(step)],
         charts=list(charts),
+        comparison=comparison_markdown(report.comparison) if report.comparison else "",
     )

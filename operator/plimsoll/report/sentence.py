@@ -46,7 +46,8 @@ def _headroom(ceiling: Ceiling) -> str:
 
 
 def ceiling_sentence(report: RunReport, ceiling: Ceiling) -> str:
-    shape = report.spec.target.resources if report.spec.target.url is None else None
+    spec = report.spec.variant_spec(ceiling.variant)  # a variant may change the shape
+    shape = spec.target.resources if spec.target.url is None else None
     who = format_shape(shape, report.pinned)
     units = _UNITS.get(ceiling.unit, ceiling.unit)
     prefix = f"[{ceiling.variant}] " if len(report.ceilings) > 1 else ""

@@ -30,6 +30,7 @@ from plimsoll.api.step import StepRecord
 from plimsoll.decide.stepsummary import record_of
 from plimsoll.decide.unitcosts import unit_costs
 from plimsoll.platforms.base import Platform
+from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.run.clientips import check_client_ips
 from plimsoll.run.progress import ProgressSink
@@ -59,7 +60,7 @@ async def _run_variant(
     report: RunReport,
 ) -> Ceiling:
     name = variant.name if variant is not None else "default"
-    spec = test.spec
+    spec = test.spec.for_variant(variant)  # the one place a variant's overrides are applied
     await sink.phase(Phase.PROVISIONING, f"starting the target, mock and generators ({name})")
     succeeded = False
     try:
@@ -88,9 +89,13 @@ async def _run_variant(
 
 def _finish(report: RunReport) -> None:
     report.ended_at = _now()
-    report.ceiling = report.ceilings[0] if report.ceilings else None
+    # The headline ceiling is the baseline variant's: the one the others are compared with.
+    baseline = report.spec.baseline_name
+    chosen = [c for c in report.ceilings if c.variant == baseline] or report.ceilings[:1]
+    report.ceiling = chosen[0] if chosen else None
     report.unit_costs = unit_costs(report)
     report.summary = [ceiling_sentence(report, c) for c in report.ceilings]
+    report.comparison = compare_variants(report)
 
 
 async def run_test(

@@ -99,7 +99,6 @@ class KubernetesPlatform:
         self.run = run
         self._options = options
         self._spec: CapacityTestSpec | None = None
-        self._variant: Variant | None = None
         self._relay: PodProxyRelay | None = None
         self._detached = False
         self.target_image: str | None = None  # the image digest the kubelet reported
@@ -109,28 +108,52 @@ class KubernetesPlatform:
         self._detached = True
 
     async def apply(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Create `body`, or adopt the existing object if this run made it."""
+        """Create `body`, or adopt the existing object if this run (and, inside the run's
+        namespace, this variant) made it. An object still being deleted, such as the previous
+        variant's target, is waited for, then created anew."""
         try:
             return await self._client.create(body)
         except ConflictError:
             meta = body["metadata"]
             existing = await self._client.get(kind_of(body), meta.get("namespace"), meta["name"])
-            if existing is None:  # deleted in between: try once more
+            if existing is not None and existing.get("metadata", {}).get("deletionTimestamp"):
+                await self._gone(body)
+                existing = None
+            if existing is None:  # deleted in between, or waited out: create it now
                 return await self._client.create(body)
-            existing_meta = existing.get("metadata", {})
-            if existing_meta.get("deletionTimestamp"):
+            labels = existing.get("metadata", {}).get("labels")
+            shared = body["kind"] == "Namespace"  # every variant of a run lives in it
+            if shared and self.run.owns(labels):
+                return existing
+            if not shared and self.run.owns_for_variant(labels):
+                return existing
+            if self.run.owns(labels):
+                other = (labels or {}).get(names.LABEL_VARIANT, "?")
                 raise PlatformError(
-                    f"{body['kind']} {meta['name']} is still being deleted"
+                    f"{body['kind']} {meta['name']} was left by variant {other!r} of this run "
+                    "(cleanup keeps each variant's pods): with several variants use "
+                    "cleanup: Always, or one CapacityTest per variant"
                 ) from None
-            if not self.run.owns(existing_meta.get("labels")):
-                raise PlatformError(
-                    f"{body['kind']} {meta['name']} already exists and belongs to another run"
-                ) from None
-            return existing
+            raise PlatformError(
+                f"{body['kind']} {meta['name']} already exists and belongs to another run"
+            ) from None
         except KubeError as exc:
             raise PlatformError(
                 f"cannot create {body['kind']} {body['metadata']['name']}: {exc.message}"
             ) from exc
+
+    async def _gone(self, body: dict[str, Any]) -> None:
+        """Wait until `body`'s namesake, being deleted, is gone, within the ready timeout;
+        a PlatformError naming it otherwise."""
+        meta = body["metadata"]
+        deadline = time.monotonic() + self._options.ready_timeout
+        while await self._client.get(kind_of(body), meta.get("namespace"), meta["name"]):
+            if time.monotonic() > deadline:
+                raise PlatformError(
+                    f"{body['kind']} {meta['name']} is still being deleted after "
+                    f"{self._options.ready_timeout:g} s"
+                )
+            await asyncio.sleep(self._options.poll)
 
     async def fresh(self, body: dict[str, Any], limit: float = 60.0) -> dict[str, Any]:
         """Create `body` anew, replacing one this run left behind: a generator left by an
@@ -161,7 +184,8 @@ class KubernetesPlatform:
             raise PlatformError(str(exc)) from exc
 
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
-        self._spec, self._variant = spec, variant
+        self._spec = spec
+        del variant  # already applied to `spec`; the run identity carries its name
         run, images, limit = self.run, self._options.images, self._options.ready_timeout
         allowed = {*self._options.allowed_prometheus}
         if self._options.prometheus_url:
@@ -178,7 +202,7 @@ class KubernetesPlatform:
         await self.apply(manifests.run_egress_policy(run))
         await self.apply(manifests.generator_network_policy(run, spec))
 
-        services = manifests.services_of(spec, variant)
+        services = spec.services
         for service in services:
             await self.apply(manifests.dependency_pod(run, service))
             await self.apply(manifests.dependency_service(run, service))
@@ -195,7 +219,7 @@ class KubernetesPlatform:
 
         target: dict[str, Any] | None = None
         if spec.target.url is None:  # else an existing service: nothing to start or pin
-            await self.apply(manifests.target_pod(run, spec, variant))
+            await self.apply(manifests.target_pod(run, spec))
             await self.apply(
                 manifests.cluster_service(
                     run, names.TARGET_SERVICE, names.ROLE_TARGET, spec.target.port
@@ -331,7 +355,7 @@ class KubernetesPlatform:
             ROLE_MOCK: Selector(ns, "mock-[0-9]+"),
             ROLE_GENERATOR: Selector(ns, "generator-[0-9]+"),
         }
-        for service in manifests.services_of(spec, self._variant):
+        for service in spec.services:
             selectors[service.name] = Selector(ns, names.service_pod_name(service.name))
         if spec.target.url is not None:  # nothing of ours to select: no target series
             del selectors[ROLE_TARGET]

@@ -1,40 +1,31 @@
 """The parts of a local start that are not the target itself: services and the command.
 
-`target_command` resolves what to run for a variant (a spec that names only an
-image gets a clear error: the local platform runs commands), and
+`target_command` resolves what to run (a spec that names only an image gets a
+clear error: the local platform runs commands), and
 `start_services` starts dependencies such as redis-server before the target,
 pinned and measured like it, and returns the env the target needs to reach them.
+Both read the spec as the variant sees it (`CapacityTestSpec.for_variant`, applied
+by the runner): a variant's overrides are already in it.
 """
 
 from __future__ import annotations
 
-from plimsoll.api.spec import CapacityTestSpec, Service, Variant
+from plimsoll.api.spec import CapacityTestSpec, Service
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.processes import port_is_free, wait_ready
 
 
-def target_command(
-    spec: CapacityTestSpec, variant: Variant | None
-) -> tuple[list[str], dict[str, str]]:
-    """The target's argv and its own env (spec, then the variant's overrides)."""
+def target_command(spec: CapacityTestSpec) -> tuple[list[str], dict[str, str]]:
+    """The target's argv and its own env."""
     target = spec.target
-    command = (variant.command if variant and variant.command else None) or target.command
-    args = variant.args if variant and variant.args is not None else target.args
-    if not command:
-        image = (variant.image if variant else None) or target.image
+    if not target.command:
         raise PlatformError(
-            f"the local platform runs commands, not images: target.image {image!r} is for "
+            f"the local platform runs commands, not images: target.image {target.image!r} is for "
             "Kubernetes. Give target.command (e.g. ['python', 'server.py']) to run it here, "
             "or target.url to drive a service that already runs"
         )
-    env = {**target.env, **(variant.env if variant else {})}
-    return [*command, *args], env
-
-
-def services_of(spec: CapacityTestSpec, variant: Variant | None) -> list[Service]:
-    """The services of a variant: its own list replaces the spec's when it gives one."""
-    return variant.services if variant and variant.services is not None else spec.services
+    return [*target.command, *target.args], dict(target.env)
 
 
 def _service_env(service: Service) -> dict[str, str]:
@@ -45,10 +36,9 @@ def _service_env(service: Service) -> dict[str, str]:
 
 
 async def start_services(
-    launcher: Launcher, spec: CapacityTestSpec, variant: Variant | None, base_env: dict[str, str]
+    launcher: Launcher, services: list[Service], base_env: dict[str, str]
 ) -> dict[str, str]:
-    """Start the variant's services, each ready before the next; the env the target needs."""
-    services = services_of(spec, variant)
+    """Start the services, each ready before the next; the env the target needs."""
     target_env: dict[str, str] = {}
     for service in services:
         if not service.command:

@@ -36,7 +36,7 @@ from plimsoll.platforms.local.metrics import (
     await_scraped,
     prometheus_source,
 )
-from plimsoll.platforms.local.pieces import services_of, start_services
+from plimsoll.platforms.local.pieces import start_services
 from plimsoll.platforms.local.processes import ManagedProcess, cpu_list, free_port, wait_ready
 from plimsoll.platforms.local.restarter import Restarter
 from plimsoll.platforms.local.target import start_target
@@ -97,6 +97,7 @@ class LocalPlatform:
         return process, url
 
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
+        del variant  # already applied to `spec`; this platform's run id names it
         launcher = self.launcher
         warnings, placement = launcher.warnings, launcher.placement
         base_env = dict(os.environ)
@@ -106,7 +107,7 @@ class LocalPlatform:
         if target_cpus is None and spec.target.url is None:
             warnings.append(f"only {len(available)} CPU(s): generators share the target's CPUs")
 
-        service_env = await start_services(launcher, spec, variant, base_env)
+        service_env = await start_services(launcher, spec.services, base_env)
 
         mock_port = free_port()
         config = launcher.workdir / "mock-config.json"
@@ -131,7 +132,7 @@ class LocalPlatform:
         else:
             env = {**base_env, **service_env}
             target_url, self.restarter = await start_target(
-                launcher, spec, variant, env, mock_url, target_cpus
+                launcher, spec, env, mock_url, target_cpus
             )
 
         urls = []
@@ -156,7 +157,7 @@ class LocalPlatform:
         launcher.source.start()
         export = launcher.export
         if self.prometheus_url is not None and export is not None:
-            services = [s.name for s in services_of(spec, variant)]
+            services = [s.name for s in spec.services]
             self.prometheus = prometheus_source(self.prometheus_url, self.run_id, spec, services)
             if spec.target.url is not None:  # nothing of ours to select: no target series
                 del self.prometheus.selectors[ROLE_TARGET]

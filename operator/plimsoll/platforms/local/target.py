@@ -10,7 +10,7 @@ the mock is up, since the target is told the mock's URL.
 
 from __future__ import annotations
 
-from plimsoll.api.spec import CapacityTestSpec, Variant
+from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.metrics.source import ROLE_TARGET
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local.launcher import Launcher
@@ -22,14 +22,13 @@ from plimsoll.platforms.local.restarter import Restarter
 async def start_target(
     launcher: Launcher,
     spec: CapacityTestSpec,
-    variant: Variant | None,
     env: dict[str, str],
     mock_url: str,
     cpus: set[int] | None,
 ) -> tuple[str, Restarter]:
     """Start the target with `env` (the base and the services' variables); its URL and the
     restarter that keeps it running (already watching)."""
-    argv, own_env = target_command(spec, variant)
+    argv, own_env = target_command(spec)
     target = spec.target
     port = target.port
     if target.port_env is not None:

@@ -1,0 +1,137 @@
+"""The service under test and its neighbours: the target, its pod shape, setup jobs, services.
+
+Split from `plimsoll.api.spec` so that a variant (`plimsoll.api.variant`), which
+changes these pieces, can be defined without importing the whole spec.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from plimsoll.api.base import PlimsollModel
+from plimsoll.api.pod_template import template_problems
+from plimsoll.api.units import Bytes, Cores, Seconds
+
+NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+class PodShape(PlimsollModel):
+    """The pod shape to pin to: requests == limits (Kubernetes' Guaranteed QoS)."""
+
+    cpu: Cores
+    memory: Bytes
+
+
+class SetupStep(PlimsollModel):
+    """A job run to completion before the first trial, e.g. seeding a store."""
+
+    name: str = Field(pattern=NAME_PATTERN, max_length=40)
+    image: str | None = None
+    command: list[str] = Field(min_length=1)
+    env: dict[str, str] = Field(default_factory=dict)
+    timeout: Seconds = 600.0
+
+
+class Target(PlimsollModel):
+    """The service under test: an image (Kubernetes), a command (local), or a URL."""
+
+    model_config = {
+        "json_schema_extra": {
+            "x-kubernetes-validations": [
+                {
+                    "rule": "has(self.url) || has(self.image) || has(self.command)",
+                    "message": "say how to run the target: image, command or url",
+                },
+                {
+                    "rule": "has(self.url) || has(self.resources)",
+                    "message": "resources (cpu and memory) are required to pin the target",
+                },
+            ]
+        }
+    }
+
+    image: str | None = None
+    command: list[str] | None = Field(None, min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    port: int = Field(8080, ge=1, le=65535)
+    resources: PodShape | None = None
+    readiness_path: str = Field("/healthz", pattern=r"^/")
+    startup_timeout: Seconds = 60.0
+    upstream_env: str = Field(
+        "UPSTREAM_URL",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Environment variable that receives the mock upstream's URL.",
+    )
+    port_env: str | None = Field(
+        "PORT",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Environment variable that receives the port to listen on (local).",
+    )
+    setup: list[SetupStep] = Field(default_factory=list)
+    pod_template: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "Merged into the target's pod (Kubernetes only): placement (nodeSelector, "
+            "affinity, tolerations with a key, topologySpreadConstraints, a non-system "
+            "priorityClassName), imagePullSecrets, labels and annotations, configMap, "
+            "secret and emptyDir volumes, the target container's env, envFrom and "
+            "volumeMounts, non-root ids. Anything else is rejected."
+        ),
+    )
+    url: str | None = Field(
+        None,
+        pattern=r"^https?://",
+        description="Drive an existing service: nothing is started or pinned.",
+    )
+
+    @field_validator("pod_template")
+    @classmethod
+    def _allowed_template(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            problems = template_problems(value)
+            if problems:
+                raise ValueError("; ".join(problems))
+        return value
+
+    @model_validator(mode="after")
+    def _how_to_run(self) -> Target:
+        if self.url is not None:
+            if self.image or self.command:
+                raise ValueError("give either 'url' (an existing service) or 'image'/'command'")
+            return self
+        if not self.image and not self.command:
+            raise ValueError(
+                "say how to run the target: 'image' (Kubernetes), 'command' (local), "
+                "or 'url' for a service that already runs"
+            )
+        if self.resources is None:
+            raise ValueError("'resources' (cpu and memory, e.g. '1' and '512Mi') is required")
+        return self
+
+
+class Service(PlimsollModel):
+    """A dependency deployed beside the target and measured like it (PostgreSQL, Valkey)."""
+
+    name: str = Field(pattern=NAME_PATTERN, max_length=40)
+    image: str | None = None
+    command: list[str] | None = Field(None, min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    port: int = Field(ge=1, le=65535)
+    resources: PodShape | None = None
+    readiness_path: str | None = Field(
+        None, pattern=r"^/", description="HTTP readiness path; without it a TCP connect."
+    )
+    target_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Env the target gets to reach it; '{host}' and '{port}' are filled in.",
+    )
+
+    @model_validator(mode="after")
+    def _runnable(self) -> Service:
+        if not self.image and not self.command:
+            raise ValueError(f"service {self.name!r} needs 'image' or 'command'")
+        return self

@@ -1,0 +1,155 @@
+"""The comparison in words and tables: the headline sentence and the Markdown report.md opens
+with, which `plimsoll compare` prints too.
+
+"postgres holds 12% fewer modeled users than embedded (outside noise)." The figures
+come from `plimsoll.api.comparison.Comparison` (built by `plimsoll.decide.comparison`);
+this module only words and lays them out.
+"""
+
+from __future__ import annotations
+
+from plimsoll.api.comparison import ComparedVariant, Comparison, Difference
+from plimsoll.api.report import RunReport
+from plimsoll.decide.comparison import compare, contenders_of
+from plimsoll.report.sentence import format_bytes
+
+_UNITS = {"users": "modeled users", "rps": "requests per second"}
+
+
+def _clause(row: ComparedVariant, base: str, units: str) -> str:
+    delta = row.delta_percent
+    if row.difference is Difference.UNKNOWN or delta is None:
+        return f"{row.name} cannot be compared with {base} (one of them has no ceiling)"
+    if row.difference is Difference.WITHIN_NOISE:
+        return f"{row.name} holds as many {units} as {base} within noise ({delta:+.0f}%)"
+    more = "more" if delta > 0 else "fewer"
+    return f"{row.name} holds {abs(delta):.0f}% {more} {units} than {base} (outside noise)"
+
+
+def headline(comparison: Comparison) -> str:
+    """One sentence naming the outcome of every contender against the baseline."""
+    units = _UNITS.get(comparison.unit, comparison.unit)
+    clauses = [
+        _clause(row, comparison.baseline, units)
+        for row in comparison.variants
+        if row.difference is not Difference.BASELINE
+    ]
+    if not clauses:
+        return f"Only {comparison.baseline} was measured: nothing to compare."
+    return "; ".join(clauses) + "."  # names keep their case: they are the user's
+
+
+def compare_variants(report: RunReport) -> Comparison | None:
+    """The comparison of a run's variants, with its headline; None for a single ceiling."""
+    if len(report.ceilings) < 2:
+        return None
+    baseline = report.spec.baseline_name
+    names = [c.variant for c in report.ceilings]
+    comparison = compare(contenders_of(report), baseline if baseline in names else None)
+    comparison.headline = headline(comparison)
+    return comparison
+
+
+def _num(value: float | None, digits: int = 1, suffix: str = "") -> str:
+    return "—" if value is None else f"{value:,.{digits}f}{suffix}"
+
+
+def _signed(percent: float | None) -> str:
+    return "—" if percent is None else f"{percent:+.1f}%"
+
+
+def _amount(value: float) -> str:
+    """A cost as people read it: 17,260 bytes, 3.58 CPU-ms, 0.143 CPU-ms."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _cost_delta(row: ComparedVariant, percent: float | None) -> str:
+    return "baseline" if row.difference is Difference.BASELINE else _signed(percent)
+
+
+def _ceiling(row: ComparedVariant, unit: str) -> str:
+    shown = "none" if row.ceiling is None else f"{row.ceiling:,} {unit}"
+    return shown if row.complete else f"{shown} (stopped early)"
+
+
+def _band(row: ComparedVariant) -> str:
+    if row.band is None:
+        return "—"
+    high = "open" if row.band.high is None else f"{row.band.high:,}"
+    return f"{row.band.low:,} … {high}"
+
+
+def _delta(row: ComparedVariant) -> str:
+    if row.difference is Difference.BASELINE:
+        return "baseline"
+    return f"{_signed(row.delta_percent)} ({row.difference.value})"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    return lines
+
+
+def comparison_markdown(comparison: Comparison) -> str:
+    """The comparison tables: ceilings and Δ, figures at the common level, per-unit costs."""
+    unit = comparison.unit
+    lines = [f"**{comparison.headline or headline(comparison)}**", ""]
+    rows = []
+    for row in comparison.variants:
+        value = "" if row.value is None else f"{row.value:g} {row.value_unit}".rstrip()
+        rows.append(
+            [
+                row.name + (f" ({value})" if value else ""),
+                _ceiling(row, unit),
+                f"{row.low if row.low is not None else '—'} … "
+                f"{row.high if row.high is not None else '—'}",
+                ", ".join(str(s) for s in row.spread) or "—",
+                _band(row),
+                row.limited_by.value,
+                _delta(row),
+            ]
+        )
+    header = ["variant", "ceiling", "range", "spread", "noise band", "limited by", "Δ vs baseline"]
+    lines += _table(header, rows)
+    lines += ["", f"Within noise: {comparison.rule}.", ""]
+    if comparison.common_level is not None:
+        lines += [
+            f"At {comparison.common_level:,} {unit}, the highest level every variant passed:",
+            "",
+        ]
+        figures = []
+        for row in comparison.variants:
+            at = row.at_common_level
+            if at is None:
+                continue
+            memory = "—" if at.memory_bytes is None else format_bytes(at.memory_bytes)
+            figures.append(
+                [
+                    row.name,
+                    _num(at.p50_ms),
+                    _num(at.p95_ms),
+                    _num(at.p99_ms),
+                    _num(at.cpu_cores, 3),
+                    memory,
+                ]
+            )
+        lines += _table(["variant", "p50 ms", "p95 ms", "p99 ms", "CPU (cores)", "memory"], figures)
+        lines.append("")
+    else:
+        lines += ["No level passed in every variant: latency and resources are not compared.", ""]
+    costs = [
+        [row.name, c.name, f"{_amount(c.value)} {c.unit}", _cost_delta(row, c.delta_percent)]
+        for row in comparison.variants
+        for c in row.costs
+    ]
+    if costs:
+        lines += [*_table(["variant", "cost", "value", "Δ vs baseline"], costs), ""]
+    features = [
+        [row.name, f.name, f"{_amount(f.value)} {f.unit}"]
+        for row in comparison.variants
+        for f in row.feature_costs
+    ]
+    if features:
+        lines += [*_table(["variant", "feature cost", "value"], features), ""]
+    return "\n".join(lines)

@@ -1,0 +1,132 @@
+"""A variant changes what a comparison needs and inherits the rest; conflicts are named."""
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from plimsoll.api import SpecError, load_capacity_test
+from plimsoll.api.crd import render_crd
+from plimsoll.cli.app import app
+from tests.api.test_spec_errors import MINIMAL
+
+STORE = {"name": "store", "command": ["store-server"], "port": 6390}
+PG = {"name": "postgres", "command": ["postgres"], "port": 5432, "targetEnv": {"DB": "{host}"}}
+
+
+def document(variants: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    doc = copy.deepcopy(MINIMAL)
+    doc["spec"].update({"services": [STORE], "variants": variants, **spec})
+    return doc
+
+
+def problems(variants: list[dict[str, Any]], **spec: Any) -> list[str]:
+    with pytest.raises(SpecError) as caught:
+        load_capacity_test(document(variants, **spec))
+    return caught.value.problems
+
+
+def test_a_variant_changes_target_services_upstream_and_workload_and_inherits_the_rest() -> None:
+    test = load_capacity_test(
+        document(
+            [
+                {"name": "embedded"},
+                {
+                    "name": "postgres",
+                    "image": "gateway:pg",
+                    "command": ["./server", "--pg"],
+                    "args": ["-v"],
+                    "env": {"STORE": "pg"},
+                    "resources": {"cpu": "2", "memory": "1Gi"},
+                    "removeServices": ["store"],
+                    "addServices": [PG],
+                    "upstream": {"routes": [{"name": "slow", "path": "/slow"}]},
+                    "workload": {"mix": [{"name": "get", "path": "/other"}]},
+                },
+            ],
+            baseline="embedded",
+        )
+    )
+    spec = test.spec
+    embedded, postgres = (spec.for_variant(v) for v in spec.variants)
+    assert embedded.target == spec.target
+    assert [s.name for s in embedded.services] == ["store"]
+    target = postgres.target
+    assert (target.image, target.command) == ("gateway:pg", ["./server", "--pg"])
+    assert target.args == ["-v"]
+    assert target.env == {"STORE": "pg"}
+    assert target.resources is not None
+    assert (target.resources.cpu, target.resources.memory) == (2.0, 2**30)
+    assert [s.name for s in postgres.services] == ["postgres"]
+    assert [r.path for r in postgres.upstream.routes] == ["/slow"]
+    assert postgres.workload.mix[0].path == "/other"
+    assert postgres.trial == spec.trial  # not named by the variant: inherited
+    assert postgres.search == spec.search
+    assert spec.baseline_name == "embedded"
+    assert spec.variant_spec("postgres") == postgres
+    assert spec.variant_spec("default") == spec
+
+
+def test_a_service_added_under_an_inherited_name_replaces_it() -> None:
+    bigger = {**STORE, "args": ["--maxmemory", "1gb"]}
+    test = load_capacity_test(document([{"name": "big", "addServices": [bigger]}]))
+    [service] = test.spec.variant_spec("big").services
+    assert service.args == ["--maxmemory", "1gb"]
+    assert test.spec.baseline_name == "big"  # the first variant when none is named
+
+
+@pytest.mark.parametrize(
+    ("variants", "spec", "hint"),
+    [
+        (
+            [{"name": "a", "services": [PG], "removeServices": ["store"]}],
+            {},
+            "give either 'services' (the whole list) or 'addServices'/'removeServices'",
+        ),
+        ([{"name": "a", "removeServices": ["redis"]}], {}, "removeServices names ['redis']"),
+        (
+            [{"name": "a", "removeServices": ["store"], "addServices": [STORE]}],
+            {},
+            "to replace a service, list it in addServices only",
+        ),
+        ([{"name": "a"}], {"baseline": "b"}, "baseline 'b' names no variant"),
+        (
+            [{"name": "a", "workload": {"mix": [{"name": "other", "path": "/"}]}}],
+            {"passWhen": {"latency": [{"operation": "get", "quantile": "p99", "below": "1s"}]}},
+            "variants[0] (a): passWhen.latency names operation 'get'",
+        ),
+        (
+            [{"name": "a", "workload": {"model": "users", "users": {}, "mix": [{"name": "get"}]}}],
+            {},
+            "variants are compared in one unit",
+        ),
+        (
+            [{"name": "a", "resources": {"cpu": "1", "memory": "1Gi"}}],
+            {"target": {"url": "http://127.0.0.1:9"}},
+            "target.url drives a service that already runs",
+        ),
+        ([{"name": "a"}, {"name": "a"}], {}, "variant names must be unique"),
+    ],
+)
+def test_conflicts_are_named_with_the_fix(
+    variants: list[dict[str, Any]], spec: dict[str, Any], hint: str
+) -> None:
+    found = problems(variants, **spec)
+    assert any(hint in line for line in found), found
+
+
+def test_the_crd_carries_the_conflict_rules_it_can_express() -> None:
+    crd = render_crd()
+    assert "self.variants.exists(v, v.name == self.baseline)" in crd
+    assert "!has(self.services) || (!has(self.addServices) && !has(self.removeServices))" in crd
+
+
+def test_validate_names_a_variant_conflict_and_exits_1(tmp_path: Path) -> None:
+    path = tmp_path / "conflict.yaml"
+    path.write_text(yaml.safe_dump(document([{"name": "pg", "removeServices": ["redis"]}])))
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 1
+    assert "spec: variants[0] (pg): removeServices names ['redis']" in result.stderr
