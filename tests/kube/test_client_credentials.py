@@ -49,7 +49,7 @@ async def server() -> AsyncIterator[FlakyServer]:
 def _client(server: FlakyServer, token_file: Path, logins: list[str]) -> KubeClient:
     async def relogin() -> Any:
         await asyncio.sleep(0.01)  # a login takes a while: concurrent 401s overlap it
-        token = token_file.read_text()
+        token = await asyncio.to_thread(token_file.read_text)
         logins.append(token)
         return _info(server, token)
 
