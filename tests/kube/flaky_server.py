@@ -35,6 +35,7 @@ class FlakyServer:
     then: Answer = OK
     token: str | None = None  # when set, any other bearer token gets 401
     seen: list[tuple[str, str, str | None]] = field(default_factory=list)
+    bodies: list[bytes] = field(default_factory=list)  # what each request sent
     port: int = 0
     _server: asyncio.Server | None = None
     _open: set[asyncio.StreamWriter] = field(default_factory=set)
@@ -77,7 +78,7 @@ class FlakyServer:
         headers = {
             k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)
         }
-        await reader.readexactly(int(headers.get("content-length", "0")))
+        self.bodies.append(await reader.readexactly(int(headers.get("content-length", "0"))))
         auth = headers.get("authorization")
         self.seen.append((method, path, auth))
         answer = self.script.pop(0) if self.script else self.then
