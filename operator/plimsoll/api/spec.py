@@ -263,6 +263,11 @@ class Metrics(PlimsollModel):
         None, description="Wait for the last scrape (default twice the interval)."
     )
     extra: list[ExtraMetric] = Field(default_factory=list)
+    retry_for: Seconds = Field(
+        120.0,
+        description="How long to keep asking an unreachable Prometheus for a finished "
+        "trial's window (it may be restarting) before the step is invalid.",
+    )
 
 
 class Generators(PlimsollModel):
