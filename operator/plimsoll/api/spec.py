@@ -14,7 +14,8 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
-from plimsoll.api.units import Bytes, Cores, Fraction, Quantile, Seconds
+from plimsoll.api.bounded import PATH_PATTERN, HourSeconds, Level, PodMemory, TrialSeconds
+from plimsoll.api.units import Cores, Fraction, Quantile, Seconds
 from plimsoll.api.upstream import Upstream
 from plimsoll.api.workload import LoadModel, Workload
 
@@ -25,7 +26,7 @@ class PodShape(PlimsollModel):
     """The pod shape to pin to: requests == limits (Kubernetes' Guaranteed QoS)."""
 
     cpu: Cores
-    memory: Bytes
+    memory: PodMemory
 
 
 class SetupStep(PlimsollModel):
@@ -62,7 +63,7 @@ class Target(PlimsollModel):
     env: dict[str, str] = Field(default_factory=dict)
     port: int = Field(8080, ge=1, le=65535)
     resources: PodShape | None = None
-    readiness_path: str = Field("/healthz", pattern=r"^/")
+    readiness_path: str = Field("/healthz", pattern=PATH_PATTERN)
     startup_timeout: Seconds = 60.0
     upstream_env: str = Field(
         "UPSTREAM_URL",
@@ -111,7 +112,7 @@ class Service(PlimsollModel):
     port: int = Field(ge=1, le=65535)
     resources: PodShape | None = None
     readiness_path: str | None = Field(
-        None, pattern=r"^/", description="HTTP readiness path; without it a TCP connect."
+        None, pattern=PATH_PATTERN, description="HTTP readiness path; without it a TCP connect."
     )
     target_env: dict[str, str] = Field(
         default_factory=dict,
@@ -126,9 +127,9 @@ class Service(PlimsollModel):
 
 
 class Trial(PlimsollModel):
-    duration: Seconds = Field(60.0, description="Measured time of one trial, after warm-up.")
-    warm_up: Seconds = 10.0
-    settle: Seconds = Field(0.0, description="Pause between trials so the target drains.")
+    duration: TrialSeconds = Field(60.0, description="Measured time of one trial, after warm-up.")
+    warm_up: HourSeconds = 10.0
+    settle: HourSeconds = Field(0.0, description="Pause between trials so the target drains.")
 
     @model_validator(mode="after")
     def _positive(self) -> Trial:
@@ -161,10 +162,12 @@ class Search(PlimsollModel):
     }
 
     strategy: Strategy = Strategy.DOUBLING
-    levels: list[int] | None = Field(None, min_length=1, description="For 'steps'.")
-    start: int = Field(100, ge=1)
-    floor: int = Field(1, ge=1, description="Lowest level tried when the first step fails.")
-    limit: int = Field(1_000_000, ge=1, description="Highest level ever tried.")
+    levels: list[Level] | None = Field(
+        None, min_length=1, max_length=500, description="For 'steps'."
+    )
+    start: Level = 100
+    floor: Level = Field(1, description="Lowest level tried when the first step fails.")
+    limit: Level = Field(1_000_000, description="Highest level ever tried.")
     precision: Fraction = Field(0.1, description="Stop when first fail / last pass ≤ 1 + this.")
     repeats: int = Field(2, ge=0, le=20, description="Extra runs of the best level for spread.")
     probe_duration: Seconds | None = Field(
@@ -317,7 +320,7 @@ class CapacityTestSpec(PlimsollModel):
     metrics: Metrics = Field(default_factory=Metrics)
     generators: Generators = Field(default_factory=Generators)
     attribution: Attribution = Field(default_factory=Attribution)
-    variants: list[Variant] = Field(default_factory=list)
+    variants: list[Variant] = Field(default_factory=list, max_length=16)
     cleanup: Cleanup = Cleanup.ALWAYS
 
     @model_validator(mode="after")
