@@ -11,10 +11,8 @@ loopback); without it these tests skip, saying so.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,62 +20,43 @@ import yaml
 
 from plimsoll.api.crd import render_crd
 from tests.api.test_bad_input import BASE, MODEL_ONLY, SCHEMA_CASES
+from tests.control_plane import ABSENT, ROOT, ControlPlane, available
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
-CONTROL_PLANE = ROOT.parent / "shared" / "k8s" / "control-plane"
-
 
 @pytest.fixture(scope="module")
-def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
-    if not CONTROL_PLANE.exists():
-        pytest.skip(f"needs the real Kubernetes control plane {CONTROL_PLANE}; it is absent here")
-    folder = tmp_path_factory.mktemp("k8s")
-    up = subprocess.run(
-        [CONTROL_PLANE, "up", folder], stdout=subprocess.PIPE, text=True, timeout=600, check=False
-    )
-    assert up.returncode == 0, "control-plane up failed; its stderr says why"
-    config = up.stdout.strip().removeprefix("KUBECONFIG=")
-    command = [str(folder / "bin" / "kubectl"), "--kubeconfig", config]
+def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    if not available():
+        pytest.skip(ABSENT)
+    cluster = ControlPlane(tmp_path_factory.mktemp("k8s"))
+    cluster.up()
     try:
-        crd = folder / "crd.yaml"
+        crd = cluster.folder / "crd.yaml"
         crd.write_text(render_crd())
-        applied = _run([*command, "apply", "-f", str(crd)])
+        applied = cluster.kubectl("apply", "-f", str(crd))
         assert applied.returncode == 0, applied.stderr
-        established = _run(
-            [*command, "wait", "--for=condition=established", "crd/capacitytests.plimsoll.dev"]
+        established = cluster.kubectl(
+            "wait", "--for=condition=established", "crd/capacitytests.plimsoll.dev"
         )
         assert established.returncode == 0, established.stderr
-        yield command
+        yield cluster
     finally:
-        subprocess.run([CONTROL_PLANE, "down", "--wipe", folder], check=True, timeout=120)
+        cluster.down(wipe=True)
 
 
-def _run(command: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "KUBECONFIG": ""},
-    )
-
-
-def _create(kubectl: list[str], document: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+def _create(plane: ControlPlane, document: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     document = json.loads(json.dumps(document))
     document["metadata"]["namespace"] = "default"
-    return _run([*kubectl, "create", "--dry-run=server", "-f", "-"], json.dumps(document))
+    return plane.kubectl("create", "--dry-run=server", "-f", "-", stdin=json.dumps(document))
 
 
-def test_the_base_and_the_examples_are_accepted(kubectl: list[str]) -> None:
-    assert _create(kubectl, BASE).returncode == 0
+def test_the_base_and_the_examples_are_accepted(plane: ControlPlane) -> None:
+    assert _create(plane, BASE).returncode == 0
     for path in sorted((ROOT / "examples").glob("*.yaml")):
         for document in yaml.safe_load_all(path.read_text()):
             if document and document.get("kind") == "CapacityTest":
-                created = _create(kubectl, document)
+                created = _create(plane, document)
                 assert created.returncode == 0, (path.name, created.stderr)
 
 
@@ -90,8 +69,8 @@ def test_the_base_and_the_examples_are_accepted(kubectl: list[str]) -> None:
     ],
 )
 def test_kubectl_apply_refuses_each_case_naming_the_field(
-    kubectl: list[str], document: dict[str, Any], field: str
+    plane: ControlPlane, document: dict[str, Any], field: str
 ) -> None:
-    created = _create(kubectl, document)
+    created = _create(plane, document)
     assert created.returncode != 0
     assert field in created.stderr, created.stderr
