@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,3 +55,23 @@ class ControlPlane:
             check=False,
             env={**os.environ, "KUBECONFIG": ""},
         )
+
+    def install_crd(self, text: str) -> None:
+        """Apply the CRD and wait until it is established (its conditions appear a moment
+        after the apply, so the wait itself is retried)."""
+        crd = self.folder / "crd.yaml"
+        crd.write_text(text)
+        applied = self.kubectl("apply", "-f", str(crd))
+        assert applied.returncode == 0, applied.stderr
+        deadline = time.monotonic() + 30
+        while True:
+            waited = self.kubectl(
+                "wait",
+                "--for=condition=established",
+                "--timeout=10s",
+                "crd/capacitytests.plimsoll.dev",
+            )
+            if waited.returncode == 0:
+                return
+            assert time.monotonic() < deadline, waited.stderr
+            time.sleep(0.5)

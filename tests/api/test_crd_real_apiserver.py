@@ -32,14 +32,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     cluster = ControlPlane(tmp_path_factory.mktemp("k8s"))
     cluster.up()
     try:
-        crd = cluster.folder / "crd.yaml"
-        crd.write_text(render_crd())
-        applied = cluster.kubectl("apply", "-f", str(crd))
-        assert applied.returncode == 0, applied.stderr
-        established = cluster.kubectl(
-            "wait", "--for=condition=established", "crd/capacitytests.plimsoll.dev"
-        )
-        assert established.returncode == 0, established.stderr
+        cluster.install_crd(render_crd())
         yield cluster
     finally:
         cluster.down(wipe=True)

@@ -34,13 +34,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     cluster = ControlPlane(tmp_path_factory.mktemp("k8s"))
     cluster.up()
     try:
-        crd = cluster.folder / "crd.yaml"
-        crd.write_text(render_crd())
-        assert cluster.kubectl("apply", "-f", str(crd)).returncode == 0
-        waited = cluster.kubectl(
-            "wait", "--for=condition=established", "crd/capacitytests.plimsoll.dev"
-        )
-        assert waited.returncode == 0, waited.stderr
+        cluster.install_crd(render_crd())
         test = {**BASE, "metadata": {"name": "outage", "namespace": "default"}}
         created = cluster.kubectl("create", "-f", "-", stdin=json.dumps(test))
         assert created.returncode == 0, created.stderr
