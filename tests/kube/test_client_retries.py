@@ -17,6 +17,7 @@ import pytest
 
 from plimsoll.kube.client import (
     CAPACITY_TESTS,
+    NO_RETRIES,
     PODS,
     ConflictError,
     KubeClient,
@@ -170,3 +171,14 @@ async def test_a_failed_discovery_is_not_cached(server: FlakyServer) -> None:
     assert await client.has_subresource(CAPACITY_TESTS, "status") is True
     await client.aclose()
     assert len(server.seen) == 2  # the success is cached, the failure was not
+
+
+@pytest.mark.looptime
+async def test_a_best_effort_create_is_sent_once(server: FlakyServer) -> None:
+    # Events: an API server that refuses one must not slow the run with retries.
+    server.script = [Answer(503)]
+    client = await _client(server)
+    with pytest.raises(TemporaryKubeError):
+        await client.create(_pod("event-1"), retry=NO_RETRIES)
+    await client.aclose()
+    assert len(server.seen) == 1

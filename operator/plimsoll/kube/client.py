@@ -54,6 +54,7 @@ __all__ = [
     "KINDS_BY_API_KIND",
     "NAMESPACES",
     "NETWORK_POLICIES",
+    "NO_RETRIES",
     "PODS",
     "SERVICES",
     "ConflictError",
@@ -237,23 +238,33 @@ class KubeClient:
         raise AssertionError("unreachable: the second pass returns or raises")
 
     async def _call(
-        self, method: str, path: str, *, idempotent: bool = True, **kwargs: Any
+        self,
+        method: str,
+        path: str,
+        *,
+        idempotent: bool = True,
+        retry: RetryPolicy | None = None,
+        **kwargs: Any,
     ) -> dict[str, Any]:
-        policy = self.retry if idempotent else NO_RETRIES
+        policy = (retry or self.retry) if idempotent else NO_RETRIES
         return await retrying(
             lambda: self._send(method, path, **kwargs), policy, f"{method} {path}"
         )
 
-    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def create(
+        self, body: dict[str, Any], *, retry: RetryPolicy | None = None
+    ) -> dict[str, Any]:
         """POST `body`. Retried only when it has a name: a retry of a create that did land
         then answers 409 (`ConflictError`), which the caller adopts. With `generateName`
-        a retry could make a second object, so it is sent once."""
+        a retry could make a second object, so it is sent once. `retry` replaces the
+        client's policy for this call (best-effort writes pass `NO_RETRIES`)."""
         kind = kind_of(body)
         meta = body["metadata"]
         return await self._call(
             "POST",
             self.path(kind, meta.get("namespace")),
             idempotent=bool(meta.get("name")),
+            retry=retry,
             json=body,
         )
 
