@@ -15,11 +15,7 @@ and message. Idempotent requests are retried on temporary faults within a
 from __future__ import annotations
 
 import asyncio
-import os
-import ssl
-import tempfile
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -45,6 +41,7 @@ from plimsoll.kube.kinds import (
     kind_of,
 )
 from plimsoll.kube.retry import NO_RETRIES, RetryPolicy, retry_after, retrying
+from plimsoll.kube.session import Session, session_of
 
 __all__ = [
     "CAPACITY_TESTS",
@@ -82,61 +79,6 @@ def _matches(labels: dict[str, str] | None, wanted: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in wanted.items())
 
 
-def _write_temp(data: str | bytes, suffix: str) -> str:
-    import base64
-
-    raw = data.encode() if isinstance(data, str) else data
-    try:  # kubeconfig's *-data fields are base64; kopf may pass them decoded or not
-        decoded = base64.b64decode(raw, validate=True)
-        if b"-----BEGIN" in decoded:
-            raw = decoded
-    except ValueError:
-        pass
-    handle, path = tempfile.mkstemp(suffix=suffix)
-    with os.fdopen(handle, "wb") as file:
-        file.write(raw)
-    return path
-
-
-@dataclass(frozen=True)
-class _Session:
-    """How to reach and authenticate to the server: what a ConnectionInfo becomes."""
-
-    headers: dict[str, str]
-    verify: Any
-    auth: httpx.Auth | None
-
-
-def _session_of(info: Any) -> _Session:
-    """From kopf's `ConnectionInfo` (duck-typed: kopf is not imported here)."""
-    headers: dict[str, str] = {}
-    if info.token:
-        headers["Authorization"] = f"{info.scheme or 'Bearer'} {info.token}"
-    verify: Any = True
-    if str(info.server).startswith("https"):
-        context = ssl.create_default_context()
-        if info.insecure:
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        if info.ca_path:
-            context.load_verify_locations(cafile=os.fspath(info.ca_path))
-        elif info.ca_data:
-            context.load_verify_locations(cafile=_write_temp(info.ca_data, ".crt"))
-        cert = info.certificate_path or (
-            _write_temp(info.certificate_data, ".crt") if info.certificate_data else None
-        )
-        key = info.private_key_path or (
-            _write_temp(info.private_key_data, ".key") if info.private_key_data else None
-        )
-        if cert:
-            context.load_cert_chain(os.fspath(cert), os.fspath(key) if key else None)
-        verify = context
-    auth = (
-        httpx.BasicAuth(info.username, info.password) if info.username and info.password else None
-    )
-    return _Session(headers, verify, auth)
-
-
 class KubeClient:
     def __init__(
         self,
@@ -153,13 +95,13 @@ class KubeClient:
         self.retry = retry or RetryPolicy()
         self._relogin = relogin
         self._timeout = timeout
-        self._http = self._open(_Session(headers or {}, verify, auth))
+        self._http = self._open(Session(headers or {}, verify, auth))
         self._retired: list[httpx.AsyncClient] = []  # closed at aclose: requests may be in flight
         self._credentials = 0  # counts logins, so concurrent 401s re-login only once
         self._login_lock = asyncio.Lock()
         self._subresources: dict[tuple[str, str], bool] = {}
 
-    def _open(self, session: _Session) -> httpx.AsyncClient:
+    def _open(self, session: Session) -> httpx.AsyncClient:
         return httpx.AsyncClient(
             base_url=self.server,
             headers=session.headers,
@@ -173,7 +115,7 @@ class KubeClient:
         cls, info: Any, *, relogin: Relogin | None = None, retry: RetryPolicy | None = None
     ) -> KubeClient:
         """From kopf's `ConnectionInfo`; `relogin` gives fresh credentials after a 401."""
-        session = _session_of(info)
+        session = session_of(info)
         return cls(
             str(info.server),
             headers=session.headers,
@@ -186,7 +128,7 @@ class KubeClient:
     def use_credentials(self, info: Any) -> None:
         """Send later requests with `info`'s credentials (a token rotated, a login renewed)."""
         self._retired.append(self._http)
-        self._http = self._open(_session_of(info))
+        self._http = self._open(session_of(info))
         self._credentials += 1
 
     async def _fresh_credentials(self, seen: int) -> bool:
