@@ -181,7 +181,7 @@ def test_promql_bounds_hold_or_fail_and_a_missing_value_is_invalid_naming_the_qu
     assert failing.reasons == ["calls at most 2.5 > 2", "hits at least 0.5 < 0.9"]
     missing = judge(step(promql={"calls": 1.0, "hits": None}), bar, NOISE, GENERATORS)
     assert missing.verdict is Verdict.INVALID
-    assert missing.reasons == ["promql 'hits' returned no value: hit_ratio"]
+    assert missing.reasons == ["promql 'hits' returned no value (query: hit_ratio)"]
 
 
 @pytest.mark.parametrize(

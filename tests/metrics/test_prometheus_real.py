@@ -129,7 +129,7 @@ async def test_prometheus_agrees_with_the_cgroup_then_goes_missing_when_stopped(
     assert (after.cpu_mean_cores, after.memory_max_bytes, after.throttled_ratio) == (None,) * 3
     assert after.extra == {}
     assert after.missing[0] == (
-        f"Prometheus at {server.url} unreachable: ConnectionError after 2 attempts "
+        f"Prometheus at {server.url} unreachable: ConnectionError after 2 attempts over 0 s "
         f"(query: {CPU_QUERY})"
     )
     assert len(after.missing) == len(after.queries) == 7 + len(EXTRA)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.bounded import HEADER_VALUE_PATTERN, PATH_PATTERN
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import CapacityTestStatus
 
@@ -66,6 +67,15 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return path or "(document)"
 
 
+# What a failed pattern means, in words, for the patterns whose regex alone says little.
+_PATTERN_MEANINGS = {
+    PATH_PATTERN: "a path starts with '/' and holds visible ASCII only: no spaces, CR/LF "
+    "(they would split the request) or non-ASCII; percent-encode them, e.g. '%20'",
+    HEADER_VALUE_PATTERN: "a header value holds visible ASCII, spaces and tabs only: no "
+    "CR/LF (they would split the request) or non-ASCII; encode them, e.g. percent-encoding",
+}
+
+
 def describe_validation_error(error: ValidationError) -> list[str]:
     """One line per error, `spec.trial.duration: <what is wrong and how to fix it>`."""
     lines = []
@@ -77,6 +87,11 @@ def describe_validation_error(error: ValidationError) -> list[str]:
             message = "required field is missing"
         elif item["type"] == "literal_error" and item["loc"][-1:] == ("apiVersion",):
             message = f"must be {API_VERSION!r}"
+        elif (
+            item["type"] == "string_pattern_mismatch"
+            and item.get("ctx", {}).get("pattern") in _PATTERN_MEANINGS
+        ):
+            message = f"{item['input']!r}: {_PATTERN_MEANINGS[item['ctx']['pattern']]}"
         elif item["type"] == "enum" and "expected" in item.get("ctx", {}):
             message = f"{item['input']!r} is not one of {item['ctx']['expected']}"
         lines.append(f"{_field_path(tuple(item['loc']))}: {message}")
@@ -87,6 +102,6 @@ def load_capacity_test(document: Any) -> CapacityTest:
     if not isinstance(document, dict):
         raise SpecError(["(document): a CapacityTest is a mapping with apiVersion, kind, spec"])
     try:
-        return CapacityTest.model_validate(document)
+        return CapacityTest.model_validate(document, context={"bounded": True})
     except ValidationError as exc:
         raise SpecError(describe_validation_error(exc)) from exc

@@ -13,6 +13,7 @@ from enum import StrEnum
 from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.bounded import HourSeconds, Level, TrialSeconds
 from plimsoll.api.gate import Regression, Schedule
 from plimsoll.api.target import NAME_PATTERN, PodShape, Service, SetupStep, Target
 from plimsoll.api.units import Fraction, Quantile, Seconds
@@ -47,9 +48,9 @@ __all__ = [
 
 
 class Trial(PlimsollModel):
-    duration: Seconds = Field(60.0, description="Measured time of one trial, after warm-up.")
-    warm_up: Seconds = 10.0
-    settle: Seconds = Field(0.0, description="Pause between trials so the target drains.")
+    duration: TrialSeconds = Field(60.0, description="Measured time of one trial, after warm-up.")
+    warm_up: HourSeconds = 10.0
+    settle: HourSeconds = Field(0.0, description="Pause between trials so the target drains.")
 
     @model_validator(mode="after")
     def _positive(self) -> Trial:
@@ -82,10 +83,12 @@ class Search(PlimsollModel):
     }
 
     strategy: Strategy = Strategy.DOUBLING
-    levels: list[int] | None = Field(None, min_length=1, description="For 'steps'.")
-    start: int = Field(100, ge=1)
-    floor: int = Field(1, ge=1, description="Lowest level tried when the first step fails.")
-    limit: int = Field(1_000_000, ge=1, description="Highest level ever tried.")
+    levels: list[Level] | None = Field(
+        None, min_length=1, max_length=500, description="For 'steps'."
+    )
+    start: Level = 100
+    floor: Level = Field(1, description="Lowest level tried when the first step fails.")
+    limit: Level = Field(1_000_000, description="Highest level ever tried.")
     precision: Fraction = Field(0.1, description="Stop when first fail / last pass ≤ 1 + this.")
     repeats: int = Field(2, ge=0, le=20, description="Extra runs of the best level for spread.")
     probe_duration: Seconds | None = Field(
@@ -184,6 +187,11 @@ class Metrics(PlimsollModel):
         None, description="Wait for the last scrape (default twice the interval)."
     )
     extra: list[ExtraMetric] = Field(default_factory=list)
+    retry_for: Seconds = Field(
+        120.0,
+        description="How long to keep asking an unreachable Prometheus for a finished "
+        "trial's window (it may be restarting) before the step is invalid.",
+    )
 
 
 class Generators(PlimsollModel):

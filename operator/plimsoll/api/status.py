@@ -172,7 +172,9 @@ class CapacityTestStatus(PlimsollModel):
     run_id: str | None = None
     namespace: str | None = Field(None, description="The run's own namespace.")
     current_step: CurrentStep | None = None
-    steps: list[StepRecord] = Field(default_factory=list)
+    # Bounded by the variants (16) x maxTrials (500) with room for retried steps;
+    # older steps are kept in brief (`plimsoll.decide.statussteps`).
+    steps: list[StepRecord] = Field(default_factory=list, max_length=20_000)
     step_count: int = Field(0, description="len(steps), for `kubectl get`'s Steps column.")
     ceiling: Ceiling | None = None
     variant_ceilings: list[Ceiling] = Field(

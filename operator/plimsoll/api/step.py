@@ -111,3 +111,8 @@ class StepRecord(PlimsollModel):
     throttled_ratio: float | None = None
     memory_bytes: int | None = None
     started_at: datetime | None = None
+    summarized: bool | None = Field(
+        None,
+        description="True for an older step kept in brief (figures dropped, reasons cut) "
+        "to bound the status; the report keeps it in full.",
+    )

@@ -11,8 +11,9 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.bounded import PATH_PATTERN, PodMemory
 from plimsoll.api.pod_template import template_problems
-from plimsoll.api.units import Bytes, Cores, Seconds
+from plimsoll.api.units import Cores, Seconds
 
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
@@ -21,7 +22,7 @@ class PodShape(PlimsollModel):
     """The pod shape to pin to: requests == limits (Kubernetes' Guaranteed QoS)."""
 
     cpu: Cores
-    memory: Bytes
+    memory: PodMemory
 
 
 class SetupStep(PlimsollModel):
@@ -58,7 +59,7 @@ class Target(PlimsollModel):
     env: dict[str, str] = Field(default_factory=dict)
     port: int = Field(8080, ge=1, le=65535)
     resources: PodShape | None = None
-    readiness_path: str = Field("/healthz", pattern=r"^/")
+    readiness_path: str = Field("/healthz", pattern=PATH_PATTERN)
     startup_timeout: Seconds = 60.0
     upstream_env: str = Field(
         "UPSTREAM_URL",
@@ -123,7 +124,7 @@ class Service(PlimsollModel):
     port: int = Field(ge=1, le=65535)
     resources: PodShape | None = None
     readiness_path: str | None = Field(
-        None, pattern=r"^/", description="HTTP readiness path; without it a TCP connect."
+        None, pattern=PATH_PATTERN, description="HTTP readiness path; without it a TCP connect."
     )
     target_env: dict[str, str] = Field(
         default_factory=dict,

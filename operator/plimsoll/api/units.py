@@ -31,7 +31,16 @@ _MEMORY_SUFFIXES = {
     "Ti": 2**40,
 }
 MEMORY_PATTERN = r"^\d+(\.\d+)?(k|M|G|T|Ki|Mi|Gi|Ti)?$"
-CPU_PATTERN = r"^(\d+(\.\d+)?|\d+m)$"
+# Kubernetes keeps CPU to the millicore: '0.0001' would become 0, an unpinned pod. So
+# 1m..9999999m, or cores with at most three decimals, from 0.001 to 9999.999, never 0.
+CPU_PATTERN = (
+    r"^([1-9][0-9]{0,6}m|[1-9][0-9]{0,3}(\.[0-9]{1,3})?"
+    r"|0?\.([1-9][0-9]{0,2}|0[1-9][0-9]?|00[1-9]))$"
+)
+MAX_CORES = 9999.999
+# Nothing Plimsoll waits for or measures takes a day; a longer duration is a typo.
+MAX_DURATION = 24 * 3600.0
+MAX_BYTES = 2**40 * 64  # 64Ti: more than any node has
 PERCENT_PATTERN = r"^\d+(\.\d+)?%$"
 
 
@@ -53,6 +62,8 @@ def parse_duration(value: Any) -> float:
         raise ValueError(f"a duration is a string such as '30s', got {type(value).__name__}")
     if not math.isfinite(seconds) or seconds < 0:
         raise ValueError(f"{value!r} is not a duration: it must be zero or positive, e.g. '30s'")
+    if seconds > MAX_DURATION:
+        raise ValueError(f"{value!r} is longer than a day: write at most '24h'")
     return seconds
 
 
@@ -93,6 +104,8 @@ def parse_memory(value: Any) -> int:
         raise ValueError(f"a memory quantity is a string such as '512Mi', got {value!r}")
     if amount <= 0:
         raise ValueError(f"{value!r}: a memory quantity must be positive, e.g. '512Mi'")
+    if amount > MAX_BYTES:
+        raise ValueError(f"{value!r} is more memory than any machine has: at most '64Ti'")
     return amount
 
 
@@ -110,7 +123,7 @@ def parse_cpu(value: Any) -> float:
         raise ValueError("a CPU quantity is a number of cores or millicores such as '500m'")
     if isinstance(value, int | float):
         cores = float(value)
-    elif isinstance(value, str) and re.fullmatch(CPU_PATTERN, value.strip()):
+    elif isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?|\d+m|\.\d+", value.strip()):
         text = value.strip()
         cores = int(text[:-1]) / 1000 if text.endswith("m") else float(text)
     else:
@@ -120,6 +133,14 @@ def parse_cpu(value: Any) -> float:
         )
     if not math.isfinite(cores) or cores <= 0:
         raise ValueError(f"{value!r}: a CPU quantity must be positive, e.g. '1' or '500m'")
+    if abs(cores * 1000 - round(cores * 1000)) > 1e-6:
+        raise ValueError(
+            f"{value!r} is finer than a millicore, which Kubernetes cannot pin (it would "
+            f"round it to {format_cpu(cores) if cores >= 0.001 else '0: unpinned'}): "
+            "write whole millicores, e.g. '1m' or '250m'"
+        )
+    if cores > MAX_CORES:
+        raise ValueError(f"{value!r} is more CPU than any node has: at most '9999'")
     return cores
 
 
@@ -167,11 +188,47 @@ def format_quantile(quantile: float) -> str:
 
 QUANTILE_PATTERN = r"^p\d+(\.\d+)?$"
 
+
+def duration_schema(limit: float = MAX_DURATION) -> dict[str, Any]:
+    """A duration string's schema; CEL's duration() (Go's syntax, which ours is a subset
+    of) lets the API server hold it to `limit` as well."""
+    return {
+        "type": "string",
+        "pattern": DURATION_PATTERN,
+        "maxLength": 32,
+        "x-kubernetes-validations": [
+            {
+                "rule": f"duration(self) <= duration('{format_duration(limit)}')",
+                "message": f"at most {format_duration(limit)}",
+            }
+        ],
+    }
+
+
+def memory_schema(low: int = 1, high: int = MAX_BYTES) -> dict[str, Any]:
+    """A memory quantity's schema, held to [low, high] by Kubernetes' CEL quantity library
+    (an integer is a number of bytes)."""
+    lo, hi = format_memory(low), format_memory(high)
+    return {
+        "x-kubernetes-int-or-string": True,
+        "pattern": MEMORY_PATTERN,
+        "maxLength": 32,
+        "x-kubernetes-validations": [
+            {
+                "rule": f"type(self) == int ? self >= {low} && self <= {high} : "
+                f"quantity(self).compareTo(quantity('{lo}')) >= 0 && "
+                f"quantity(self).compareTo(quantity('{hi}')) <= 0",
+                "message": f"between {lo} and {hi}",
+            }
+        ],
+    }
+
+
 Seconds = Annotated[
     float,
     BeforeValidator(parse_duration),
     PlainSerializer(format_duration, return_type=str),
-    WithJsonSchema({"type": "string", "pattern": DURATION_PATTERN}),
+    WithJsonSchema(duration_schema()),
 ]
 """A duration held as seconds, written as '30s'."""
 
@@ -179,7 +236,7 @@ Bytes = Annotated[
     int,
     BeforeValidator(parse_memory),
     PlainSerializer(format_memory, return_type=str),
-    WithJsonSchema({"x-kubernetes-int-or-string": True, "pattern": MEMORY_PATTERN}),
+    WithJsonSchema(memory_schema()),
 ]
 """A memory quantity held as bytes, written as '512Mi'."""
 
@@ -187,7 +244,19 @@ Cores = Annotated[
     float,
     BeforeValidator(parse_cpu),
     PlainSerializer(format_cpu, return_type=str),
-    WithJsonSchema({"x-kubernetes-int-or-string": True, "pattern": CPU_PATTERN}),
+    WithJsonSchema(
+        {
+            "x-kubernetes-int-or-string": True,
+            "pattern": CPU_PATTERN,
+            "maxLength": 16,
+            "x-kubernetes-validations": [
+                {
+                    "rule": f"type(self) != int || (self >= 1 && self <= {int(MAX_CORES)})",
+                    "message": "whole cores from 1, or a string such as '500m'",
+                }
+            ],
+        }
+    ),
 ]
 """A CPU quantity held as cores, written as '500m' or '1'."""
 

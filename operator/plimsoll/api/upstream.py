@@ -16,7 +16,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
-from plimsoll.api.units import Bytes, Fraction, Seconds
+from plimsoll.api.bounded import PATH_PATTERN, ResponseBytes, Weight
+from plimsoll.api.units import Fraction, Seconds
 
 
 class QuantilePoint(PlimsollModel):
@@ -94,8 +95,8 @@ class Errors(PlimsollModel):
 class SizeChoice(PlimsollModel):
     """One entry of a response-size mix ("mostly a few KB, 2% around 1 MB")."""
 
-    bytes: Bytes
-    weight: float = Field(1.0, gt=0)
+    bytes: ResponseBytes
+    weight: Weight = 1.0
 
 
 class Route(PlimsollModel):
@@ -103,7 +104,7 @@ class Route(PlimsollModel):
 
     name: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     method: str = Field("GET", pattern=r"^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$")
-    path: str = Field(pattern=r"^/", description="Exact path, or a prefix ending in '*'.")
+    path: str = Field(pattern=PATH_PATTERN, description="Exact path, or a prefix ending in '*'.")
     latency: Latency = Field(default_factory=lambda: Latency(fixed=0.0))
     errors: Errors = Field(default_factory=Errors)
     sizes: list[SizeChoice] = Field(default_factory=lambda: [SizeChoice(bytes=1024)], min_length=1)
@@ -127,7 +128,7 @@ class McpTool(PlimsollModel):
 class Mcp(PlimsollModel):
     """The mock as an MCP server over streamable HTTP."""
 
-    path: str = Field("/mcp", pattern=r"^/")
+    path: str = Field("/mcp", pattern=PATH_PATTERN)
     tools: list[McpTool] = Field(min_length=1)
     list_latency: Latency = Field(default_factory=lambda: Latency(fixed=0.0))
     keep_alive: Seconds = Field(15.0, description="Interval of SSE keep-alive comments.")

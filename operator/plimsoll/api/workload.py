@@ -12,11 +12,18 @@ The generator receives this model unchanged inside each trial request.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.bounded import (
+    HEADER_NAME_PATTERN,
+    PATH_PATTERN,
+    HeaderValue,
+    Weight,
+)
 from plimsoll.api.units import Fraction, Seconds
 
 
@@ -48,16 +55,27 @@ class Operation(PlimsollModel):
     """One entry of the request mix. Its name labels its latency and errors."""
 
     name: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    weight: float = Field(1.0, gt=0)
+    weight: Weight = 1.0
     kind: OperationKind = OperationKind.REQUEST
     method: str = Field("GET", pattern=r"^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$")
-    path: str = Field("/", pattern=r"^/")
-    headers: dict[str, str] = Field(default_factory=dict)
+    path: str = Field("/", pattern=PATH_PATTERN)
+    headers: dict[str, HeaderValue] = Field(default_factory=dict)
     body: str | None = Field(None, description="Request body; '{{n}}' becomes a counter.")
     tool: str | None = Field(None, description="For kind 'call': the MCP tool to call.")
     expect_status: list[int] = Field(
         default_factory=lambda: [200], min_length=1, description="Statuses counted as ok."
     )
+
+    @field_validator("headers")
+    @classmethod
+    def _header_names(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name in headers:
+            if not re.fullmatch(HEADER_NAME_PATTERN, name):
+                raise ValueError(
+                    f"{name!r} is not a header name: use letters, digits and -!#$%&'*+.^_`|~ "
+                    "(no spaces, colons, CR/LF or non-ASCII)"
+                )
+        return headers
 
 
 class Users(PlimsollModel):
@@ -73,7 +91,7 @@ class Users(PlimsollModel):
     )
     relist_fraction: Fraction = Field(0.1, description="Calls preceded by a tools/list.")
     page_view_fraction: Fraction = Field(0.05, description="Calls that come with a page view.")
-    page_view_path: str = Field("/", pattern=r"^/")
+    page_view_path: str = Field("/", pattern=PATH_PATTERN)
     keep_alive_timeout: Seconds = Field(
         45.0, description="A held stream silent for this long counts as unhealthy."
     )
@@ -90,11 +108,11 @@ class Conversation(PlimsollModel):
     """Multi-turn conversations with growing context (the LLM-proxy seed)."""
 
     turns: int = Field(10, ge=1, le=1000)
-    prompt_chars: int = Field(400, ge=1, description="Size of each new user message.")
+    prompt_chars: int = Field(400, ge=1, le=1_000_000, description="Size of each new user message.")
     think_time: Seconds = Field(0.0, description="Pause between a reply and the next turn.")
     stream: bool = True
     model: str = "plimsoll-echo"
-    max_tokens: int = Field(256, ge=1)
+    max_tokens: int = Field(256, ge=1, le=1_000_000)
 
 
 class StreamKind(StrEnum):
@@ -108,9 +126,9 @@ class StreamsProbe(PlimsollModel):
 
     count: int = Field(ge=1, le=200_000)
     kind: StreamKind = StreamKind.SSE
-    path: str = Field("/", pattern=r"^/")
+    path: str = Field("/", pattern=PATH_PATTERN)
     ws_path: str | None = Field(
-        None, pattern=r"^/", description="Path of the WebSocket streams, when not 'path'."
+        None, pattern=PATH_PATTERN, description="Path of the WebSocket streams, when not 'path'."
     )
     hold_during_steps: bool = Field(
         False, description="Keep them open through the trials, so each trial runs with them held."
@@ -127,7 +145,7 @@ class ClientIps(PlimsollModel):
     )
     verify_path: str | None = Field(
         None,
-        pattern=r"^/",
+        pattern=PATH_PATTERN,
         description="A path whose answer echoes the client address the target saw.",
     )
 
@@ -141,7 +159,7 @@ class Workload(PlimsollModel):
     conversation: Conversation | None = None
     streams: StreamsProbe | None = None
     client_ips: ClientIps | None = None
-    mcp_path: str = Field("/mcp", pattern=r"^/")
+    mcp_path: str = Field("/mcp", pattern=PATH_PATTERN)
     mcp_revision: str = Field(
         "2025-06-18",
         description="MCP protocol revision: a handshake era one, or the stateless '2026-07-28'.",

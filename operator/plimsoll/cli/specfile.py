@@ -1,29 +1,22 @@
 """Reading CapacityTest files: YAML (one or several documents) into validated models.
 
 Shared by `plimsoll validate`, `plimsoll run` and the tests, so a file is judged
-the same way wherever it is read. YAML syntax errors become `SpecError` lines
-with the position, like every other mistake.
+the same way wherever it is read. YAML syntax errors, and files too large, not
+UTF-8, with duplicate keys, too deep or alias bombs (`plimsoll.cli.safeyaml`),
+become `SpecError` lines with the position, like every other mistake.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from plimsoll.api.resource import CapacityTest, SpecError, load_capacity_test
+from plimsoll.cli.safeyaml import load_documents, read_text
 
 
 def read_capacity_tests(path: Path) -> list[CapacityTest]:
     """Every CapacityTest in the file; other kinds (e.g. an Argo CD Application) are skipped."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError([f"{path}: cannot read the file ({exc.strerror})"]) from exc
-    try:
-        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
-    except yaml.YAMLError as exc:
-        raise SpecError([f"{path}: not valid YAML: {exc}"]) from exc
+    documents = load_documents(path, read_text(path))
     tests = []
     problems: list[str] = []
     for index, document in enumerate(documents):

@@ -26,7 +26,7 @@ from typing import Any
 from plimsoll.api.resource import API_VERSION, KIND
 from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import LimitedBy, StepRecord, Verdict
-from plimsoll.kube.client import KubeClient, KubeError
+from plimsoll.kube.client import NO_RETRIES, KubeClient, KubeError
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,8 @@ class EventRecorder:
 
     async def post(self, event: Event) -> bool:
         try:
-            await self.client.create(event_body(self.owner, event))
+            # Best effort: never retried, so a refusing API server never slows the run.
+            await self.client.create(event_body(self.owner, event), retry=NO_RETRIES)
         except KubeError as exc:
             log.warning("event %s not posted: %s", event.reason, exc.message)
             return False

@@ -2,7 +2,10 @@
 
 `plimsoll operator` (`plimsoll.cli.operator`) runs kopf with `registry`.
 - login: kopf's own kubeconfig / service-account login; the same credentials
-  build the `KubeClient` the runs use, so one identity needs one set of RBAC rules;
+  build the `KubeClient` the runs use, so one identity needs one set of RBAC rules.
+  Tokens expire (exec plugins, rotated ServiceAccount tokens): on a 401 the client
+  runs the same login again (`fresh_login`) and retries once, and when kopf logs
+  in again on its own, the client takes the new credentials too;
 - startup: settings (finalizer name, annotations-only progress) and the metrics server;
 - a daemon per CapacityTest: `Supervisor.run` (start, resume, rerun, invalid spec);
 - delete: the finalizer deletes the run namespaces (a namespaced resource cannot
@@ -11,6 +14,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -32,12 +36,29 @@ def _context(memo: Any) -> OperatorContext:
     return ctx
 
 
+def _login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+    return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
+
+
+def fresh_login(**kwargs: Any) -> Any:
+    """The `relogin` a client calls after a 401: kopf's login again, which re-reads the
+    ServiceAccount token file or the kubeconfig (off the event loop: it reads files)."""
+
+    async def relogin() -> kopf.ConnectionInfo | None:
+        return await asyncio.to_thread(_login, **kwargs)
+
+    return relogin
+
+
 @kopf.on.login(registry=registry)
 def login(memo: Any, **kwargs: Any) -> kopf.ConnectionInfo | None:
-    info = kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
+    info = _login(**kwargs)
     if info is not None:
         ctx = _context(memo)
-        ctx.client = KubeClient.from_connection(info)
+        if ctx.client is None:
+            ctx.client = KubeClient.from_connection(info, relogin=fresh_login(**kwargs))
+        else:  # kopf logged in again (its own 401): runs hold this client, so update it
+            ctx.client.use_credentials(info)
     return info
 
 

@@ -5,7 +5,9 @@ an `OperatorSink` (the runner's `ProgressSink`), so every step reaches the
 status as soon as it is judged: that list is the resume point after a restart.
 Writes are merge patches of only the top-level status fields that changed, and
 nothing at all when nothing changed (cert-manager's rule), so running a handler
-twice on the same state writes nothing the second time. Each phase change, judged
+twice on the same state writes nothing the second time. `status.steps` is kept
+compact (recent steps in full, older ones in brief, no PromQL), and the report
+ConfigMap bounded (`plimsoll.controller.report_map`). Each phase change, judged
 step and ceiling is also queued as a Kubernetes Event (`plimsoll.controller.events`)
 and posted right after the patch that shows it.
 """
@@ -20,7 +22,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from plimsoll.api.report import Outcome, RunReport
-from plimsoll.api.resource import API_VERSION, KIND
 from plimsoll.api.status import (
     CapacityTestStatus,
     ConditionStatus,
@@ -34,13 +35,12 @@ from plimsoll.api.status import (
 )
 from plimsoll.api.step import StepRecord, StepResult
 from plimsoll.controller.events import Event, EventRecorder, ceiling_event, phase_event, step_event
+from plimsoll.controller.report_map import write_report_config_map
 from plimsoll.decide.plan import conditions_for
-from plimsoll.kube.client import CAPACITY_TESTS, CONFIG_MAPS, ConflictError, KubeClient
+from plimsoll.decide.statussteps import compact_steps
+from plimsoll.kube.client import CAPACITY_TESTS, KubeClient
 
 log = logging.getLogger(__name__)
-
-# A ConfigMap holds at most 1 MiB; the full report (histograms) may not fit.
-_CONFIG_MAP_BUDGET = 900_000
 
 
 def _now() -> datetime:
@@ -110,75 +110,6 @@ class StatusWriter:
         return bool(changed)
 
 
-def _report_markdown(report: RunReport) -> str:
-    try:
-        from plimsoll.report.markdown import render_markdown
-
-        return render_markdown(report)
-    except Exception as exc:  # the JSON is the record; Markdown is a courtesy
-        log.warning("report.md could not be rendered: %s", exc)
-        lines = [f"# {report.test_name}", "", *report.summary, "", report.message]
-        return "\n".join(lines) + "\n"
-
-
-def _fit(report: RunReport) -> str:
-    text = report.model_dump_json(by_alias=True, exclude_none=True)
-    if len(text) <= _CONFIG_MAP_BUDGET:
-        return text
-    slim = report.model_copy(deep=True)
-    for step in slim.steps:  # histograms are what grows; the figures stay in the status
-        step.client = None
-    return slim.model_dump_json(by_alias=True, exclude_none=True)
-
-
-async def write_report_config_map(
-    client: KubeClient, owner: dict[str, Any], report: RunReport
-) -> str:
-    """The report as a ConfigMap owned by the CapacityTest (garbage-collected with it)."""
-    meta = owner["metadata"]
-    name = f"{meta['name']}-report"[:253]
-    body = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": name,
-            "namespace": meta["namespace"],
-            "labels": {
-                "app.kubernetes.io/managed-by": "plimsoll",
-                "plimsoll.dev/owner-uid": meta.get("uid", ""),
-            },
-            "ownerReferences": [
-                {
-                    "apiVersion": API_VERSION,
-                    "kind": KIND,
-                    "name": meta["name"],
-                    "uid": meta.get("uid", ""),
-                    "controller": True,
-                    "blockOwnerDeletion": False,
-                }
-            ],
-        },
-        "data": {"report.json": _fit(report), "report.md": _report_markdown(report)},
-    }
-    try:
-        await client.create(body)
-    except ConflictError:
-        existing = await client.get(CONFIG_MAPS, meta["namespace"], name) or {}
-        owners = existing.get("metadata", {}).get("ownerReferences") or []
-        if not any(o.get("uid") == meta.get("uid") for o in owners):
-            # Someone else's ConfigMap of that name: never overwrite it.
-            raise ReportNotWrittenError(
-                f"ConfigMap {meta['namespace']}/{name} exists and is not owned by this "
-                "CapacityTest: the report was not written there"
-            ) from None
-        await client.patch(CONFIG_MAPS, meta["namespace"], name, {"data": body["data"]})
-    return name
-
-
-class ReportNotWrittenError(RuntimeError):
-    """The report's ConfigMap name is taken by an object this resource does not own."""
-
-
 class OperatorSink:
     """The runner's ProgressSink for one resource: progress into the status."""
 
@@ -232,7 +163,11 @@ class OperatorSink:
             return
         status = self.writer.status
         key = (record.variant, record.index)
-        status.steps = [s for s in status.steps if (s.variant, s.index) != key] + [record]
+        # Recent steps in full, older ones in brief, no PromQL: the status stays small
+        # however long the run (`plimsoll.decide.statussteps`); the report has it all.
+        status.steps = compact_steps(
+            [s for s in status.steps if (s.variant, s.index) != key] + [record]
+        )
         status.step_count = len(status.steps)
         status.current_step = None
         self.writer.note(step_event(record, self.unit))

@@ -119,7 +119,7 @@ def _invalid(
         reasons.append("server metrics missing: " + "; ".join(result.target.missing))
     for bound in bar.promql:
         if result.promql.get(bound.name) is None:
-            reasons.append(f"promql {bound.name!r} returned no value: {bound.query}")
+            reasons.append(f"promql {bound.name!r} returned no value (query: {bound.query})")
     return reasons
 
 

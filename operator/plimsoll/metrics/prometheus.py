@@ -8,6 +8,12 @@ from `promql`; this module runs them, waits for the last scrape, retries what ma
 `missing` entry that names the query: an empty answer, an error, a NaN or a gap in a
 series is never read as zero.
 
+A finished window's samples are already in the TSDB, so a Prometheus that restarts
+(a rollout, an OOM kill, a node drain) will answer for them once it is back: a
+query that fails for a reason that may pass is retried for up to `retry_for`
+seconds (`spec.metrics.retryFor`, two minutes by default) before the step is
+called invalid.
+
 prometheus-api-client is synchronous (requests): each call runs in a worker thread,
 and its exceptions are translated here, at the boundary, into `PrometheusQueryError`.
 """
@@ -55,8 +61,10 @@ class PrometheusSource:
         scrape_interval: float | None = None,
         settle: float | None = None,
         extra: Sequence[ExtraMetric] = (),
-        attempts: int = 3,
+        attempts: int | None = None,
         backoff: float = 0.5,
+        retry_for: float = 120.0,
+        max_backoff: float = 5.0,
         timeout: float = 10.0,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -67,6 +75,7 @@ class PrometheusSource:
         self._interval = scrape_interval
         self._settle = settle
         self._attempts, self._backoff, self._timeout = attempts, backoff, timeout
+        self._retry_for, self._max_backoff = retry_for, max_backoff
         self._clock, self._sleep = clock, sleep
         # Retries are ours (bounded, visible in the reasons): the client's own are off.
         # Set when a query exhausted its retries: the rest of that call fails fast with
@@ -243,18 +252,24 @@ class PrometheusSource:
     ) -> list[dict[str, Any]]:
         if self._down is not None:
             raise PrometheusQueryError(query, self._down, temporary=False)
-        for attempt in range(1, self._attempts + 1):
+        # Bounded by time (real, or slept when `sleep` is fake) and, if set, by attempts.
+        started, slept, attempt = time.monotonic(), 0.0, 0
+        while True:
+            attempt += 1
             try:
                 return await asyncio.to_thread(self._call, query, at, start, end, step)
             except PrometheusQueryError as exc:
-                if not exc.temporary or attempt == self._attempts:
+                delay = min(self._max_backoff, self._backoff * 2 ** (attempt - 1))
+                spent = max(time.monotonic() - started, slept)
+                out_of_attempts = self._attempts is not None and attempt >= self._attempts
+                if not exc.temporary or out_of_attempts or spent + delay > self._retry_for:
                     if exc.temporary:
-                        exc.reason += f" after {attempt} attempts"
+                        exc.reason += f" after {attempt} attempts over {spent:.0f} s"
                         self._down = exc.reason
                     raise
-                log.debug("prometheus query failed (%s); retrying", exc.reason)
-                await self._sleep(self._backoff * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")  # the loop returns or raises
+                log.info("prometheus query failed (%s); retrying in %.1f s", exc.reason, delay)
+                await self._sleep(delay)
+                slept += delay
 
     def _call(
         self,

@@ -16,7 +16,7 @@ from plimsoll.api.resource import load_capacity_test
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.trial import TrialRequest
 from plimsoll.api.workload import LoadModel
-from plimsoll.controller.status import ReportNotWrittenError, write_report_config_map
+from plimsoll.controller.report_map import ReportNotWrittenError, write_report_config_map
 from plimsoll.kube.client import KubeClient
 from plimsoll.kube.manifests import PSS_LABELS
 from plimsoll.kube.names import Images, RunIdentity, run_namespace_name

@@ -368,6 +368,7 @@ class KubernetesPlatform:
             scrape_interval=spec.metrics.scrape_interval,
             settle=spec.metrics.settle,
             extra=spec.metrics.extra,
+            retry_for=spec.metrics.retry_for,
         )
 
     async def stop(self, *, keep: bool) -> None:

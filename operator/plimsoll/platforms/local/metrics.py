@@ -143,6 +143,7 @@ def prometheus_source(
         scrape_interval=interval,
         settle=metrics.settle,
         extra=metrics.extra,
+        retry_for=metrics.retry_for,
     )
 
 

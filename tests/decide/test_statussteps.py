@@ -1,0 +1,52 @@
+"""`compact_steps`: reasons without PromQL, older steps in brief, and idempotent."""
+
+from __future__ import annotations
+
+from plimsoll.api.step import StepRecord, Verdict
+from plimsoll.decide.statussteps import KEEP_FULL, compact_steps, short_reason, without_queries
+
+
+def test_queries_are_cut_with_their_nested_parentheses() -> None:
+    reason = (
+        'server metrics missing: cpu: no data (query: sum(rate(x{a="(b)"}[1m]))); '
+        "memory: timeout (query: max(y))"
+    )
+    assert without_queries(reason) == "server metrics missing: cpu: no data; memory: timeout"
+    assert without_queries("unbalanced (query: sum(rate(x") == "unbalanced"
+    assert without_queries("no query here") == "no query here"
+
+
+def test_long_reasons_are_cut_with_an_ellipsis() -> None:
+    assert len(short_reason("x" * 1000)) == 240
+    assert short_reason("x" * 1000).endswith("…")
+
+
+def _record(index: int, verdict: Verdict = Verdict.PASS) -> StepRecord:
+    return StepRecord(
+        index=index,
+        level=10 * (index + 1),
+        duration=30.04,
+        verdict=verdict,
+        reasons=[f"why {n} (query: up)" for n in range(9)],
+        p99_ms=4.2,
+        cpu_cores=0.5,
+    )
+
+
+def test_older_steps_are_brief_recent_ones_full_and_compacting_is_idempotent() -> None:
+    records = [_record(i, Verdict.INVALID if i == 0 else Verdict.FAIL) for i in range(30)]
+    compacted = compact_steps(records)
+    brief, full = compacted[:-KEEP_FULL], compacted[-KEEP_FULL:]
+    assert len(brief) == 10
+    assert brief[0].summarized
+    assert brief[0].reasons == ["why 0"]
+    assert brief[1].reasons == []
+    assert brief[1].p99_ms is None
+    assert [(r.index, r.level, r.verdict) for r in compacted] == [
+        (r.index, r.level, r.verdict) for r in records
+    ]
+    assert full[0].p99_ms == 4.2
+    assert full[0].summarized is None
+    assert full[0].reasons[:2] == ["why 0", "why 1"]
+    assert full[0].reasons[-1].startswith("and 4")
+    assert compact_steps(compacted) == compacted
