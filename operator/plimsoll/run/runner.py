@@ -33,6 +33,7 @@ from plimsoll.platforms.base import Platform
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.run.clientips import check_client_ips
 from plimsoll.run.progress import ProgressSink
+from plimsoll.run.scrapecheck import check_scrape_window
 from plimsoll.run.variant import run_variant
 
 __all__ = ["ProgressSink", "RunStoppedError", "record_of", "run_test"]
@@ -75,9 +76,15 @@ async def _run_variant(
             problem = await check_client_ips(endpoints.target_url, spec.workload.client_ips)
             if problem is not None:
                 raise RunStoppedError(problem)
+        metrics = platform.metrics()
+        interval = await check_scrape_window(spec, metrics)
+        if interval is not None:
+            note = f"metrics: Prometheus scrape interval {interval:g} s ({name})"
+            if note not in report.placement:
+                report.placement.append(note)
         await sink.phase(Phase.RUNNING, f"searching for the ceiling ({name})")
         ceiling = await run_variant(
-            spec, name, endpoints, platform.metrics(), sink, history, report, platform.ensure_ready
+            spec, name, endpoints, metrics, sink, history, report, platform.ensure_ready
         )
         succeeded = ceiling.complete
         return ceiling
