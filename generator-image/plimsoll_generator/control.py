@@ -3,6 +3,9 @@
     POST   /trials        TrialRequest JSON -> 202 TrialAccepted | 409 busy | 422 invalid
     GET    /trials/{id}   TrialResult (state running until the trial ends)
     DELETE /trials/{id}   abort; answers with the partial result
+    POST   /streams       StreamsHold JSON -> 200 StreamsHeld: hold streams across trials
+    GET    /streams       StreamsHeld (how many are open now)
+    DELETE /streams       close them all
     GET    /healthz       200
     GET    /metrics       Prometheus text
 
@@ -20,7 +23,9 @@ from typing import Any
 import httptools
 from pydantic import ValidationError
 
+from plimsoll.api.streams import StreamsHold
 from plimsoll.api.trial import TrialAccepted, TrialRequest, TrialResult, TrialState
+from plimsoll_generator.holding import HeldStreams
 from plimsoll_generator.metrics import Metrics
 from plimsoll_generator.workers import InProcess, ProcessPool
 
@@ -41,6 +46,7 @@ class Trials:
     def __init__(self, runner: InProcess | ProcessPool, metrics: Metrics) -> None:
         self.runner = runner
         self.metrics = metrics
+        self.held = HeldStreams()
         self.results: dict[str, TrialResult] = {}
         self.current: tuple[str, TrialRequest, asyncio.Task[None]] | None = None
 
@@ -82,13 +88,13 @@ class Trials:
         return self.results.get(trial_id)
 
 
-def _validation_body(exc: ValidationError) -> dict[str, Any]:
+def _validation_body(exc: ValidationError, what: str = "trial request") -> dict[str, Any]:
     errors = [
         {"field": ".".join(str(p) for p in err["loc"]), "message": err["msg"]}
         for err in exc.errors(include_url=False)
     ]
     fields = ", ".join(e["field"] or "(body)" for e in errors)
-    return {"error": f"invalid trial request: {fields}", "fields": errors}
+    return {"error": f"invalid {what}: {fields}", "fields": errors}
 
 
 class ControlProtocol(asyncio.Protocol):
@@ -146,6 +152,8 @@ class ControlProtocol(asyncio.Protocol):
             if trial_id is None:
                 return 409, {"error": "a trial is already running; one at a time"}
             return 202, TrialAccepted(id=trial_id).to_wire()
+        if path == "/streams":
+            return self._streams(method, body)
         if path.startswith("/trials/"):
             trial_id = path.removeprefix("/trials/")
             if method == "GET":
@@ -158,6 +166,23 @@ class ControlProtocol(asyncio.Protocol):
                 return 404, {"error": f"no trial {trial_id!r}"}
             return 200, result.to_wire()
         return 404, {"error": f"no route {method} {path}"}
+
+    def _streams(self, method: str, body: bytes) -> tuple[int, Any]:
+        held = self.trials.held
+        if method == "GET":
+            return 200, held.status().to_wire()
+        if method == "DELETE":
+            return 200, held.release().to_wire()
+        if method != "POST":
+            return 405, {"error": "use POST, GET or DELETE on /streams"}
+        try:
+            request = StreamsHold.model_validate_json(body)
+        except ValidationError as exc:
+            return 422, _validation_body(exc, "streams hold")
+        try:
+            return 200, held.hold(request).to_wire()
+        except ValueError as exc:
+            return 422, {"error": str(exc)}
 
     def _respond(self, status: int, payload: Any, keep: bool) -> None:
         if self.transport is None or self.transport.is_closing():
@@ -185,4 +210,5 @@ async def serve(host: str, port: int, processes: int) -> None:
         async with server:
             await server.serve_forever()
     finally:
+        trials.held.release()
         runner.close()

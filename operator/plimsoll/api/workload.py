@@ -104,16 +104,20 @@ class StreamKind(StrEnum):
 
 
 class StreamsProbe(PlimsollModel):
-    """Idle streams held open to measure memory per stream (edges and gateways)."""
+    """Idle streams held open to measure memory per stream (edges and gateways): before
+    the first trial they are held at a third, two thirds and all of `count`, and the
+    slope of the target's memory over those counts is the memory per held stream."""
 
-    count: int = Field(ge=1, le=200_000)
+    count: int = Field(ge=2, le=200_000)
     kind: StreamKind = StreamKind.SSE
     path: str = Field("/", pattern=r"^/")
     ws_path: str | None = Field(
         None, pattern=r"^/", description="Path of the WebSocket streams, when not 'path'."
     )
     hold_during_steps: bool = Field(
-        False, description="Keep them open through the trials, so each trial runs with them held."
+        False,
+        description="Keep them open through the trials, so each trial runs with them held "
+        "(opened once, never reopened); false closes them before the first trial.",
     )
 
 

@@ -29,11 +29,12 @@ from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord
 from plimsoll.decide.stepsummary import record_of
 from plimsoll.decide.unitcosts import unit_costs
-from plimsoll.platforms.base import Platform
+from plimsoll.platforms.base import Endpoints, Platform
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.run.clientips import check_client_ips
 from plimsoll.run.progress import ProgressSink
 from plimsoll.run.scrapecheck import check_scrape_window
+from plimsoll.run.streamsprobe import probe_streams, release_streams
 from plimsoll.run.variant import run_variant
 
 __all__ = ["ProgressSink", "RunStoppedError", "record_of", "run_test"]
@@ -63,6 +64,7 @@ async def _run_variant(
     spec = test.spec
     await sink.phase(Phase.PROVISIONING, f"starting the target, mock and generators ({name})")
     succeeded = False
+    endpoints: Endpoints | None = None
     try:
         endpoints = await platform.start(spec, variant)
         report.warnings.extend(w for w in endpoints.warnings if w not in report.warnings)
@@ -82,6 +84,7 @@ async def _run_variant(
             note = f"metrics: Prometheus scrape interval {interval:g} s ({name})"
             if note not in report.placement:
                 report.placement.append(note)
+        await probe_streams(spec, name, endpoints, metrics, interval, report)
         await sink.phase(Phase.RUNNING, f"searching for the ceiling ({name})")
         ceiling = await run_variant(
             spec, name, endpoints, metrics, sink, history, report, platform.ensure_ready
@@ -89,6 +92,8 @@ async def _run_variant(
         succeeded = ceiling.complete
         return ceiling
     finally:
+        if endpoints is not None and spec.workload.streams is not None:
+            await asyncio.shield(release_streams(endpoints.generator_urls))
         # Shielded: a Ctrl-C must not interrupt the very clean-up it asked for.
         await asyncio.shield(platform.stop(keep=_keep(spec.cleanup, succeeded)))
 

@@ -26,6 +26,7 @@ from plimsoll.api.trial import FloorProbe, TrialRequest, TrialResult
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms.base import Endpoints
 from plimsoll.run.stepmetrics import ServerSide, read_server_side
+from plimsoll.run.streamsprobe import trial_workload
 from plimsoll.run.trialclient import TrialFailedError, run_trial
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ def _request(spec: CapacityTestSpec, endpoints: Endpoints, plan: StepPlan) -> Tr
         level=float(plan.level),
         duration=plan.duration,
         warm_up=spec.trial.warm_up,
-        workload=spec.workload,
+        workload=trial_workload(spec.workload),
         target_url=endpoints.target_url,
         floor=FloorProbe(
             url=endpoints.upstream_url.rstrip("/") + "/healthz", rate=spec.noise.probe_rate
