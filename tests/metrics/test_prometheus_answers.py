@@ -272,8 +272,39 @@ async def test_the_interval_is_the_spacing_of_the_targets_samples(fake: FakeProm
     )
 
 
-async def test_too_few_samples_fall_back_to_the_servers_config(fake: FakePrometheus) -> None:
+async def test_a_new_target_reads_the_busiest_series_spacing(fake: FakePrometheus) -> None:
+    # The target has two samples so far; a long-lived container of the same job has many.
+    fake.on(lambda q: 'namespace="ns"' in q, spaced(80, 110))
+    busiest = {"namespace": "kube-system", "pod": "etcd-0", "container": "etcd"}
+    fake.on(
+        lambda q: q.startswith("topk(1, count_over_time("),
+        (
+            200,
+            {
+                "status": "success",
+                "data": {
+                    "resultType": "vector",
+                    "result": [{"metric": busiest, "value": [T0.timestamp(), "20"]}],
+                },
+            },
+        ),
+    )
+    fake.on(lambda q: 'pod="etcd-0"' in q, spaced(0, 30, 60, 90.2, 120))
+    time = FakeTime(T0.timestamp() + 125)
+    found = PrometheusSource(fake.url, {"target": Selector("ns")}, clock=time.clock)
+    assert await found.scrape_interval() == 30.0
+    assert [a["query"] for a in fake.asked][1:] == [
+        "topk(1, count_over_time(container_cpu_usage_seconds_total[10m]))",
+        'container_cpu_usage_seconds_total{container="etcd",namespace="kube-system",'
+        'pod="etcd-0"}[10m]',
+    ]
+
+
+async def test_too_few_samples_anywhere_fall_back_to_the_servers_config(
+    fake: FakePrometheus,
+) -> None:
     fake.on(lambda q: q.endswith("[10m]"), spaced(0, 30))
+    fake.on(lambda q: q.startswith("topk("), vector())
     config = {"status": "success", "data": {"yaml": "global:\n  scrape_interval: 30s\n"}}
     fake.on(lambda q: q == "", (200, config))
     time = FakeTime(T0.timestamp() + 40)

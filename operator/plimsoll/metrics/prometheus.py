@@ -15,11 +15,9 @@ and its exceptions are translated here, at the boundary, into `PrometheusQueryEr
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import math
 import re
-import statistics
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
@@ -36,13 +34,11 @@ from plimsoll.api.spec import ExtraMetric, PromQLBound
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.units import parse_duration
 from plimsoll.metrics import promql
+from plimsoll.metrics.interval import sample_spacing as spacing_of_samples
 from plimsoll.metrics.promql import Plan, Selector
 from plimsoll.metrics.source import ROLE_TARGET, Window, unreadable
 
 log = logging.getLogger(__name__)
-
-# How far back the target's samples are read to discover the scrape interval.
-SPACING_LOOKBACK = "10m"
 
 
 class PrometheusQueryError(Exception):
@@ -80,30 +76,27 @@ class PrometheusSource:
         self._client = PrometheusConnect(self.url, retry=Retry(total=0), timeout=int(timeout))
 
     async def scrape_interval(self) -> float:
-        """The spec's value, else discovered: the spacing of the target's own samples
-        (what the window's queries will actually see), else the server's global
-        scrape_interval from its config (a target scraped only a moment ago)."""
+        """The spec's value, else discovered: the spacing of the samples (what the
+        window's queries will actually see), else the server's global scrape_interval
+        from its config."""
         if self._interval is None:
             spacing = await self.sample_spacing()
             self._interval = spacing if spacing is not None else await self._configured_interval()
         return self._interval
 
     async def sample_spacing(self) -> float | None:
-        """The median gap between the last samples of the target's CPU counter (None with
-        fewer than three samples): robust to one late or missed scrape."""
+        """The interval the samples show (`plimsoll.metrics.interval`), None when no series
+        has three samples yet or the server cannot be asked."""
         selector = self.selectors.get(ROLE_TARGET) or next(iter(self.selectors.values()))
-        query = f"container_cpu_usage_seconds_total{selector.matchers()}[{SPACING_LOOKBACK}]"
+        now = self._clock()
+
+        async def at_now(query: str) -> list[dict[str, Any]]:
+            return await self._query(query, at=now)
+
         try:
-            result = await self._query(query, at=self._clock())
+            return await spacing_of_samples(at_now, selector.matchers())
         except PrometheusQueryError:
             return None  # the config is asked next, and its failure is the one named
-        for series in result:
-            times = [float(t) for t, _ in series.get("values", [])]
-            gaps = sorted(b - a for a, b in itertools.pairwise(times))
-            if len(gaps) >= 2:
-                median = statistics.median(gaps)
-                return round(median, 1) if median >= 1 else round(median, 3)
-        return None
 
     async def _configured_interval(self) -> float:
         where = f"{self.url}/api/v1/status/config"
