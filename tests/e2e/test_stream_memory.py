@@ -4,8 +4,8 @@ The quickstart gateway, pinned with cgroups, keeps a 512 KiB replay buffer per
 held SSE stream (`tests/e2e/specs/streams-memory.yaml`). `plimsoll run` holds
 80, 160 and 240 streams before the first trial; the slope of the target's working
 set over those counts must be within 10% of 512 KiB. The streams stay held during
-the step (`holdDuringSteps`), which the step's own memory shows, and `plimsoll
-size --report` takes the figure from the report.
+the step (`holdDuringSteps`), which the step's stream figures and its memory show,
+and `plimsoll size --report` takes the figure from the report.
 """
 
 from __future__ import annotations
@@ -47,10 +47,14 @@ def test_memory_per_held_stream_is_the_targets_known_cost(tmp_path: Path, mark: 
     assert "KiB per held stream: the slope of the working set" in report_md
     assert "streams fit under the 256.0 MiB limit" in report_md
 
-    # Held through the step, not reopened by it: the trial opened no stream of its own,
-    # and the target's memory during it still carries all 240 buffers.
+    # Held through the step, not reopened by it: the step reports the 240 held streams
+    # as held from its start to its end, none dropped or silent (the gateway pings every
+    # 5 s), and the target's memory during it still carries all 240 buffers.
     [step] = saved["steps"]
-    assert step["client"]["streams"]["opened"] == 0
+    streams = step["client"]["streams"]
+    assert (streams["opened"], streams["heldAtEnd"]) == (240, 240)
+    assert streams.get("dropped", 0) == streams.get("missedKeepAlives", 0) == 0
+    assert any(c["name"] == "unhealthy streams" for c in step["judgement"]["criteria"])
     assert step["target"]["memoryMeanBytes"] >= measured["baselineBytes"] + 0.9 * 240 * PER_STREAM
 
     # Sizing takes the figure from the report: 1,000 streams on one pod.

@@ -8,8 +8,9 @@ already held), waits until they are open, and reads the working set again at eac
 count. The slope over the counts (`plimsoll.decide.streammemory`) goes into the
 report with its basis and the streams that fit under the limit. With
 `holdDuringSteps` the streams then stay held through every trial; otherwise they
-are closed before the search starts. Trials never open the probe's streams
-themselves (`trial_workload`), so they are never reopened per trial.
+are closed before the search starts, and each step reports what befell them
+during its trial (`during_trial`: dropped, silent). Trials never open the probe's
+streams themselves (`trial_workload`), so they are never reopened per trial.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.streams import StreamMemory, StreamsHeld, StreamsHold
+from plimsoll.api.trial import StreamHealth
 from plimsoll.api.workload import LoadModel, Workload
 from plimsoll.decide.scrapewindow import minimum_window
 from plimsoll.decide.streammemory import StreamMemoryError, memory_per_stream, stream_counts
@@ -128,6 +130,39 @@ async def measure_stream_memory(
         variant=variant,
         baseline=baseline.memory_mean_bytes,
         limit=float(limit) if limit is not None else None,
+    )
+
+
+async def held_now(urls: Sequence[str]) -> StreamsHeld:
+    """Every generator's held streams, summed."""
+    async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as client:
+        held = [await _ask(client, "GET", url) for url in urls]
+    health = StreamHealth(
+        opened=sum(h.health.opened for h in held),
+        failed_to_open=sum(h.health.failed_to_open for h in held),
+        dropped=sum(h.health.dropped for h in held),
+        missed_keep_alives=sum(h.health.missed_keep_alives for h in held),
+        keep_alives=sum(h.health.keep_alives for h in held),
+    )
+    return StreamsHeld(
+        requested=sum(h.requested for h in held),
+        open=sum(h.open for h in held),
+        health=health,
+        errors=[e for h in held for e in h.errors],
+    )
+
+
+def during_trial(before: StreamsHeld, after: StreamsHeld) -> StreamHealth:
+    """What befell the held streams over one trial, as that trial's stream figures: the
+    verdict's `healthyStreams` then judges streams held through the step like its own."""
+    was, now = before.health, after.health
+    return StreamHealth(
+        opened=before.open,
+        failed_to_open=now.failed_to_open - was.failed_to_open,
+        dropped=now.dropped - was.dropped,
+        missed_keep_alives=now.missed_keep_alives - was.missed_keep_alives,
+        held_at_end=after.open,
+        keep_alives=now.keep_alives - was.keep_alives,
     )
 
 
