@@ -5,7 +5,8 @@
     DELETE /trials/{id}   abort; answers with the partial result
     POST   /streams       StreamsHold JSON -> 200 StreamsHeld: hold streams across trials
     GET    /streams       StreamsHeld (how many are open now)
-    DELETE /streams       close them all
+    DELETE /streams       close them all (also POST /streams/release: the operator
+                          reaches generators through a pod proxy it may only GET and POST)
     GET    /healthz       200
     GET    /metrics       Prometheus text
 
@@ -154,6 +155,10 @@ class ControlProtocol(asyncio.Protocol):
             return 202, TrialAccepted(id=trial_id).to_wire()
         if path == "/streams":
             return self._streams(method, body)
+        if path == "/streams/release":
+            if method != "POST":
+                return 405, {"error": "use POST /streams/release"}
+            return 200, trials.held.release().to_wire()
         if path.startswith("/trials/"):
             trial_id = path.removeprefix("/trials/")
             if method == "GET":

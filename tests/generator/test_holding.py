@@ -68,6 +68,14 @@ async def test_growing_opens_only_the_difference_and_release_closes_all(
     assert released.open == 5
     after = StreamsHeld.model_validate((await client.get("/streams")).json())
     assert (after.requested, after.open) == (0, 0)
+    # The same by POST, as the runner asks through a pod proxy.
+    await client.post("/streams", json=hold(url, 3))
+    await until_open(client, 3)
+    released = StreamsHeld.model_validate((await client.post("/streams/release")).json())
+    assert released.open == 3
+    after = StreamsHeld.model_validate((await client.get("/streams")).json())
+    assert (after.requested, after.open) == (0, 0)
+    assert (await client.get("/streams/release")).status_code == 405
 
 
 async def test_a_hold_without_streams_or_with_a_bad_count_is_refused(

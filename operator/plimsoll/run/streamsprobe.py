@@ -167,11 +167,12 @@ def during_trial(before: StreamsHeld, after: StreamsHeld) -> StreamHealth:
 
 
 async def release_streams(urls: Sequence[str]) -> None:
-    """Close every generator's held streams (best effort: a generator may be gone)."""
+    """Close every generator's held streams (best effort: a generator may be gone). A POST,
+    not a DELETE: through the API server's pod proxy the operator may only GET and POST."""
     async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as client:
         for url in urls:
             with contextlib.suppress(httpx.HTTPError):
-                await client.delete(f"{url}/streams")
+                await client.post(f"{url}/streams/release")
 
 
 async def probe_streams(
