@@ -50,12 +50,17 @@ def test_memory_per_held_stream_is_the_targets_known_cost(tmp_path: Path, mark: 
     # Held through the step, not reopened by it: the step reports the 240 held streams
     # as held from its start to its end, none dropped or silent (the gateway pings every
     # 5 s), and the target's memory during it still carries all 240 buffers.
-    [step] = saved["steps"]
-    streams = step["client"]["streams"]
-    assert (streams["opened"], streams["heldAtEnd"]) == (240, 240)
-    assert streams.get("dropped", 0) == streams.get("missedKeepAlives", 0) == 0
-    assert any(c["name"] == "unhealthy streams" for c in step["judgement"]["criteria"])
-    assert step["target"]["memoryMeanBytes"] >= measured["baselineBytes"] + 0.9 * 240 * PER_STREAM
+    # (A busy host may make a step noisy and repeat it: every attempt holds them.)
+    steps = saved["steps"]
+    assert steps[-1]["judgement"]["verdict"] == "pass"
+    for step in steps:
+        streams = step["client"]["streams"]
+        assert (streams["opened"], streams["heldAtEnd"]) == (240, 240)
+        assert streams.get("dropped", 0) == streams.get("missedKeepAlives", 0) == 0
+        held = measured["baselineBytes"] + 0.9 * 240 * PER_STREAM
+        assert step["target"]["memoryMeanBytes"] >= held
+    criteria = steps[-1]["judgement"]["criteria"]
+    assert any(c["name"] == "unhealthy streams" for c in criteria)
 
     # Sizing takes the figure from the report: 1,000 streams on one pod.
     plan = plimsoll("size", "--report", str(out / "report.json"), "--peak", "10")
