@@ -3,7 +3,10 @@ operator both call.
 
 `run_test` runs each variant (or the spec as written) in turn: start the
 platform, check that the target honours client addresses when the workload
-sends them, run trials level by level as the search asks until it answers,
+sends them, check that Prometheus (when it is the source) can read a trial's
+window at its scrape interval (`scrapecheck`), measure memory per held stream
+when the workload has a streams probe (`streamsprobe`), run trials level by
+level as the search asks until it answers,
 name the limiting resource, and stop the platform as `spec.cleanup` says. It
 reports progress through a `ProgressSink` (the CLI's live view and JSON file;
 the operator's status patches) and returns the `RunReport`.
