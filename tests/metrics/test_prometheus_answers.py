@@ -1,4 +1,4 @@
-"""How the Prometheus source reads awkward answers: gaps, NaN, errors, retries, settling.
+"""How the Prometheus source reads awkward answers, and how it discovers the interval.
 
 A small Prometheus-shaped HTTP server on loopback plays the answers a real server
 gives in those cases (hard to provoke on demand from the real one); the source talks
@@ -37,17 +37,6 @@ def vector(*values: str) -> Answer:
                 {"metric": {"i": str(i)}, "value": [T0.timestamp(), v]}
                 for i, v in enumerate(values)
             ],
-        },
-    }
-
-
-def matrix(points: dict[float, str]) -> Answer:
-    values = [[t, v] for t, v in points.items()]
-    return 200, {
-        "status": "success",
-        "data": {
-            "resultType": "matrix",
-            "result": [{"metric": {}, "values": values}] if values else [],
         },
     }
 
