@@ -261,7 +261,7 @@ class Metrics(PlimsollModel):
     scrape_interval: Seconds | None = Field(
         None,
         description="How often Prometheus scrapes the target. Unset: discovered from the "
-        "spacing of the target's samples, else the server's global scrape_interval.",
+        "spacing of the samples, else the server's global scrape_interval.",
     )
     settle: Seconds | None = Field(
         None, description="Wait for the last scrape (default one scrape interval plus 1 s)."

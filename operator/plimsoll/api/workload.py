@@ -104,9 +104,11 @@ class StreamKind(StrEnum):
 
 
 class StreamsProbe(PlimsollModel):
-    """Idle streams held open to measure memory per stream (edges and gateways): before
-    the first trial they are held at a third, two thirds and all of `count`, and the
-    slope of the target's memory over those counts is the memory per held stream."""
+    """Idle streams held open to measure memory per stream (edges and gateways)."""
+
+    # Before the first trial they are held at a third, two thirds and all of `count`;
+    # the slope of the target's memory over those counts is the memory per held stream
+    # (plimsoll.run.streamsprobe), so a slope needs at least two streams.
 
     count: int = Field(ge=2, le=200_000)
     kind: StreamKind = StreamKind.SSE
