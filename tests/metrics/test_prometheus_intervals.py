@@ -1,6 +1,6 @@
 """The Prometheus source at ordinary scrape intervals: 1 s, 5 s and 15 s.
 
-One CPU burner pinned to 0.5 CPU in a v1 cgroup is scraped by three real
+One CPU burner pinned to 0.1 CPU in a v1 cgroup is scraped by three real
 Prometheus servers at once, each at its own interval; the reference is the
 cgroup's own CPU counter, read at each window's ends. Each server is asked about a
 window just over the minimum the rule allows at its interval (three intervals):
@@ -49,7 +49,9 @@ def servers(tmp_path: Path) -> Iterator[list[PrometheusServer]]:
 async def test_cpu_and_memory_agree_with_the_cgroup_at_1_5_and_15_s(
     cgroup_v1: MakeCgroup, tmp_path: Path, servers: list[PrometheusServer]
 ) -> None:
-    group = cgroup_v1(cpu=0.5, memory=256 * MIB)
+    # A tenth of a core: well under any share a busy 2-core host leaves one process, so
+    # its CPU is steady and the test judges the reading, not the host's contention.
+    group = cgroup_v1(cpu=0.1, memory=256 * MIB)
     group.spawn_burner(mib=48, seconds=110)
     exporter = CadvisorExporter([ExportedContainer(NS, "target-0", "target", paths=group.paths)])
     await exporter.start()
@@ -84,8 +86,7 @@ async def test_cpu_and_memory_agree_with_the_cgroup_at_1_5_and_15_s(
         print(f"{s:g} s: prometheus {prom.cpu_mean_cores} cores, cgroup {cgroup:.4f} cores")
         assert prom.missing == [], (s, prom.missing)
         assert windows[s].seconds >= minimum_window(s)
-        # At most the quota; less when the shared host is busy, which both sides see.
-        assert 0.1 < cgroup <= 0.55
+        assert 0.05 < cgroup <= 0.11  # about the quota
         assert prom.cpu_mean_cores == pytest.approx(cgroup, rel=0.1), s
         assert prom.cpu_peak_cores == pytest.approx(cgroup, rel=0.25), s
         assert prom.memory_max_bytes == pytest.approx(final.working_set_bytes, rel=0.1), s
