@@ -3,10 +3,14 @@
     POST   /trials        TrialRequest JSON -> 202 TrialAccepted | 409 busy | 422 invalid
     GET    /trials/{id}   TrialResult (state running until the trial ends)
     DELETE /trials/{id}   abort; answers with the partial result
+    POST   /streams       StreamsHold JSON -> 200 StreamsHeld: hold streams across trials
+    GET    /streams       StreamsHeld (how many are open now)
+    DELETE /streams       close them all (also POST /streams/release: the operator
+                          reaches generators through a pod proxy it may only GET and POST)
     GET    /healthz       200
     GET    /metrics       Prometheus text
 
-Given a token (`PLIMSOLL_CONTROL_TOKEN`), every /trials call must carry it in the
+Given a token (`PLIMSOLL_CONTROL_TOKEN`), every /trials and /streams call must carry it in the
 `X-Plimsoll-Control-Token` header, compared in constant time; others get 401.
 /healthz and /metrics stay open for probes and scrapers: they start nothing.
 
@@ -25,6 +29,7 @@ from typing import Any
 import httptools
 from pydantic import ValidationError
 
+from plimsoll.api.streams import StreamsHold
 from plimsoll.api.trial import (
     CONTROL_TOKEN_HEADER,
     TrialAccepted,
@@ -32,6 +37,7 @@ from plimsoll.api.trial import (
     TrialResult,
     TrialState,
 )
+from plimsoll_generator.holding import HeldStreams
 from plimsoll_generator.metrics import Metrics
 from plimsoll_generator.workers import InProcess, ProcessPool
 
@@ -53,6 +59,7 @@ class Trials:
     def __init__(self, runner: InProcess | ProcessPool, metrics: Metrics) -> None:
         self.runner = runner
         self.metrics = metrics
+        self.held = HeldStreams()
         self.results: dict[str, TrialResult] = {}
         self.current: tuple[str, TrialRequest, asyncio.Task[None]] | None = None
 
@@ -94,13 +101,13 @@ class Trials:
         return self.results.get(trial_id)
 
 
-def _validation_body(exc: ValidationError) -> dict[str, Any]:
+def _validation_body(exc: ValidationError, what: str = "trial request") -> dict[str, Any]:
     errors = [
         {"field": ".".join(str(p) for p in err["loc"]), "message": err["msg"]}
         for err in exc.errors(include_url=False)
     ]
     fields = ", ".join(e["field"] or "(body)" for e in errors)
-    return {"error": f"invalid trial request: {fields}", "fields": errors}
+    return {"error": f"invalid {what}: {fields}", "fields": errors}
 
 
 _TOKEN_HEADER = CONTROL_TOKEN_HEADER.lower().encode()
@@ -142,7 +149,8 @@ class ControlProtocol(asyncio.Protocol):
         presented, self.presented = self.presented, b""
         self.url, self.body = b"", []
         keep = self.parser.should_keep_alive()
-        if path.startswith("/trials") and not self._authorized(presented):
+        guarded = path.startswith(("/trials", "/streams"))  # both start load
+        if guarded and not self._authorized(presented):
             self._respond(401, {"error": f"missing or wrong {CONTROL_TOKEN_HEADER}"}, keep)
             return
         asyncio.get_running_loop().create_task(self._handle(method, path, body, keep))
@@ -174,6 +182,12 @@ class ControlProtocol(asyncio.Protocol):
             if trial_id is None:
                 return 409, {"error": "a trial is already running; one at a time"}
             return 202, TrialAccepted(id=trial_id).to_wire()
+        if path == "/streams":
+            return self._streams(method, body)
+        if path == "/streams/release":
+            if method != "POST":
+                return 405, {"error": "use POST /streams/release"}
+            return 200, trials.held.release().to_wire()
         if path.startswith("/trials/"):
             trial_id = path.removeprefix("/trials/")
             if method == "GET":
@@ -186,6 +200,23 @@ class ControlProtocol(asyncio.Protocol):
                 return 404, {"error": f"no trial {trial_id!r}"}
             return 200, result.to_wire()
         return 404, {"error": f"no route {method} {path}"}
+
+    def _streams(self, method: str, body: bytes) -> tuple[int, Any]:
+        held = self.trials.held
+        if method == "GET":
+            return 200, held.status().to_wire()
+        if method == "DELETE":
+            return 200, held.release().to_wire()
+        if method != "POST":
+            return 405, {"error": "use POST, GET or DELETE on /streams"}
+        try:
+            request = StreamsHold.model_validate_json(body)
+        except ValidationError as exc:
+            return 422, _validation_body(exc, "streams hold")
+        try:
+            return 200, held.hold(request).to_wire()
+        except ValueError as exc:
+            return 422, {"error": str(exc)}
 
     def _respond(self, status: int, payload: Any, keep: bool) -> None:
         if self.transport is None or self.transport.is_closing():
@@ -213,4 +244,5 @@ async def serve(host: str, port: int, processes: int, token: str | None = None) 
         async with server:
             await server.serve_forever()
     finally:
+        trials.held.release()
         runner.close()

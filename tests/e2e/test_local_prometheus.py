@@ -74,7 +74,7 @@ async def test_run_reads_cpu_memory_extra_and_bar_from_prometheus(
         assert target["source"] == "prometheus"
         assert target["missing"] == []
         namespace = next(q for q in target["queries"] if "container_cpu_usage" in q)
-        assert namespace.startswith('sum(rate(container_cpu_usage_seconds_total{namespace="')
+        assert namespace.startswith('sum(increase(container_cpu_usage_seconds_total{namespace="')
         assert 'container="target"' in namespace
         # The shape the target was pinned to, as cAdvisor's spec series report it.
         assert target["cpuLimitCores"] == pytest.approx(0.5)
@@ -138,7 +138,7 @@ async def test_prometheus_gone_mid_run_makes_the_step_invalid_and_keeps_the_firs
     for step in later:
         reasons = " ".join(step["judgement"]["reasons"])
         assert "unreachable" in reasons, reasons
-        assert "(query: sum(rate(container_cpu_usage_seconds_total{namespace=" in reasons
+        assert "(query: sum(increase(container_cpu_usage_seconds_total{namespace=" in reasons
         assert step["target"]["cpuMeanCores"] is None  # never a silent zero
     ceiling = report.ceilings[0]
     assert (ceiling.low, ceiling.complete) == (5, False)

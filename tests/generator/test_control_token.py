@@ -33,6 +33,9 @@ def test_trials_without_the_token_are_refused(
     assert answer.status_code == 401
     assert CONTROL_TOKEN_HEADER in answer.json()["error"]
     assert httpx.get(f"{guarded_generator}/trials/x", headers=headers).status_code == 401
+    # Held streams are load too.
+    assert httpx.post(f"{guarded_generator}/streams", json={}, headers=headers).status_code == 401
+    assert httpx.get(f"{guarded_generator}/streams", headers=headers).status_code == 401
     assert state.paths.get("/", 0) == 0  # no load was sent
 
 

@@ -1,4 +1,4 @@
-"""How the Prometheus source reads awkward answers: gaps, NaN, errors, retries, settling.
+"""How the Prometheus source reads awkward answers, and how it discovers the interval.
 
 A small Prometheus-shaped HTTP server on loopback plays the answers a real server
 gives in those cases (hard to provoke on demand from the real one); the source talks
@@ -37,17 +37,6 @@ def vector(*values: str) -> Answer:
                 {"metric": {"i": str(i)}, "value": [T0.timestamp(), v]}
                 for i, v in enumerate(values)
             ],
-        },
-    }
-
-
-def matrix(points: dict[float, str]) -> Answer:
-    values = [[t, v] for t, v in points.items()]
-    return 200, {
-        "status": "success",
-        "data": {
-            "resultType": "matrix",
-            "result": [{"metric": {}, "values": values}] if values else [],
         },
     }
 
@@ -120,12 +109,10 @@ def source(fake: FakePrometheus, time: FakeTime, **kwargs: Any) -> PrometheusSou
 
 
 def healthy(fake: FakePrometheus) -> None:
-    base = T0.timestamp()
-    fake.on(lambda q: "rate(container_cpu" in q, matrix({base + s: "0.5" for s in range(4, 11)}))
-    fake.on(
-        lambda q: q.startswith("sum(container_memory"),
-        matrix({base + s: str(100 + s) for s in range(11)}),
-    )
+    fake.on(lambda q: q.startswith("sum(increase(container_cpu_usage"), vector("0.5"))
+    fake.on(lambda q: "irate(container_cpu" in q, vector("0.6"))
+    fake.on(lambda q: "avg_over_time(container_memory" in q, vector("105"))
+    fake.on(lambda q: "max_over_time(container_memory" in q, vector("110"))
     fake.on(lambda q: "cfs_throttled" in q, vector("0.25"))
     fake.on(lambda q: "spec_cpu_quota" in q, vector("0.5"))
     fake.on(lambda q: "memory_limit" in q, vector("536870912"))
@@ -137,38 +124,31 @@ async def test_a_window_is_read_after_the_settle_delay(fake: FakePrometheus) -> 
     healthy(fake)
     time = FakeTime(WINDOW.end.timestamp() + 0.5)
     usage = (await source(fake, time).usage(WINDOW))["target"]
-    assert time.slept == [1.5]  # settle defaults to two scrape intervals after the end
+    assert time.slept == [1.5]  # settle defaults to one scrape interval plus a second
     assert usage.missing == []
-    assert (usage.cpu_mean_cores, usage.cpu_peak_cores, usage.throttled_ratio) == (0.5, 0.5, 0.25)
+    assert (usage.cpu_mean_cores, usage.cpu_peak_cores, usage.throttled_ratio) == (0.5, 0.6, 0.25)
     assert (usage.memory_mean_bytes, usage.memory_max_bytes) == (105, 110)
     assert (usage.cpu_limit_cores, usage.memory_limit_bytes) == (0.5, 512 << 20)
     assert (usage.restarts, usage.oom_kills) == (1, 0)
-    ranged = [a for a in fake.asked if a["path"] == "/api/v1/query_range"]
-    assert [(a["start"], a["end"], a["step"]) for a in ranged] == [
-        (f"{T0.timestamp() + 4:.3f}", f"{T0.timestamp() + 10:.3f}", "1s"),
-        (f"{T0.timestamp():.3f}", f"{T0.timestamp() + 10:.3f}", "1s"),
-    ]
-    instant = [a["time"] for a in fake.asked if a["path"] == "/api/v1/query"]
-    assert set(instant) == {f"{WINDOW.end.timestamp():.3f}"}
+    # Every figure is one instant query at the window's end, over the whole window.
+    assert {a["path"] for a in fake.asked} == {"/api/v1/query"}
+    assert {a["time"] for a in fake.asked} == {f"{WINDOW.end.timestamp():.3f}"}
+    assert usage.queries[0].endswith("[10s])) / 10")
 
 
-async def test_a_gap_empty_nan_or_several_series_are_missing_never_zero(
+async def test_empty_nan_or_several_series_are_missing_never_zero(
     fake: FakePrometheus,
 ) -> None:
-    base = T0.timestamp()
-    fake.on(
-        lambda q: "rate(container_cpu" in q, matrix({base + s: "0.5" for s in (4, 5, 6, 9, 10)})
-    )
-    fake.on(lambda q: q.startswith("sum(container_memory"), matrix({}))
+    fake.on(lambda q: q.startswith("sum(increase(container_cpu_usage"), vector())
+    fake.on(lambda q: "irate(container_cpu" in q, vector())
     fake.on(lambda q: "cfs_throttled" in q, vector("NaN"))
     fake.on(lambda q: "restarts_total" in q and "vector(0)" not in q, vector("0", "1"))
     fake.on(lambda q: True, vector("0"))
     time = FakeTime(WINDOW.end.timestamp() + 5)
     usage = (await source(fake, time).usage(WINDOW))["target"]
-    assert (usage.cpu_mean_cores, usage.memory_mean_bytes, usage.throttled_ratio) == (None,) * 3
+    assert (usage.cpu_mean_cores, usage.cpu_peak_cores, usage.throttled_ratio) == (None,) * 3
     assert [m.split(" (query: ")[0] for m in usage.missing] == [
-        "2 of 7 points missing, first at 2026-11-30T12:00:07+00:00",
-        "no data",
+        "no data",  # the mean; the peak is not required
         "NaN, e.g. 0/0: nothing counted",
         "2 series where one was expected; aggregate it, e.g. with sum()",
     ]
@@ -182,11 +162,11 @@ async def test_temporary_errors_are_retried_with_backoff_then_named(
     fake.rules.insert(
         0,
         (
-            lambda q: "rate(container_cpu" in q,
+            lambda q: q.startswith("sum(increase(container_cpu_usage"),
             [
                 (503, {"status": "error", "error": "overloaded"}),
                 (503, {"status": "error", "error": "overloaded"}),
-                matrix({T0.timestamp() + s: "0.5" for s in range(4, 11)}),
+                vector("0.5"),
             ],
         ),
     )
@@ -234,7 +214,7 @@ async def test_an_unreachable_server_is_named_in_every_role(fake: FakePrometheus
     usage = await dead.usage(WINDOW)
     assert time.slept == [0.2, 0.4]  # the first query's retries, then fail fast
     for role in ("target", "mock"):
-        assert len(usage[role].missing) == 7
+        assert len(usage[role].missing) == 9
         assert all("127.0.0.1:9 unreachable" in m for m in usage[role].missing)
     with pytest.raises(PrometheusQueryError, match="unreachable"):
         await dead.memory_at("target", T0)
@@ -253,7 +233,70 @@ async def test_the_scrape_interval_is_discovered_or_the_failure_named(
 
 async def test_a_too_short_window_is_missing_with_the_minimum(fake: FakePrometheus) -> None:
     time = FakeTime(WINDOW.end.timestamp() + 5)
-    short = Window(T0, T0 + timedelta(seconds=3))
+    short = Window(T0, T0 + timedelta(seconds=2.5))
     usage = (await source(fake, time).usage(short))["target"]
-    assert "needs at least 5s" in usage.missing[0]
+    assert "needs at least 3s (3 scrape intervals)" in usage.missing[0]
     assert fake.asked == []
+
+
+def spaced(*times: float) -> Answer:
+    return 200, {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [{"metric": {}, "values": [[T0.timestamp() + t, "1"] for t in times]}],
+        },
+    }
+
+
+async def test_the_interval_is_the_spacing_of_the_targets_samples(fake: FakePrometheus) -> None:
+    # One late scrape (at 45.4) and one missed (75) do not move the median gap of 15 s.
+    fake.on(lambda q: q.endswith("[10m]"), spaced(0, 15, 30, 45.4, 60, 90, 105))
+    time = FakeTime(T0.timestamp() + 110)
+    found = PrometheusSource(fake.url, {"target": Selector("ns")}, clock=time.clock)
+    assert await found.scrape_interval() == 15.0
+    assert fake.asked[0]["query"] == (
+        'container_cpu_usage_seconds_total{namespace="ns",pod=~".+",container!="",'
+        'container!="POD"}[10m]'
+    )
+
+
+async def test_a_new_target_reads_the_busiest_series_spacing(fake: FakePrometheus) -> None:
+    # The target has two samples so far; a long-lived container of the same job has many.
+    fake.on(lambda q: 'namespace="ns"' in q, spaced(80, 110))
+    busiest = {"namespace": "kube-system", "pod": "etcd-0", "container": "etcd"}
+    fake.on(
+        lambda q: q.startswith("topk(1, count_over_time("),
+        (
+            200,
+            {
+                "status": "success",
+                "data": {
+                    "resultType": "vector",
+                    "result": [{"metric": busiest, "value": [T0.timestamp(), "20"]}],
+                },
+            },
+        ),
+    )
+    fake.on(lambda q: 'pod="etcd-0"' in q, spaced(0, 30, 60, 90.2, 120))
+    time = FakeTime(T0.timestamp() + 125)
+    found = PrometheusSource(fake.url, {"target": Selector("ns")}, clock=time.clock)
+    assert await found.scrape_interval() == 30.0
+    assert [a["query"] for a in fake.asked][1:] == [
+        "topk(1, count_over_time(container_cpu_usage_seconds_total[10m]))",
+        'container_cpu_usage_seconds_total{container="etcd",namespace="kube-system",'
+        'pod="etcd-0"}[10m]',
+    ]
+
+
+async def test_too_few_samples_anywhere_fall_back_to_the_servers_config(
+    fake: FakePrometheus,
+) -> None:
+    fake.on(lambda q: q.endswith("[10m]"), spaced(0, 30))
+    fake.on(lambda q: q.startswith("topk("), vector())
+    config = {"status": "success", "data": {"yaml": "global:\n  scrape_interval: 30s\n"}}
+    fake.on(lambda q: q == "", (200, config))
+    time = FakeTime(T0.timestamp() + 40)
+    found = PrometheusSource(fake.url, {"target": Selector("ns")}, clock=time.clock)
+    assert await found.scrape_interval() == 30.0
+    assert fake.asked[-1]["path"] == "/api/v1/status/config"

@@ -28,8 +28,8 @@ NS = "plimsoll-test"
 pytestmark = pytest.mark.slow
 
 CPU_QUERY = (
-    'sum(rate(container_cpu_usage_seconds_total{namespace="plimsoll-test",pod=~"target-.*",'
-    'container!="",container!="POD"}[4s]))'
+    'sum(increase(container_cpu_usage_seconds_total{namespace="plimsoll-test",pod=~"target-.*",'
+    'container!="",container!="POD"}['
 )
 EXTRA = [
     ExtraMetric(
@@ -114,7 +114,7 @@ async def test_prometheus_agrees_with_the_cgroup_then_goes_missing_when_stopped(
     assert by_prometheus.extra["cpu-seconds"] == pytest.approx(
         by_cgroup.cpu_mean_cores * window.seconds, rel=0.15
     )
-    assert by_prometheus.queries[0] == CPU_QUERY
+    assert by_prometheus.queries[0].startswith(CPU_QUERY)
 
     by_proc = steps[0]["mock"]
     assert by_proc.missing == []  # unpinned: no limits, no throttling, and that is no gap
@@ -128,11 +128,11 @@ async def test_prometheus_agrees_with_the_cgroup_then_goes_missing_when_stopped(
     after = steps[1]["target"]
     assert (after.cpu_mean_cores, after.memory_max_bytes, after.throttled_ratio) == (None,) * 3
     assert after.extra == {}
-    assert after.missing[0] == (
-        f"Prometheus at {server.url} unreachable: ConnectionError after 2 attempts over 0 s "
-        f"(query: {CPU_QUERY})"
+    assert after.missing[0].startswith(
+        f"Prometheus at {server.url} unreachable: ConnectionError after 2 attempts"
     )
-    assert len(after.missing) == len(after.queries) == 7 + len(EXTRA)
-    assert len(steps[1]["mock"].missing) == 7
+    assert f"(query: {CPU_QUERY}" in after.missing[0]
+    assert len(after.missing) == len(after.queries) == 9 + len(EXTRA)
+    assert len(steps[1]["mock"].missing) == 9
     for reason, query in zip(after.missing, after.queries, strict=True):
         assert reason.endswith(f"(query: {query})")

@@ -32,31 +32,17 @@ def test_selector_excludes_the_pod_cgroup_and_pause_container() -> None:
     assert Selector('we"ird', "a\\d").matchers().startswith('{namespace="we\\"ird",pod=~"a\\\\d"')
 
 
-def test_rate_points_start_one_rate_range_in_and_sit_on_the_step() -> None:
-    base = T0.timestamp()
-    p = promql.plan(Window(T0 + timedelta(seconds=3), T0 + timedelta(seconds=123)), 15)
-    assert p.step == 15
-    assert p.rate_range == 60  # four scrapes
-    # A rate at t sees (t - 60s, t]: the first point seeing only the window is 63 s in,
-    # moved up to the next multiple of the step; the last is on or before the end.
-    assert p.rate_points == tuple(base + s for s in (75, 90, 105, 120))
-    assert p.gauge_points == tuple(base + 15 * k for k in range(1, 9))
-    assert p.at == base + 123
-    assert p.span == 120
+def test_a_window_is_queried_once_at_its_end_over_its_whole_span() -> None:
+    window = Window(T0 + timedelta(seconds=3), T0 + timedelta(seconds=123))
+    p = promql.plan(window, 30)
+    assert (p.interval, p.at, p.span) == (30, window.end.timestamp(), 120)
 
 
-def test_one_second_scrapes_give_one_point_a_second() -> None:
-    base = T0.timestamp()
-    p = promql.plan(Window(T0 + timedelta(seconds=0.3), T0 + timedelta(seconds=8.3)), 1)
-    assert p.rate_range == 4
-    assert p.rate_points == tuple(base + s for s in (5, 6, 7, 8))
-    assert len(p.gauge_points) == 8
-
-
-def test_a_window_shorter_than_a_rate_range_is_refused_with_the_minimum() -> None:
-    window = Window(T0 + timedelta(seconds=0.2), T0 + timedelta(seconds=4.7))
-    with pytest.raises(WindowTooShortError, match=r"needs at least 5s \(the rate range 4s"):
-        promql.plan(window, 1)
+def test_a_window_shorter_than_three_scrapes_is_refused_with_the_minimum() -> None:
+    window = Window(T0, T0 + timedelta(seconds=44.5))
+    with pytest.raises(WindowTooShortError, match=r"needs at least 45s \(3 scrape intervals\)"):
+        promql.plan(window, 15)
+    assert promql.plan(Window(T0, T0 + timedelta(seconds=45)), 15).span == 45
     with pytest.raises(ValueError, match="positive"):
         promql.plan(window, 0)
 
@@ -70,8 +56,12 @@ def test_role_queries_are_the_exact_text_recorded() -> None:
     p = promql.plan(Window(T0, T0 + timedelta(seconds=90)), 15)
     q = promql.role_queries(Selector("run-1", "target-.*"), p)
     m = '{namespace="run-1",pod=~"target-.*",container!="",container!="POD"}'
-    assert q.cpu == f"sum(rate(container_cpu_usage_seconds_total{m}[60s]))"
-    assert q.memory == f"sum(container_memory_working_set_bytes{m})"
+    cpu = f"container_cpu_usage_seconds_total{m}"
+    # The mean is the counters' increase across the window, whatever the interval.
+    assert q.cpu == f"sum(increase({cpu}[90s])) / 90"
+    assert q.cpu_peak == f"max_over_time(sum(irate({cpu}[45s]))[60s:15s])"
+    assert q.memory_mean == f"sum(avg_over_time(container_memory_working_set_bytes{m}[90s]))"
+    assert q.memory_max == f"sum(max_over_time(container_memory_working_set_bytes{m}[90s]))"
     assert q.throttled == (
         f"sum(increase(container_cpu_cfs_throttled_periods_total{m}[90s]))"
         f" / sum(increase(container_cpu_cfs_periods_total{m}[90s]))"
@@ -82,6 +72,13 @@ def test_role_queries_are_the_exact_text_recorded() -> None:
     assert q.restarts == (f"sum((max_over_time({restarts}[90s]) - min_over_time({restarts}[90s])))")
     assert q.oom_kills.endswith(") or vector(0)")
     assert 'reason="OOMKilled"' in q.oom_kills
+
+
+def test_a_fractional_window_is_written_in_milliseconds() -> None:
+    p = promql.plan(Window(T0, T0 + timedelta(seconds=3.25)), 1)
+    q = promql.role_queries(Selector("ns"), p)
+    assert q.cpu.endswith("[3250ms])) / 3.25")
+    assert "[1250ms:1s]" in q.cpu_peak
 
 
 def test_user_queries_get_the_namespace_and_window() -> None:
@@ -99,10 +96,3 @@ def test_per_unit_divides_by_the_level_when_asked() -> None:
     assert promql.per_unit(300.0, raw, 100) == 300.0
     with pytest.raises(ValueError, match="level must be > 0"):
         promql.per_unit(1.0, calls, 0)
-
-
-def test_memory_per_stream_is_the_growth_over_the_streams() -> None:
-    # The gateway seed: ~40 KB per held stream.
-    assert promql.memory_per_stream(100_000_000, 140_000_000, 1000) == 40_000.0
-    with pytest.raises(ValueError, match="at least one stream"):
-        promql.memory_per_stream(1, 2, 0)

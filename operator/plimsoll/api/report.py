@@ -19,6 +19,7 @@ from plimsoll.api.comparison import Comparison
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import StepResult
+from plimsoll.api.streams import StreamMemory
 
 
 class Outcome(StrEnum):
@@ -53,6 +54,9 @@ class RunReport(PlimsollModel):
     ceilings: list[Ceiling] = Field(default_factory=list, description="One per variant.")
     steps: list[StepResult] = Field(default_factory=list)
     unit_costs: list[UnitCost] = Field(default_factory=list)
+    stream_memory: list[StreamMemory] = Field(
+        default_factory=list, description="Memory per held stream, per variant (streams probe)."
+    )
     summary: list[str] = Field(default_factory=list, description="One sentence per variant.")
     comparison: Comparison | None = Field(
         None, description="The variants side by side, when the run had more than one."

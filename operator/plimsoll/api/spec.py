@@ -182,9 +182,13 @@ class ExtraMetric(PlimsollModel):
 
 class Metrics(PlimsollModel):
     prometheus_url: str | None = Field(None, pattern=r"^https?://")
-    scrape_interval: Seconds = 15.0
+    scrape_interval: Seconds | None = Field(
+        None,
+        description="How often Prometheus scrapes the target. Unset: discovered from the "
+        "spacing of the samples, else the server's global scrape_interval.",
+    )
     settle: Seconds | None = Field(
-        None, description="Wait for the last scrape (default twice the interval)."
+        None, description="Wait for the last scrape (default one scrape interval plus 1 s)."
     )
     extra: list[ExtraMetric] = Field(default_factory=list)
     retry_for: Seconds = Field(

@@ -124,14 +124,20 @@ class StreamKind(StrEnum):
 class StreamsProbe(PlimsollModel):
     """Idle streams held open to measure memory per stream (edges and gateways)."""
 
-    count: int = Field(ge=1, le=200_000)
+    # Before the first trial they are held at a third, two thirds and all of `count`;
+    # the slope of the target's memory over those counts is the memory per held stream
+    # (plimsoll.run.streamsprobe), so a slope needs at least two streams.
+
+    count: int = Field(ge=2, le=200_000)
     kind: StreamKind = StreamKind.SSE
     path: str = Field("/", pattern=PATH_PATTERN)
     ws_path: str | None = Field(
         None, pattern=PATH_PATTERN, description="Path of the WebSocket streams, when not 'path'."
     )
     hold_during_steps: bool = Field(
-        False, description="Keep them open through the trials, so each trial runs with them held."
+        False,
+        description="Keep them open through the trials, so each trial runs with them held "
+        "(opened once, never reopened); false closes them before the first trial.",
     )
 
 

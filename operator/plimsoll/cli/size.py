@@ -1,6 +1,7 @@
 """`plimsoll size`: turn a measured ceiling into a deployment plan.
 
-Takes the per-pod ceiling from a `report.json` (or `--per-pod`) and the user's
+Takes the per-pod ceiling, and the memory per held stream when the run probed
+streams, from a `report.json` (or `--per-pod`, `--memory-per-stream`), and the user's
 own figures (peak, growth, zones, upstream latency, streams), and prints the
 plan with the line that derives each number (see `plimsoll.decide.sizing`).
 """
@@ -21,13 +22,19 @@ from plimsoll.api.sizing import SizingInput
 from plimsoll.decide.sizing import plan
 
 
-def _ceiling_from(report_path: Path) -> tuple[float, str]:
+def _from_report(report_path: Path) -> tuple[float, str, float | None]:
+    """The per-pod ceiling, its unit, and the memory per held stream of the same variant
+    (None when the run had no streams probe)."""
     report = RunReport.model_validate_json(report_path.read_text(encoding="utf-8"))
     if report.ceiling is None or report.ceiling.level is None:
         raise typer.BadParameter(
             f"{report_path} holds no ceiling: no level passed", param_hint="--report"
         )
-    return float(report.ceiling.level), report.ceiling.unit
+    ceiling, level = report.ceiling, report.ceiling.level
+    per_stream = next(
+        (m.bytes_per_stream for m in report.stream_memory if m.variant == ceiling.variant), None
+    )
+    return float(level), ceiling.unit, per_stream
 
 
 def size(
@@ -45,12 +52,17 @@ def size(
     ] = True,
     upstream_latency: Annotated[str | None, typer.Option(help="Upstream p99, e.g. 200ms.")] = None,
     streams: Annotated[int, typer.Option(help="Concurrent streams in all.")] = 0,
-    memory_per_stream: Annotated[str | None, typer.Option(help="e.g. 72Ki.")] = None,
+    memory_per_stream: Annotated[
+        str | None, typer.Option(help="e.g. 72Ki; default: the report's streams probe.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
     """Plan a deployment from a measured per-pod ceiling."""
+    measured_per_stream: float | None = None
     if report is not None:
-        per_pod, unit = _ceiling_from(report)
+        per_pod, unit, measured_per_stream = _from_report(report)
+    if memory_per_stream is None and measured_per_stream is not None and measured_per_stream > 0:
+        memory_per_stream = f"{measured_per_stream:.0f}"  # bytes, as the streams probe measured
     if per_pod is None:
         raise typer.BadParameter("give --report FILE or --per-pod N", param_hint="--per-pod")
     try:

@@ -4,7 +4,8 @@ Read off the passing steps of each variant as the slope of memory and CPU
 against the level (least squares), so a fixed baseline (the runtime, caches)
 does not inflate the figure the way dividing by the level would. The runner
 puts them in the report; the sizing logic and the reader use them to see why
-the ceiling is where it is.
+the ceiling is where it is. Memory per held stream, which the streams probe
+measures before the search, is listed beside them.
 """
 
 from __future__ import annotations
@@ -80,4 +81,15 @@ def unit_costs(report: RunReport) -> list[UnitCost]:
         costs.extend(
             _variant_costs(variant, [s for s in report.steps if s.variant == variant], unit)
         )
+    # Measured by the streams probe before the search, not read off the steps.
+    costs.extend(
+        UnitCost(
+            variant=m.variant,
+            name="memory per held stream",
+            value=m.bytes_per_stream,
+            unit="bytes",
+            basis=m.basis,
+        )
+        for m in report.stream_memory
+    )
     return costs

@@ -40,6 +40,7 @@ from plimsoll.api.spec import ExtraMetric, PromQLBound
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.units import parse_duration
 from plimsoll.metrics import promql
+from plimsoll.metrics.interval import sample_spacing as spacing_of_samples
 from plimsoll.metrics.promql import Plan, Selector
 from plimsoll.metrics.source import ROLE_TARGET, Window, unreadable
 
@@ -84,12 +85,29 @@ class PrometheusSource:
         self._client = PrometheusConnect(self.url, retry=Retry(total=0), timeout=int(timeout))
 
     async def scrape_interval(self) -> float:
-        """The spec's value, or the server's global scrape interval from its config."""
+        """The spec's value, else discovered: the spacing of the samples (what the
+        window's queries will actually see), else the server's global scrape_interval
+        from its config."""
         if self._interval is None:
-            self._interval = await self._discover_interval()
+            spacing = await self.sample_spacing()
+            self._interval = spacing if spacing is not None else await self._configured_interval()
         return self._interval
 
-    async def _discover_interval(self) -> float:
+    async def sample_spacing(self) -> float | None:
+        """The interval the samples show (`plimsoll.metrics.interval`), None when no series
+        has three samples yet or the server cannot be asked."""
+        selector = self.selectors.get(ROLE_TARGET) or next(iter(self.selectors.values()))
+        now = self._clock()
+
+        async def at_now(query: str) -> list[dict[str, Any]]:
+            return await self._query(query, at=now)
+
+        try:
+            return await spacing_of_samples(at_now, selector.matchers())
+        except PrometheusQueryError:
+            return None  # the config is asked next, and its failure is the one named
+
+    async def _configured_interval(self) -> float:
         where = f"{self.url}/api/v1/status/config"
         try:
             async with httpx.AsyncClient(timeout=self._timeout) as client:
@@ -120,7 +138,7 @@ class PrometheusSource:
         return results
 
     async def _wait_settled(self, window: Window, interval: float) -> None:
-        settle = self._settle if self._settle is not None else 2 * interval
+        settle = self._settle if self._settle is not None else interval + 1.0
         delay = promql.settle_until(window, settle).timestamp() - self._clock()
         if delay > 0:
             await self._sleep(delay)
@@ -128,15 +146,13 @@ class PrometheusSource:
     async def _role_usage(self, selector: Selector, p: Plan) -> ResourceUsage:
         q = promql.role_queries(selector, p)
         u = ResourceUsage(source="prometheus")
-        cpu = await self._series(u, q.cpu, p.rate_points, p.step)
-        if cpu:
-            u.cpu_mean_cores, u.cpu_peak_cores = sum(cpu) / len(cpu), max(cpu)
-        memory = await self._series(u, q.memory, p.gauge_points, p.step)
-        if memory:
-            u.memory_mean_bytes, u.memory_max_bytes = (
-                round(sum(memory) / len(memory)),
-                round(max(memory)),
-            )
+        u.cpu_mean_cores = await self._scalar(u, q.cpu, p.at)
+        # The peak only describes the mean; a window too short for two rates has none.
+        u.cpu_peak_cores = await self._scalar(u, q.cpu_peak, p.at, required=False)
+        mean = await self._scalar(u, q.memory_mean, p.at)
+        peak = await self._scalar(u, q.memory_max, p.at)
+        u.memory_mean_bytes = None if mean is None else round(mean)
+        u.memory_max_bytes = None if peak is None else round(peak)
         # No quota or no limit is a fact (the series is absent), not a failure; without a
         # quota nothing is throttled, so its absent CFS series are not a failure either.
         u.cpu_limit_cores = await self._scalar(u, q.cpu_limit, p.at, required=False)
@@ -218,28 +234,6 @@ class PrometheusSource:
             usage.missing.append(f"{what}NaN, e.g. 0/0: nothing counted (query: {query})")
             return None
         return value
-
-    async def _series(
-        self, usage: ResourceUsage, query: str, points: Sequence[float], step: float
-    ) -> list[float] | None:
-        usage.queries.append(query)
-        try:
-            result = await self._query(query, start=points[0], end=points[-1], step=step)
-        except PrometheusQueryError as exc:
-            usage.missing.append(f"{exc.reason} (query: {query})")
-            return None
-        if not result:
-            usage.missing.append(f"no data (query: {query})")
-            return None
-        got = {round(float(t), 3): float(v) for t, v in result[0]["values"]}
-        holes = [t for t in points if t not in got or math.isnan(got[t])]
-        if holes:
-            usage.missing.append(
-                f"{len(holes)} of {len(points)} points missing, first at "
-                f"{promql.at_time(holes[0]).isoformat()} (query: {query})"
-            )
-            return None
-        return [got[t] for t in points]
 
     async def _query(
         self,

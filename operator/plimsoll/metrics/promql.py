@@ -4,31 +4,30 @@
 queries and the evaluation times can be unit-tested, and so the report can show a
 user the same text that ran.
 
-The arithmetic, for a window [start, end] and a scrape interval s:
-- rates are taken over `R = max(4s, step + s)` with `step = s` (Grafana's
-  `$__rate_interval` rule): four scrapes per rate, so one late or lost scrape does
-  not leave a point without the two samples `rate()` needs;
-- a rate at time t covers (t - R, t], so the first point that sees only the window is
-  start + R; points sit on multiples of the step (as Grafana aligns them), so
-  re-running a query gives the same points;
-- totals over the whole window (throttling, restarts) are instant queries at `end`
-  over a range equal to the window;
-- the server is asked only after `end + settle` (default 2 s), when the last
+The arithmetic, for a window [start, end] of W seconds and a scrape interval s:
+- every figure is an instant query at `end` over a range of W, so it sees exactly the
+  samples scraped inside the window, whatever s is;
+- mean CPU is the counters' increase across the window divided by W (`increase()`
+  handles counter resets and extrapolates to the window's ends), so it needs samples
+  spread over the window: W ≥ 3 s (`plimsoll.decide.scrapewindow`);
+- peak CPU is the highest rate between consecutive scrapes (`irate`) inside it;
+- memory is `avg_over_time` / `max_over_time` of the working set's samples in it;
+- the server is asked only after `end + settle` (default s + 1 s), when the last
   scrape of the window has been ingested.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from plimsoll.api.spec import ExtraMetric
+from plimsoll.decide.scrapewindow import MIN_SCRAPES, minimum_window
 from plimsoll.metrics.source import Window
 
 
 class WindowTooShortError(ValueError):
-    """The window holds no evaluation point at this scrape interval."""
+    """The window holds too few scrapes for a mean at this scrape interval."""
 
 
 def duration(seconds: float) -> str:
@@ -67,40 +66,19 @@ class Selector:
 class Plan:
     """When and how one window is queried."""
 
-    step: float
-    rate_range: float
-    rate_points: tuple[float, ...]  # evaluation times of the rate range query
-    gauge_points: tuple[float, ...]  # evaluation times of the memory range query
-    at: float  # the instant queries' time: the window's end
-    span: float  # the instant queries' range: the whole window
-
-
-def _aligned(first: float, last: float, step: float) -> tuple[float, ...]:
-    lo, hi = math.ceil(round(first / step, 6)), math.floor(round(last / step, 6))
-    return tuple(round(k * step, 3) for k in range(lo, hi + 1))
+    interval: float  # the scrape interval
+    at: float  # the queries' time: the window's end
+    span: float  # the queries' range: the whole window
 
 
 def plan(window: Window, scrape_interval: float) -> Plan:
-    if scrape_interval <= 0:
-        raise ValueError("the scrape interval must be positive")
-    step = scrape_interval
-    rate_range = max(4 * scrape_interval, step + scrape_interval)
-    start, end = window.start.timestamp(), window.end.timestamp()
-    rate_points = _aligned(start + rate_range, end, step)
-    if not rate_points:
+    need = minimum_window(scrape_interval)
+    if window.seconds < need:
         raise WindowTooShortError(
-            f"a {window.seconds:g}s window is too short for CPU rates at a "
-            f"{scrape_interval:g}s scrape interval: it needs at least "
-            f"{rate_range + step:g}s (the rate range {duration(rate_range)} plus one step)"
+            f"a {window.seconds:g}s window is too short for CPU at a {scrape_interval:g}s "
+            f"scrape interval: it needs at least {need:g}s ({MIN_SCRAPES} scrape intervals)"
         )
-    return Plan(
-        step=step,
-        rate_range=rate_range,
-        rate_points=rate_points,
-        gauge_points=_aligned(start, end, step),
-        at=end,
-        span=window.seconds,
-    )
+    return Plan(interval=scrape_interval, at=window.end.timestamp(), span=window.seconds)
 
 
 def at_time(timestamp: float) -> datetime:
@@ -113,24 +91,38 @@ def settle_until(window: Window, settle: float) -> datetime:
 
 @dataclass(frozen=True)
 class RoleQueries:
-    cpu: str  # range: cores at each point
-    memory: str  # range: working set bytes at each point
-    throttled: str  # instant: throttled / total CFS periods over the window
-    cpu_limit: str  # instant: cores (empty: no quota)
-    memory_limit: str  # instant: bytes (empty: no limit)
-    restarts: str  # instant: restarts within the window
-    oom_kills: str  # instant: containers that restarted OOMKilled within the window
+    """Instant queries at the window's end, each over the whole window."""
+
+    cpu: str  # mean cores: the counters' increase ÷ the window
+    cpu_peak: str  # cores: the highest rate between two consecutive scrapes
+    memory_mean: str  # working set bytes, mean of the samples
+    memory_max: str  # working set bytes, highest sample
+    throttled: str  # throttled / total CFS periods over the window
+    cpu_limit: str  # cores (empty: no quota)
+    memory_limit: str  # bytes (empty: no limit)
+    restarts: str  # restarts within the window
+    oom_kills: str  # containers that restarted OOMKilled within the window
 
 
 def role_queries(selector: Selector, p: Plan) -> RoleQueries:
     m = selector.matchers()
-    r, w = duration(p.rate_range), duration(p.span)
+    w = duration(p.span)
+    cpu = f"container_cpu_usage_seconds_total{m}"
+    working_set = f"container_memory_working_set_bytes{m}"
+    # irate at t reads the last two samples at or before t: starting the subquery two
+    # intervals into the window keeps both samples inside it.
+    peak_span = duration(max(p.span - 2 * p.interval, p.interval))
     restarts = f"kube_pod_container_status_restarts_total{m}"
     grew = f"(max_over_time({restarts}[{w}]) - min_over_time({restarts}[{w}]))"
     oom_reason = selector.matchers('reason="OOMKilled"')
     return RoleQueries(
-        cpu=f"sum(rate(container_cpu_usage_seconds_total{m}[{r}]))",
-        memory=f"sum(container_memory_working_set_bytes{m})",
+        cpu=f"sum(increase({cpu}[{w}])) / {round(p.span, 3):g}",
+        cpu_peak=(
+            f"max_over_time(sum(irate({cpu}[{duration(3 * p.interval)}]))"
+            f"[{peak_span}:{duration(p.interval)}])"
+        ),
+        memory_mean=f"sum(avg_over_time({working_set}[{w}]))",
+        memory_max=f"sum(max_over_time({working_set}[{w}]))",
         throttled=(
             f"sum(increase(container_cpu_cfs_throttled_periods_total{m}[{w}]))"
             f" / sum(increase(container_cpu_cfs_periods_total{m}[{w}]))"
@@ -159,10 +151,3 @@ def per_unit(value: float, metric: ExtraMetric, level: float) -> float:
     if level <= 0:
         raise ValueError(f"extra metric {metric.name!r} is per {metric.per}: level must be > 0")
     return value / level
-
-
-def memory_per_stream(before_bytes: float, after_bytes: float, streams: int) -> float:
-    """Bytes each held stream costs: from a streams probe (hold N idle streams)."""
-    if streams <= 0:
-        raise ValueError("a streams probe needs at least one stream")
-    return (after_bytes - before_bytes) / streams

@@ -3,7 +3,10 @@ operator both call.
 
 `run_test` runs each variant (or the spec as written) in turn: start the
 platform, check that the target honours client addresses when the workload
-sends them, run trials level by level as the search asks until it answers,
+sends them, check that Prometheus (when it is the source) can read a trial's
+window at its scrape interval (`scrapecheck`), measure memory per held stream
+when the workload has a streams probe (`streamsprobe`), run trials level by
+level as the search asks until it answers,
 name the limiting resource, and stop the platform as `spec.cleanup` says. It
 reports progress through a `ProgressSink` (the CLI's live view and JSON file;
 the operator's status patches) and returns the `RunReport`.
@@ -29,11 +32,13 @@ from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord
 from plimsoll.decide.stepsummary import record_of
 from plimsoll.decide.unitcosts import unit_costs
-from plimsoll.platforms.base import Platform
+from plimsoll.platforms.base import Endpoints, Platform
 from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.run.clientips import check_client_ips
 from plimsoll.run.progress import ProgressSink
+from plimsoll.run.scrapecheck import check_scrape_window
+from plimsoll.run.streamsprobe import probe_streams, release_streams
 from plimsoll.run.variant import run_variant
 
 __all__ = ["ProgressSink", "RunStoppedError", "record_of", "run_test"]
@@ -63,6 +68,7 @@ async def _run_variant(
     spec = test.spec.for_variant(variant)  # the one place a variant's overrides are applied
     await sink.phase(Phase.PROVISIONING, f"starting the target, mock and generators ({name})")
     succeeded = False
+    endpoints: Endpoints | None = None
     try:
         endpoints = await platform.start(spec, variant)
         report.warnings.extend(w for w in endpoints.warnings if w not in report.warnings)
@@ -76,13 +82,22 @@ async def _run_variant(
             problem = await check_client_ips(endpoints.target_url, spec.workload.client_ips)
             if problem is not None:
                 raise RunStoppedError(problem)
+        metrics = platform.metrics()
+        interval = await check_scrape_window(spec, metrics)
+        if interval is not None:
+            note = f"metrics: Prometheus scrape interval {interval:g} s ({name})"
+            if note not in report.placement:
+                report.placement.append(note)
+        await probe_streams(spec, name, endpoints, metrics, interval, report)
         await sink.phase(Phase.RUNNING, f"searching for the ceiling ({name})")
         ceiling = await run_variant(
-            spec, name, endpoints, platform.metrics(), sink, history, report, platform.ensure_ready
+            spec, name, endpoints, metrics, sink, history, report, platform.ensure_ready
         )
         succeeded = ceiling.complete
         return ceiling
     finally:
+        if endpoints is not None and spec.workload.streams is not None:
+            await asyncio.shield(release_streams(endpoints.generator_urls, endpoints.control_token))
         # Shielded: a Ctrl-C must not interrupt the very clean-up it asked for.
         await asyncio.shield(platform.stop(keep=_keep(spec.cleanup, succeeded)))
 

@@ -22,10 +22,12 @@ from plimsoll.api.step import (
     TrialKind,
     Verdict,
 )
+from plimsoll.api.streams import StreamsHeld
 from plimsoll.api.trial import FloorProbe, TrialRequest, TrialResult
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms.base import Endpoints
 from plimsoll.run.stepmetrics import ServerSide, read_server_side
+from plimsoll.run.streamsprobe import StreamsProbeError, during_trial, held_now, trial_workload
 from plimsoll.run.trialclient import TrialFailedError, run_trial
 
 log = logging.getLogger(__name__)
@@ -46,7 +48,7 @@ def _request(spec: CapacityTestSpec, endpoints: Endpoints, plan: StepPlan) -> Tr
         level=float(plan.level),
         duration=plan.duration,
         warm_up=spec.trial.warm_up,
-        workload=spec.workload,
+        workload=trial_workload(spec.workload),
         target_url=endpoints.target_url,
         floor=FloorProbe(
             url=endpoints.upstream_url.rstrip("/") + "/healthz", rate=spec.noise.probe_rate
@@ -84,7 +86,12 @@ async def run_step(
     started = datetime.now(UTC)
     client: TrialResult | None = None
     failure: str | None = None
+    probe = spec.workload.streams
+    holding = probe is not None and probe.hold_during_steps
+    held: StreamsHeld | None = None
     try:
+        if holding:
+            held = await held_now(endpoints.generator_urls, endpoints.control_token)
         client = await run_trial(
             endpoints.generator_urls,
             _request(spec, endpoints, plan).model_copy(update={"duration": plan.duration}),
@@ -92,8 +99,13 @@ async def run_step(
             level=plan.level,
             token=endpoints.control_token,
         )
-    except TrialFailedError as exc:
+        if held is not None:
+            client.streams = during_trial(
+                held, await held_now(endpoints.generator_urls, endpoints.control_token)
+            )
+    except (TrialFailedError, StreamsProbeError) as exc:
         failure = str(exc)
+        client = None
     ended = datetime.now(UTC)
     measured_start = min(started + timedelta(seconds=spec.trial.warm_up), ended)
     server = ServerSide()

@@ -136,11 +136,10 @@ def prometheus_source(
     """The Kubernetes platform's source, over the local exporter's labels. The scrape
     interval is the spec's when it names one, else the server's own (discovered)."""
     metrics = spec.metrics
-    interval = metrics.scrape_interval if "scrape_interval" in metrics.model_fields_set else None
     return PrometheusSource(
         url,
         role_selectors(namespace, services),
-        scrape_interval=interval,
+        scrape_interval=metrics.scrape_interval,
         settle=metrics.settle,
         extra=metrics.extra,
         retry_for=metrics.retry_for,
