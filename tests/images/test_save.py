@@ -1,0 +1,81 @@
+"""scripts/build-images --save DIR: OCI archives for `kind load image-archive` and k3d.
+
+kind and k3d hand the archive to containerd's importer, which this machine does
+not have; these tests check what that importer relies on instead: an OCI image
+layout (oci-layout, index.json), the image named in `io.containerd.image.name`
+with the full reference a pod's bare `plimsoll-mock:<v>` resolves to, and every
+blob present under its own digest. Loading each archive back into podman shows
+the archive is whole and carries its name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from tests.images.conftest import Images
+from tests.images.engine import ROOT, podman
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def saved(images: Images, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("saved")
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "build-images"), "--save", str(out)],
+        cwd=ROOT,
+        env={**os.environ, "DOCKER": "podman", "PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return out
+
+
+def _blobs(archive: tarfile.TarFile) -> dict[str, bytes]:
+    found = {}
+    for member in archive:
+        if member.isfile() and member.name.startswith("blobs/sha256/"):
+            data = archive.extractfile(member)
+            assert data is not None
+            found[member.name.removeprefix("blobs/sha256/")] = data.read()
+    return found
+
+
+@pytest.mark.parametrize("name", ["operator", "generator", "mock"])
+def test_each_archive_is_a_named_whole_oci_layout(saved: Path, name: str) -> None:
+    full_name = f"docker.io/library/plimsoll-{name}:{version('plimsoll')}"
+    path = saved / f"plimsoll-{name}-{version('plimsoll')}.tar"
+    with tarfile.open(path) as archive:
+        layout = json.load(archive.extractfile("oci-layout"))  # type: ignore[arg-type]
+        index = json.load(archive.extractfile("index.json"))  # type: ignore[arg-type]
+        blobs = _blobs(archive)
+    assert layout == {"imageLayoutVersion": "1.0.0"}
+    (entry,) = index["manifests"]
+    assert entry["annotations"]["io.containerd.image.name"] == full_name
+    assert entry["annotations"]["org.opencontainers.image.ref.name"] == full_name
+    for digest, data in blobs.items():
+        assert hashlib.sha256(data).hexdigest() == digest
+    manifest = json.loads(blobs[entry["digest"].removeprefix("sha256:")])
+    for descriptor in [manifest["config"], *manifest["layers"]]:
+        assert descriptor["digest"].removeprefix("sha256:") in blobs
+
+
+def test_an_archive_loads_back_under_its_name(saved: Path) -> None:
+    full_name = f"docker.io/library/plimsoll-mock:{version('plimsoll')}"
+    podman("rmi", "--force", full_name)
+    podman("load", "--input", str(saved / f"plimsoll-mock-{version('plimsoll')}.tar"))
+    loaded = json.loads(podman("image", "inspect", full_name))[0]
+    assert loaded["Config"]["User"] == "65532:65532"
+    assert loaded["Config"]["Entrypoint"][:3] == ["python", "-m", "plimsoll_mock"]
