@@ -74,7 +74,9 @@ def test_each_archive_is_a_named_whole_oci_layout(saved: Path, name: str) -> Non
 
 def test_an_archive_loads_back_under_its_name(saved: Path) -> None:
     full_name = f"docker.io/library/plimsoll-mock:{version('plimsoll')}"
-    podman("rmi", "--force", full_name)
+    # Only this name goes: the image stays under its localhost/ name (and its layers cached).
+    podman("untag", full_name, full_name)
+    assert full_name not in podman("images", "--format", "{{.Repository}}:{{.Tag}}")
     podman("load", "--input", str(saved / f"plimsoll-mock-{version('plimsoll')}.tar"))
     loaded = json.loads(podman("image", "inspect", full_name))[0]
     assert loaded["Config"]["User"] == "65532:65532"
