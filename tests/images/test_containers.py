@@ -157,3 +157,15 @@ def test_each_image_is_under_the_size_goal(images: Images) -> None:
     sizes = image_sizes()
     assert set(sizes) == {images.operator, images.generator, images.mock}
     assert all(size < SIZE_GOAL for size in sizes.values()), json.dumps(sizes)
+
+
+def test_the_images_carry_the_debian_versions_of_the_lock(images: Images) -> None:
+    """The root's package versions travel in the labels, and match images/debian-base.lock."""
+    labels = json.loads(podman("image", "inspect", images.mock))[0]["Labels"]
+    in_labels = dict(item.split("=", 1) for item in labels["dev.plimsoll.debian.packages"].split())
+    lock = (ROOT / "images" / "debian-base.lock").read_text().splitlines()
+    in_lock = dict(line.split() for line in lock if line and not line.startswith("#"))
+    assert in_labels == in_lock
+    assert {"python3", "python3.11-minimal", "ca-certificates"} <= in_labels.keys()
+    assert "apt" not in in_labels  # the images never install packages at run time
+    assert len(labels["dev.plimsoll.debian.root-sha256"]) == 64
