@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from plimsoll.kube.names import DEFAULT_GENERATOR_IMAGE, DEFAULT_MOCK_IMAGE
 from tests.images.conftest import Images
 from tests.images.engine import ROOT, podman
 
@@ -70,6 +71,14 @@ def test_each_archive_is_a_named_whole_oci_layout(saved: Path, name: str) -> Non
     manifest = json.loads(blobs[entry["digest"].removeprefix("sha256:")])
     for descriptor in [manifest["config"], *manifest["layers"]]:
         assert descriptor["digest"].removeprefix("sha256:") in blobs
+
+
+def test_the_archives_hold_the_images_the_operator_deploys_by_default() -> None:
+    # A pod's bare image reference resolves under docker.io/library/ in containerd.
+    for default in (DEFAULT_GENERATOR_IMAGE, DEFAULT_MOCK_IMAGE):
+        name, tag = default.split(":")
+        assert tag == version("plimsoll")
+        assert name in {"plimsoll-generator", "plimsoll-mock"}
 
 
 def test_an_archive_loads_back_under_its_name(saved: Path) -> None:
