@@ -6,8 +6,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 # podman, runc and mmdebstrap: the image tests build and run the three images
-# (scripts/build-images) with no Docker engine and no registry.
-DEBIAN_PACKAGES := prometheus nginx-light wrk podman runc mmdebstrap
+# (scripts/build-images) with no Docker engine and no registry; containerd: they
+# import the --save archives as kind and k3d do.
+DEBIAN_PACKAGES := prometheus nginx-light wrk podman runc mmdebstrap containerd
 OUT ?= plimsoll-out
 
 .PHONY: run test check lint typecheck contracts crd debian bench images clean

@@ -1,11 +1,11 @@
 """scripts/build-images --save DIR: OCI archives for `kind load image-archive` and k3d.
 
-kind and k3d hand the archive to containerd's importer, which this machine does
-not have; these tests check what that importer relies on instead: an OCI image
-layout (oci-layout, index.json), the image named in `io.containerd.image.name`
-with the full reference a pod's bare `plimsoll-mock:<v>` resolves to, and every
-blob present under its own digest. Loading each archive back into podman shows
-the archive is whole and carries its name.
+kind and k3d hand the archive to containerd's importer (`ctr -n k8s.io images
+import --all-platforms --digests`, in every node). The real importer runs here: a
+containerd of the test's own (Debian's package, on a private socket) imports each
+archive as kind does, and must list the image under the full reference a pod's
+bare `plimsoll-mock:<v>` resolves to. The layout is checked too (oci-layout,
+index.json, every blob under its own digest), and podman loads an archive back.
 """
 
 from __future__ import annotations
@@ -13,9 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
+import time
+from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 
@@ -42,6 +46,60 @@ def saved(images: Images, tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out
+
+
+@pytest.fixture(scope="module")
+def containerd() -> Iterator[list[str]]:
+    """A containerd of our own (no CRI, a short socket path); yields the ctr command."""
+    if shutil.which("containerd") is None or shutil.which("ctr") is None:
+        reason = "no containerd on this machine (make debian installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; under CI the archives must be imported")
+        pytest.skip(reason)
+    home = Path(tempfile.mkdtemp(prefix="plimsoll-ctrd-"))
+    socket = home / "sock"
+    config = home / "config.toml"
+    config.write_text(
+        f'version = 2\nroot = "{home}/root"\nstate = "{home}/state"\n'
+        'disabled_plugins = ["io.containerd.grpc.v1.cri"]\n'
+        f'[grpc]\n  address = "{socket}"\n'
+    )
+    log = (home / "log").open("w")
+    daemon = subprocess.Popen(["containerd", "--config", str(config)], stdout=log, stderr=log)
+    ctr = ["ctr", "--address", str(socket), "--namespace", "k8s.io"]
+    try:
+        for _ in range(100):
+            if subprocess.run([*ctr, "version"], capture_output=True, check=False).returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"containerd did not answer: {(home / 'log').read_text()[-2000:]}")
+        yield ctr
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+        log.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name", ["operator", "generator", "mock"])
+def test_containerd_imports_each_archive_as_kind_does(
+    saved: Path, containerd: list[str], name: str
+) -> None:
+    full_name = f"docker.io/library/plimsoll-{name}:{version('plimsoll')}"
+    archive = saved / f"plimsoll-{name}-{version('plimsoll')}.tar"
+    done = subprocess.run(
+        [*containerd, "images", "import", "--all-platforms", "--digests", str(archive)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    listed = subprocess.run(
+        [*containerd, "images", "ls", "--quiet"], capture_output=True, text=True, check=True
+    )
+    assert full_name in listed.stdout.split()
 
 
 def _blobs(archive: tarfile.TarFile) -> dict[str, bytes]:
