@@ -5,7 +5,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
-DEBIAN_PACKAGES := prometheus nginx-light wrk
+# podman, runc and mmdebstrap: the image tests build and run the three images
+# (scripts/build-images) with no Docker engine and no registry; containerd: they
+# import the --save archives as kind and k3d do.
+DEBIAN_PACKAGES := prometheus nginx-light wrk podman runc mmdebstrap containerd
 OUT ?= plimsoll-out
 
 .PHONY: run test check lint typecheck contracts crd debian bench images clean
@@ -23,7 +26,8 @@ debian:
 run: $(STAMP)
 	$(BIN)/plimsoll run examples/quickstart.yaml --out $(OUT)
 
-## The whole test suite (what CI runs).
+## The whole test suite (what CI runs); tests/images builds the images first
+## (scripts/build-images, cached after the first time).
 test: $(STAMP) debian
 	$(BIN)/pytest
 
@@ -49,8 +53,9 @@ bench: $(STAMP) debian
 	$(BIN)/python bench/mock.py
 	$(BIN)/python bench/generator.py
 
-images:
-	./scripts/build-images
+## The operator, generator and mock images (podman, or Docker when its daemon answers).
+images: $(STAMP) debian
+	PYTHON=$(BIN)/python ./scripts/build-images
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .mypy_cache .ruff_cache

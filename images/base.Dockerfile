@@ -7,14 +7,18 @@
 # an entrypoint, and the operator adds its own extras on top: the layers are
 # shared, pulled once per node.
 #
-# Reproducible: the Python image is pinned by digest (PYTHON_IMAGE, passed by
-# scripts/build-images from images/python-base.lock), every dependency is
-# pinned by dist/constraints.txt, and timestamps follow SOURCE_DATE_EPOCH.
-# Non-root (uid 65532) and read-only-rootfs friendly: no bytecode written at
-# run time, HOME and caches in /tmp (an emptyDir in the pods).
+# PYTHON_IMAGE is one of two roots (scripts/build-images picks it):
+# - BASE=debian (offline, the default): Debian bookworm's python3 in a minimal
+#   root built by scripts/build-debian-root (mmdebstrap), versions in
+#   images/debian-base.lock and in the image's labels;
+# - BASE=python (a registry is reachable): the official Python image pinned by
+#   digest in images/python-base.lock.
+# Either way every Python dependency is pinned by dist/images/constraints.txt
+# and timestamps follow SOURCE_DATE_EPOCH. Non-root (uid 65532) and
+# read-only-rootfs friendly: no bytecode written at run time, HOME and caches
+# in /tmp (an emptyDir in the pods).
 
 # No default on purpose: an unpinned base would make builds irreproducible.
-# scripts/build-images passes e.g. python:3.11-slim-bookworm@sha256:<digest>.
 ARG PYTHON_IMAGE
 FROM ${PYTHON_IMAGE}
 
@@ -27,16 +31,27 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PATH=/opt/plimsoll/bin:$PATH \
     HOME=/tmp
 
-RUN groupadd --system --gid 65532 plimsoll \
-    && useradd --system --uid 65532 --gid 65532 --home-dir /tmp --no-create-home \
-       --shell /usr/sbin/nologin plimsoll \
-    && python -m venv /opt/plimsoll
+# The user is written into /etc/passwd directly: the Debian root has no useradd
+# (no passwd package), and this works on both roots alike. The venv starts
+# without pip: pip is only a build tool here (below).
+RUN echo 'plimsoll:x:65532:65532:plimsoll:/tmp:/usr/sbin/nologin' >> /etc/passwd \
+    && echo 'plimsoll:x:65532:' >> /etc/group \
+    && python3 -m venv --without-pip /opt/plimsoll
 
-# The wheel and constraints are bind-mounted, so neither stays in a layer.
+# The wheel, the constraints and the build host's CA bundle (pip trusts what the
+# host trusts, e.g. a proxy's CA) are bind-mounted, so none stays in a layer.
+# Their digest is an argument so that a changed wheel misses the layer cache
+# (podman's cache key does not cover a bind mount's content). pip comes and goes
+# in the same step (23 MB no image needs at run time). The .pyc files are
+# hash-based and never re-checked: the build rewrites every mtime, and a
+# read-only root could not hold recompiled ones.
+ARG PLIMSOLL_WHEEL_DIGEST
 RUN --mount=type=bind,source=dist/images,target=/dist \
-    pip install --no-cache-dir --constraint /dist/constraints.txt \
-        "$(ls /dist/plimsoll-*.whl)[generator,mock]" \
-    && python -m compileall -q /opt/plimsoll
+    python -m ensurepip --default-pip >/dev/null \
+    && python -m pip install --no-cache-dir --cert /dist/ca-certificates.crt \
+        --constraint /dist/constraints.txt "$(ls /dist/plimsoll-*.whl)[generator,mock]" \
+    && python -m pip uninstall --yes --quiet pip setuptools \
+    && python -m compileall -q -f --invalidation-mode unchecked-hash /opt/plimsoll
 
 WORKDIR /tmp
 USER 65532:65532

@@ -1,6 +1,7 @@
 """The CLI verbs owned by the core: crd, validate, size."""
 
 import json
+from importlib.metadata import version as package_version
 from pathlib import Path
 
 import yaml
@@ -17,6 +18,12 @@ def test_crd_prints_the_generated_definition() -> None:
     result = runner.invoke(app, ["crd"])
     assert result.exit_code == 0
     assert result.stdout == render_crd()
+
+
+def test_version_prints_the_installed_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output == f"plimsoll {package_version('plimsoll')}\n"
 
 
 def test_validate_accepts_the_examples() -> None:

@@ -1,17 +1,20 @@
-"""The three images' Dockerfiles and scripts/build-images, checked without Docker.
+"""The three images' Dockerfiles and scripts/build-images, checked without building.
 
-No container engine runs here, so these tests check what can be checked
-without one: the Dockerfiles share one base pinned by digest, install only
-from the project's wheel without a pip cache, and end as a non-root user with
-the right entrypoint; the build script builds that wheel (with all three
-packages), plans the four builds, and says clearly when it cannot build.
+These tests read the Dockerfiles and run the script's dry run, so they hold on
+any machine: the Dockerfiles share one base pinned by a required argument,
+install only from the project's wheel without a pip cache, and end as a
+non-root user with the right entrypoint; the build script builds that wheel
+(with all three packages), plans the four builds for Docker and for podman, and
+says clearly when it cannot build. test_containers.py builds and runs them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -90,12 +93,12 @@ def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
         check=False,
-        env={**os.environ, **env},
+        env={**os.environ, "PYTHON": sys.executable, **env},
     )
 
 
 def test_dry_run_builds_the_wheel_and_plans_four_images() -> None:
-    result = _run("--dry-run", REGISTRY="registry.example.com/perf/")
+    result = _run("--dry-run", REGISTRY="registry.example.com/perf/", DOCKER="docker")
     assert result.returncode == 0, result.stderr
     wheels = list((ROOT / "dist" / "images").glob("plimsoll-*.whl"))
     assert len(wheels) == 1
@@ -116,6 +119,23 @@ def test_dry_run_builds_the_wheel_and_plans_four_images() -> None:
     assert "-t registry.example.com/perf/plimsoll-operator:" in builds[1]
     assert "BASE_IMAGE=registry.example.com/perf/plimsoll-base:" in builds[3]
     assert "(dry run: no image built)" in result.stdout
+
+
+def test_dry_run_with_podman_plans_the_debian_root_and_this_hosts_flags() -> None:
+    result = _run("--dry-run", DOCKER="podman")
+    assert result.returncode == 0, result.stderr
+    builds = [
+        line for line in result.stdout.splitlines() if line.startswith("== ") and " build " in line
+    ]
+    assert len(builds) == 4
+    root_hash = hashlib.sha256((ROOT / "scripts" / "build-debian-root").read_bytes()).hexdigest()
+    assert f"PYTHON_IMAGE=localhost/plimsoll-debian-root:{root_hash[:12]} " in builds[0]
+    for line in builds:
+        assert line.startswith("== podman --cgroup-manager=cgroupfs ")
+        assert " --timestamp " in line  # SOURCE_DATE_EPOCH, podman's way
+        assert re.search(r" --ulimit nofile=\d+:\d+ --ulimit nproc=\d+:\d+ ", line)
+    for line in builds[:2]:  # the two steps that install the wheel
+        assert " --build-arg PLIMSOLL_WHEEL_DIGEST=" in line
 
 
 def test_says_clearly_without_a_docker_command() -> None:

@@ -1,0 +1,100 @@
+"""Fixtures for the image tests: the images built once per session, a podman network.
+
+`images` runs scripts/build-images (the same build `make images` does), so the
+first session on a machine builds the Debian root (about a minute) and later
+ones reuse it and podman's layer cache (seconds). On a machine without podman,
+or not as root, the container tests are skipped with the reason said; under CI
+(`CI=true`) that skip is a failure instead, because `make test` installs podman
+there.
+
+The images' sizes are printed at the end of the session, beside the tests.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib.metadata import version
+
+import pytest
+
+from tests.images.engine import ROOT, Network, network_of, podman, podman_command
+
+BUILD_TIMEOUT_S = 1200
+SIZE_GOAL = 200 * 10**6
+_sizes: dict[str, int] = {}
+_build_seconds: list[float] = []
+
+
+@dataclass(frozen=True)
+class Images:
+    operator: str
+    generator: str
+    mock: str
+
+
+@pytest.fixture(scope="session")
+def images() -> Images:
+    reason = None
+    if podman_command() is None:
+        reason = (
+            "no podman on this machine: the images cannot be built or run (make debian installs it)"
+        )
+    elif os.geteuid() != 0:
+        # mmdebstrap --mode=root builds the root; rootless podman would need uidmap and
+        # slirp4netns, which make debian does not install.
+        reason = "the image tests run as root (mmdebstrap --mode=root, podman's CNI networks)"
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; under CI the image tests must run")
+        pytest.skip(reason)
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "build-images")],
+        cwd=ROOT,
+        env={**os.environ, "DOCKER": "podman", "PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+        check=False,
+    )
+    _build_seconds.append(time.monotonic() - started)
+    if done.returncode != 0:
+        pytest.fail(f"scripts/build-images failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    tag = version("plimsoll")
+    built = Images(
+        *(f"localhost/plimsoll-{name}:{tag}" for name in ("operator", "generator", "mock"))
+    )
+    for name in (built.operator, built.generator, built.mock):
+        _sizes[name] = int(podman("image", "inspect", "--format", "{{.Size}}", name))
+    return built
+
+
+@pytest.fixture
+def network(images: Images) -> Iterator[Network]:
+    """A podman network of this test's own; containers get fixed addresses on it."""
+    name = f"plimsoll-test-{uuid.uuid4().hex[:8]}"
+    podman("network", "create", name)
+    try:
+        yield network_of(name)
+    finally:
+        podman("network", "rm", "--force", name)
+
+
+def image_sizes() -> dict[str, int]:
+    return dict(_sizes)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _sizes:
+        return
+    terminalreporter.section("Plimsoll images")
+    terminalreporter.write_line(f"built (or found cached) in {_build_seconds[0]:.1f} s")
+    for name, size in _sizes.items():
+        verdict = "under" if size < SIZE_GOAL else "OVER"
+        terminalreporter.write_line(f"{name}: {size / 1e6:.1f} MB ({verdict} the 200 MB goal)")
