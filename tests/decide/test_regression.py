@@ -1,4 +1,5 @@
-"""The regression rule and the history it keeps: examples, then properties."""
+"""The gate's baseline, its verdict (the noise rule of `plimsoll.decide.difference`, the
+one `plimsoll compare` uses) and the history it keeps: examples, then properties."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
+from plimsoll.api.comparison import Band
 from plimsoll.api.gate import HistoryEntry, Regression
 from plimsoll.api.status import Ceiling
 from plimsoll.decide.regression import (
@@ -45,44 +47,46 @@ def test_previous_is_the_latest_complete_run_of_the_variant() -> None:
         run("d", 200, 4, variant="postgres"),
     ]
     found = baseline_of(history, "default", PREVIOUS)
-    assert found == Baseline(140, 140, "previous run b")
+    assert found == Baseline(140, Band(low=140, high=None), "previous run b")
 
 
 def test_best_is_the_highest_and_a_fixed_level_needs_no_history() -> None:
     history = [run("a", 150, 1, spread=[145, 150]), run("b", 120, 2)]
     assert baseline_of(history, "default", Regression(baseline="best")) == Baseline(
-        150, 145, "best run a"
+        150, Band(low=145, high=None), "best run a"
     )
     assert baseline_of([], "default", Regression(baseline="200")) == Baseline(
-        200, 200, "fixed level"
+        200, Band(low=200, high=200), "fixed level"
     )
     assert baseline_of([], "default", PREVIOUS) is None
 
 
 def test_a_drop_beyond_threshold_and_noise_regresses() -> None:
-    verdict = judge(ceiling(100, 110), Baseline(140, 130, "previous run b"), PREVIOUS)
+    baseline = Baseline(140, Band(low=130, high=150), "previous run b")
+    verdict = judge(ceiling(100, 110), baseline, PREVIOUS)
     assert verdict.regressed
     assert verdict.change == round((100 - 140) / 140, 4)
     assert "-29%: regressed" in verdict.message
-    assert "failed at 110, which the baseline passed every time" in verdict.message
+    assert "100..110 lies below the baseline's 130..150" in verdict.message
 
 
 def test_a_drop_whose_range_overlaps_the_baselines_repeats_is_within_noise() -> None:
-    # 15% lower, but it first failed at 135, above the 130 the baseline always passed.
-    verdict = judge(ceiling(119, 135), Baseline(140, 130, "previous run b"), PREVIOUS)
+    # 15% lower, but it first failed at 135, above the 130 the baseline's band starts at.
+    baseline = Baseline(140, Band(low=130, high=150), "previous run b")
+    verdict = judge(ceiling(119, 135), baseline, PREVIOUS)
     assert not verdict.regressed
     assert "within noise" in verdict.message
-    assert "failed first at 135" in verdict.message
+    assert "119..135 touches the baseline's 130..150" in verdict.message
 
 
 def test_a_small_drop_is_not_a_regression() -> None:
-    verdict = judge(ceiling(130, 135), Baseline(140, 140, "previous run b"), PREVIOUS)
+    verdict = judge(ceiling(130, 135), Baseline(140, Band(low=140), "previous run b"), PREVIOUS)
     assert not verdict.regressed
     assert verdict.message.endswith("no regression")
 
 
 def test_no_passing_level_regresses_against_a_baseline_that_passed_there() -> None:
-    verdict = judge(ceiling(None, 20), Baseline(140, 140, "previous run b"), PREVIOUS)
+    verdict = judge(ceiling(None, 20), Baseline(140, Band(low=140), "previous run b"), PREVIOUS)
     assert verdict.regressed
     assert verdict.change == -1.0
     assert "no level vs 140 users" in verdict.message
@@ -97,7 +101,7 @@ def test_without_a_baseline_the_verdict_says_so() -> None:
 
 
 def test_change_column_shows_the_first_variant() -> None:
-    regressed = judge(ceiling(100, 110), Baseline(140, 130, "x"), PREVIOUS)
+    regressed = judge(ceiling(100, 110), Baseline(140, Band(low=130, high=150), "x"), PREVIOUS)
     assert change_column([regressed]) == "-29% REGRESSED"
 
 
@@ -123,7 +127,7 @@ def test_a_ceiling_at_or_above_its_baseline_never_regresses(
     current = max(current, base)
     verdict = judge(
         ceiling(current, current + 1),
-        Baseline(base, base, "b"),
+        Baseline(base, Band(low=base, high=base), "b"),
         Regression(threshold=threshold),
     )
     assert not verdict.regressed
@@ -133,14 +137,13 @@ def test_a_ceiling_at_or_above_its_baseline_never_regresses(
 def test_a_regression_is_always_beyond_threshold_and_noise(
     base: int, current: int, threshold: float, reliable_gap: int
 ) -> None:
-    reliable = max(base - reliable_gap, 1)
+    low = max(base - reliable_gap, 1)
     high = current + max(current // 10, 1)
-    verdict = judge(
-        ceiling(current, high), Baseline(base, reliable, "b"), Regression(threshold=threshold)
-    )
+    baseline = Baseline(base, Band(low=low, high=base + 1), "b")
+    verdict = judge(ceiling(current, high), baseline, Regression(threshold=threshold))
     if verdict.regressed:
         assert (current - base) / base < -threshold
-        assert high <= reliable
+        assert high < low  # the two bands do not touch
 
 
 @given(level=levels, threshold=thresholds)

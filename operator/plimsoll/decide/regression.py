@@ -1,19 +1,16 @@
-"""Did this run lower what one pod holds? The gate's rule, and the history it keeps.
+"""Did this run lower what one pod holds? The gate's baseline, and the history it keeps.
 
 Pure: the operator hands in the run's ceilings and the history from the status,
-and writes back what comes out. The rule, stated once:
+and writes back what comes out.
 
 - The baseline is the last complete run of the same variant (`previous`), the
   highest complete one in the history (`best`), or a fixed level.
-- A ceiling *regressed* when it is lower than the baseline by more than the
-  threshold (a share of the baseline) **and** beyond the measured noise: the
-  new run failed at a level the baseline passed every time it was tried. For a
-  history entry that is the lowest of its ceiling and its repeats (its spread);
-  for a fixed level, the level itself. A lower ceiling whose first failure lies
-  above that (the two ranges overlap) is within noise: it is reported with its
-  change but does not gate.
-- A run that passed no level at all regressed against any baseline whose
-  reliable level is at or above the level it failed at.
+- Whether a ceiling *regressed* is the one rule `plimsoll compare` and
+  `plimsoll run --baseline` use (`plimsoll.decide.difference`): lower than the
+  baseline by more than the threshold **and** outside noise, where each ceiling is
+  a band from its range and repeats and two bands that touch are within noise. A
+  history entry's band comes from its ceiling, range and repeats; a fixed level
+  is a band of one level.
 """
 
 from __future__ import annotations
@@ -22,8 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from plimsoll.api.comparison import Band
 from plimsoll.api.gate import HistoryEntry, Regression, RegressionStatus
 from plimsoll.api.status import Ceiling
+from plimsoll.decide.difference import band_of, regressed
 
 PREVIOUS, BEST = "previous", "best"
 
@@ -31,13 +30,20 @@ PREVIOUS, BEST = "previous", "best"
 @dataclass(frozen=True)
 class Baseline:
     level: int  # the ceiling the new run is compared with
-    reliable: int  # the level the baseline passed every time it was tried
+    band: Band  # where it may truly lie (the noise rule's band)
     source: str  # "previous run 1a2b3c4d", "best run ...", "fixed level"
 
 
-def _reliable(entry: HistoryEntry) -> int:
-    assert entry.level is not None
-    return min([entry.level, *entry.spread])
+def _ceiling_of(entry: HistoryEntry) -> Ceiling:
+    return Ceiling(
+        level=entry.level,
+        unit="",
+        low=entry.low,
+        high=entry.high,
+        spread=list(entry.spread),
+        complete=entry.complete,
+        variant=entry.variant,
+    )
 
 
 def baseline_of(
@@ -46,7 +52,7 @@ def baseline_of(
     """The baseline for `variant` from the runs before this one; None when there is none."""
     if policy.baseline not in (PREVIOUS, BEST):
         fixed = int(policy.baseline)
-        return Baseline(fixed, fixed, "fixed level")
+        return Baseline(fixed, Band(low=fixed, high=fixed), "fixed level")
     runs = [e for e in history if e.variant == variant and e.complete and e.level is not None]
     if not runs:
         return None
@@ -56,8 +62,16 @@ def baseline_of(
     else:
         chosen = max(runs, key=lambda e: (e.level or 0, e.finished_at))
         source = f"best run {chosen.run_id}"
-    assert chosen.level is not None
-    return Baseline(chosen.level, _reliable(chosen), source)
+    band = band_of(_ceiling_of(chosen))
+    assert chosen.level is not None  # a complete run in the history passed a level
+    assert band is not None
+    return Baseline(chosen.level, band, source)
+
+
+def _band_text(band: Band | None) -> str:
+    if band is None:
+        return "no band"
+    return f"{band.low}..{band.high if band.high is not None else 'open'}"
 
 
 def _percent(change: float) -> str:
@@ -73,33 +87,27 @@ def judge(ceiling: Ceiling, baseline: Baseline | None, policy: Regression) -> Re
             current=ceiling.level,
             message=f"{variant}: no earlier complete run to compare with yet",
         )
-    first_fail = ceiling.high
+    band = band_of(ceiling)
     current = ceiling.level if ceiling.level is not None else 0
     change = (current - baseline.level) / baseline.level if baseline.level else 0.0
-    beyond_noise = first_fail is not None and first_fail <= baseline.reliable
     dropped = change < -policy.threshold
-    regressed = dropped and beyond_noise
+    gated = regressed(baseline.level, baseline.band, ceiling.level, band, policy.threshold)
     shown = "no level" if ceiling.level is None else f"{ceiling.level} {unit}"
-    verdict = "regressed" if regressed else "within noise" if dropped else "no regression"
+    verdict = "regressed" if gated else "within noise" if dropped else "no regression"
     message = (
         f"{variant}: {shown} vs {baseline.level} {unit} ({baseline.source}), "
         f"{_percent(change)}: {verdict}"
     )
-    if dropped and not beyond_noise:
+    if dropped and not gated:
+        message += f" ({_band_text(band)} touches the baseline's {_band_text(baseline.band)})"
+    elif gated:
         message += (
-            f" (it failed first at {first_fail}, above the {baseline.reliable} "
-            "the baseline always passed)"
-            if first_fail is not None
-            else " (no failing level was found)"
-        )
-    elif regressed:
-        message += (
-            f" (more than {policy.threshold * 100:g}% lower, and it failed at {first_fail}, "
-            f"which the baseline passed every time)"
+            f" (more than {policy.threshold * 100:g}% lower, and {_band_text(band)} lies "
+            f"below the baseline's {_band_text(baseline.band)})"
         )
     return RegressionStatus(
         variant=variant,
-        regressed=regressed,
+        regressed=gated,
         baseline=baseline.level,
         current=ceiling.level,
         change=round(change, 4),
