@@ -24,6 +24,12 @@ import httpx
 import kmock
 import pytest
 
+from tests.controller.apiserver_fixtures import (
+    ApiServer,
+    apiserver,
+    control_plane_installed,
+    node_kubelet,
+)
 from tests.controller.fake_cluster import FakeCluster
 from tests.controller.kubelet import Kubelet
 
@@ -104,8 +110,8 @@ async def kubelet(cluster: Cluster, tmp_path: Path) -> AsyncIterator[Kubelet]:
 
 
 class OperatorProcess:
-    def __init__(self, kubeconfig: Path, log_dir: Path) -> None:
-        self.kubeconfig, self.log_dir = kubeconfig, log_dir
+    def __init__(self, kubeconfig: Path, log_dir: Path, scope: tuple[str, ...] = ("-A",)) -> None:
+        self.kubeconfig, self.log_dir, self.scope = kubeconfig, log_dir, scope
         self.process: subprocess.Popen[bytes] | None = None
         self.count = 0
         self.metrics_port = 0
@@ -120,7 +126,7 @@ class OperatorProcess:
             "-m",
             "plimsoll.cli.app",
             "operator",
-            "-A",
+            *self.scope,
             "--reach",
             "pod-ip",
             *extra,
@@ -165,6 +171,22 @@ async def operator(cluster: Cluster, tmp_path: Path) -> AsyncIterator[OperatorPr
     await process.terminate()
 
 
+@pytest.fixture
+async def sa_operator(apiserver: ApiServer, tmp_path: Path) -> AsyncIterator[OperatorProcess]:
+    """The operator as the cluster-wide release's ServiceAccount (the chart's RBAC only)."""
+    logs = tmp_path / "operator-logs"
+    logs.mkdir()
+    process = OperatorProcess(apiserver.installed.kubeconfigs["plimsoll"], logs)
+    yield process
+    await process.terminate()
+
+
+def forbidden(process: OperatorProcess) -> list[str]:
+    """Lines of the operator's log where the API server refused a call (403)."""
+    text = "\n".join(p.read_text() for p in sorted(process.log_dir.glob("operator-*.log")))
+    return [line for line in text.splitlines() if "403" in line or "Forbidden" in line]
+
+
 def quickstart(
     name: str, prometheus_url: str | None, levels: list[int] | None = None, duration: str = "3s"
 ) -> dict[str, Any]:
@@ -195,6 +217,8 @@ def quickstart(
         "spec": spec,
     }
 
+
+__all__ = ["apiserver", "control_plane_installed", "node_kubelet"]  # fixtures, re-exported
 
 StartPrometheus = Callable[..., Awaitable[Any]]
 
