@@ -39,6 +39,11 @@ class AdminApi:
 
     async def call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         response = await self.http.request(method, path, **kwargs)
+        for _ in range(50):  # 429 "storage is (re)initializing": a new CRD's cache warms up
+            if response.status_code != 429:
+                break
+            await asyncio.sleep(0.2)
+            response = await self.http.request(method, path, **kwargs)
         if response.status_code >= 400:
             try:
                 message = str(response.json().get("message"))

@@ -13,6 +13,7 @@ kubelet (`node_kubelet`), and the real `plimsoll operator` as a process
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
+from plimsoll.controller.events import COMPONENT
 from tests.charts.helm import objects
 from tests.controller import control_plane
 from tests.controller.admin_api import CT_PATH, AdminApi
@@ -103,6 +105,32 @@ class ApiServer:
         status = await self.status(name, namespace)
         return status if status.get("phase") in phases else None
 
+    async def events(self, name: str) -> list[dict[str, Any]]:
+        """Plimsoll's events about one CapacityTest, oldest first (kopf posts its own too)."""
+        items = await self.api.items(f"/api/v1/namespaces/{self.namespace}/events")
+        ours = [
+            e
+            for e in items
+            if e["involvedObject"]["name"] == name and e["source"].get("component") == COMPONENT
+        ]
+        return sorted(ours, key=lambda e: e["eventTime"])
+
+    async def remove_all(self, namespace: str | None = None, limit: float = 60.0) -> None:
+        """Delete every CapacityTest in the namespace and wait for them to go (their
+        finalizer needs a running operator); past `limit`, drop the finalizers, so a
+        later test's cluster-wide operator does not pick up a leftover."""
+        path = self.path(namespace=namespace)
+        for item in await self.api.items(path):
+            await self.api.delete(f"{path}/{item['metadata']['name']}")
+        deadline = asyncio.get_running_loop().time() + limit
+        while await self.api.items(path):
+            if asyncio.get_running_loop().time() > deadline:
+                for item in await self.api.items(path):
+                    name = item["metadata"]["name"]
+                    await self.api.patch(f"{path}/{name}", {"metadata": {"finalizers": None}})
+                return
+            await asyncio.sleep(0.25)
+
     async def namespace_gone(self, name: str) -> bool:
         return await self.api.get(f"/api/v1/namespaces/{name}") is None
 
@@ -112,10 +140,11 @@ async def apiserver(control_plane_installed: Installed) -> AsyncIterator[ApiServ
     api = AdminApi(control_plane_installed.plane)
     namespace = f"t-{uuid.uuid4().hex[:8]}"
     await api.create("/api/v1/namespaces", {"metadata": {"name": namespace}})
+    server = ApiServer(control_plane_installed, api, namespace)
     try:
-        yield ApiServer(control_plane_installed, api, namespace)
+        yield server
     finally:
-        # Not waited for: a CapacityTest whose operator has stopped keeps its finalizer.
+        await server.remove_all(limit=0)  # an operator fixture has waited for them already
         await api.delete(f"/api/v1/namespaces/{namespace}")
         await api.aclose()
 

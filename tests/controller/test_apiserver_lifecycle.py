@@ -9,45 +9,82 @@ PodSecurity `restricted`, so each run also proves the admission accepts them.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.controller.admin_api import wait_for
 from tests.controller.apiserver_fixtures import ApiServer
 from tests.controller.conftest import OperatorProcess, forbidden, quickstart
 from tests.controller.real_kubelet import RealKubelet
-from tests.metrics.conftest import start_prometheus
+from tests.metrics.conftest import free_port, start_prometheus
 
 pytestmark = pytest.mark.slow
 
 
-async def test_quickstart_reaches_a_cpu_bound_ceiling(
+async def test_quickstart_reaches_a_cpu_bound_ceiling_with_events_and_metrics(
     apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
 ) -> None:
     prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
+    health, metrics = free_port(), free_port()
     try:
-        sa_operator.start()
+        sa_operator.start(
+            f"--liveness=http://127.0.0.1:{health}/healthz",
+            f"--metrics-port={metrics}",
+            "--metrics-host=127.0.0.1",
+        )
         # A quarter of a core: 20 rps of 4 ms work fits, 150 rps cannot.
         body = quickstart("quick", prometheus.url, levels=[20, 150])
         body["spec"]["target"]["resources"]["cpu"] = "250m"
         body["spec"]["target"]["env"]["WORK_MS"] = "4"
         await apiserver.apply(body)
+        await wait_for(lambda: apiserver.phase_in("quick", "Running"), 90, "Running")
+        live = await _get(f"http://127.0.0.1:{health}/healthz")
+        during = (await _get(f"http://127.0.0.1:{metrics}/metrics")).text
         status = await wait_for(
             lambda: apiserver.phase_in("quick", "Succeeded", "Failed"), 120, "a finished run"
         )
+        after = (await _get(f"http://127.0.0.1:{metrics}/metrics")).text
     finally:
         prometheus.stop()
     assert node_kubelet.pinning.problem is None, node_kubelet.pinning.problem
     assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
     assert status["ceiling"]["level"] == 20, json.dumps(status, indent=1)
+    # Pinned by the kubelet and read through cAdvisor's names: the failing step was
+    # throttled, so the CPU is named; the memory headroom is measured under the limit.
     assert status["ceiling"]["limitedBy"] == "cpu", json.dumps(status, indent=1)
+    assert 0 < status["ceiling"]["headroom"]["memoryFreeBytes"] < 256 * 2**20
     assert status["steps"][1]["throttledRatio"] > 0.2, status["steps"][1]
     assert status["observedGeneration"] == 1
+    conditions = {c["type"]: c for c in status["conditions"]}
+    assert (conditions["Ready"]["status"], conditions["Ready"]["reason"]) == (
+        "True",
+        "CeilingFound",
+    )
+    report_path = f"/api/v1/namespaces/{apiserver.namespace}/configmaps/quick-report"
+    report = await apiserver.api.get(report_path) or {}
+    assert json.loads(report["data"]["report.json"])["outcome"] == "succeeded"
+    assert report["metadata"]["ownerReferences"][0]["kind"] == "CapacityTest"
+
+    events = await apiserver.events("quick")
+    expected = ["RunCreated", "Provisioning", "Running", "StepPassed", "StepFailed"]
+    expected += ["CeilingFound", "Succeeded"]
+    assert [e["reason"] for e in events if e["reason"] in expected] == expected
+    by_reason = {e["reason"]: e for e in events}
+    assert "level 150 rps fail" in by_reason["StepFailed"]["message"]
+    assert "ceiling 20 rps, limited by cpu" in by_reason["CeilingFound"]["message"]
+
+    assert live.status_code == 200
+    assert 'plimsoll_runs{phase="Running"} 1' in during
+    assert 'plimsoll_runs{phase="Succeeded"} 1' in after
+    assert 'plimsoll_steps_total{verdict="fail"} 1' in after
     # cleanup: Always: the controller manager finalized the run's namespace, the
-    # kubelet confirmed every pod's deletion, and no process is left.
+    # kubelet confirmed every pod's deletion, and no process or cgroup is left.
     await wait_for(lambda: apiserver.namespace_gone(status["namespace"]), 60, "the namespace")
     assert not node_kubelet.pids(status["namespace"])
     assert not node_kubelet.pinning.groups
@@ -55,5 +92,141 @@ async def test_quickstart_reaches_a_cpu_bound_ceiling(
     assert node_kubelet.errors == []
 
 
-def _steps(status: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(status.get("steps", []))
+async def _get(url: str) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=5) as http:
+        return await http.get(url)
+
+
+async def _steps(apiserver: ApiServer, name: str, at_least: int) -> list[dict[str, Any]] | None:
+    steps = list((await apiserver.status(name)).get("steps", []))
+    return steps if len(steps) >= at_least else None
+
+
+async def test_stopped_and_killed_mid_run_resumes_without_losing_a_step(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
+) -> None:
+    prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
+    try:
+        sa_operator.start()
+        await apiserver.apply(quickstart("crash", prometheus.url, levels=[20, 30, 40]))
+        before = await wait_for(lambda: _steps(apiserver, "crash", 1), 90, "the first step")
+        namespace = (await apiserver.status("crash"))["namespace"]
+        # SIGTERM, as a rolling upgrade stops it: the run is left for the next operator.
+        assert await sa_operator.terminate() == 0, sa_operator.log()[-3000:]
+        assert (await apiserver.status("crash"))["phase"] == "Running"
+        assert node_kubelet.pids(namespace)
+        sa_operator.start()
+        await wait_for(lambda: _steps(apiserver, "crash", 2), 60, "the second step")
+        sa_operator.kill()  # SIGKILL mid-run: nothing is cleaned up, nothing written
+        assert (await apiserver.status("crash"))["phase"] == "Running"
+        sa_operator.start()
+        status = await wait_for(
+            lambda: apiserver.phase_in("crash", "Succeeded", "Failed"), 90, "the resumed run"
+        )
+    finally:
+        prometheus.stop()
+    assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
+    assert status["namespace"] == namespace  # the same run, resumed
+    assert [s["level"] for s in status["steps"]] == [20, 30, 40]  # none lost, none twice
+    assert status["steps"][0] == before[0]
+    assert forbidden(sa_operator) == []
+
+
+async def test_delete_mid_run_finalizes_the_namespace_and_stops_the_processes(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess
+) -> None:
+    sa_operator.start()
+    await apiserver.apply(quickstart("gone", None, levels=[20, 30, 40, 50], duration="5s"))
+    status = await wait_for(lambda: apiserver.phase_in("gone", "Running"), 90, "Running")
+    namespace = status["namespace"]
+    assert node_kubelet.pids(namespace)
+    await apiserver.api.delete(apiserver.path("gone"))
+    await wait_for(
+        lambda: _absent(apiserver.get("gone")), 60, "the finalizer to let the resource go"
+    )
+    # The finalizer held the resource until the controller manager had finalized the
+    # run's namespace, which waited for the kubelet to confirm every pod gone.
+    assert await apiserver.namespace_gone(namespace)
+    assert not node_kubelet.pids(namespace)
+    assert forbidden(sa_operator) == []
+
+
+async def _absent(pending: Awaitable[dict[str, Any] | None]) -> bool:
+    return await pending is None
+
+
+async def test_invalid_spec_fails_with_a_condition_naming_the_field(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess
+) -> None:
+    sa_operator.start()
+    body = quickstart("bad", None)
+    body["spec"]["passWhen"]["latency"][0]["operation"] = "nosuch"  # passes the CRD, not us
+    await apiserver.apply(body)
+    status = await wait_for(lambda: apiserver.phase_in("bad", "Failed"), 60, "Failed")
+    spec_valid = next(c for c in status["conditions"] if c["type"] == "SpecValid")
+    assert (spec_valid["status"], spec_valid["reason"]) == ("False", "InvalidSpec")
+    assert "passWhen.latency names operation 'nosuch'" in spec_valid["message"]
+    assert "namespace" not in status  # nothing was started
+    version = (await apiserver.get("bad") or {})["metadata"]["resourceVersion"]
+    await asyncio.sleep(3)  # no retry storm, no crash loop: nothing more is written
+    assert (await apiserver.get("bad") or {})["metadata"]["resourceVersion"] == version
+
+
+async def test_spec_change_and_rerun_token_start_new_runs(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess
+) -> None:
+    sa_operator.start()
+    await apiserver.apply(quickstart("change", None, levels=[20, 30, 40, 50], duration="5s"))
+    first = await wait_for(lambda: apiserver.phase_in("change", "Running"), 90, "Running")
+    # The API server bumps the generation on a spec change, and only then.
+    patched = await apiserver.api.patch(
+        apiserver.path("change"), {"spec": {"trial": {"duration": "4s"}}}
+    )
+    assert patched["metadata"]["generation"] == 2
+
+    async def second_run() -> dict[str, Any] | None:
+        status = await apiserver.status("change")
+        fresh = status.get("observedGeneration") == 2 and status["runId"] != first["runId"]
+        return status if fresh else None
+
+    second = await wait_for(second_run, 60, "a new run for generation 2")
+    await wait_for(lambda: apiserver.namespace_gone(first["namespace"]), 60, "the old namespace")
+    await apiserver.api.patch(
+        apiserver.path("change"), {"metadata": {"annotations": {"plimsoll.dev/rerun": "sync-1"}}}
+    )
+
+    async def rerun() -> bool:
+        status = await apiserver.status("change")
+        runs = (first["runId"], second["runId"])
+        return status.get("rerunToken") == "sync-1" and status.get("runId") not in runs
+
+    await wait_for(rerun, 60, "a new run for the rerun token")
+    assert forbidden(sa_operator) == []
+
+
+async def test_concurrency_limit_queues_the_second_run_until_the_first_ends(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess
+) -> None:
+    sa_operator.start("--max-concurrent=1")
+    await apiserver.apply(quickstart("first", None, levels=[20, 30], duration="4s"))
+    await wait_for(
+        lambda: apiserver.phase_in("first", "Provisioning", "Running"), 60, "the first run"
+    )
+    await apiserver.apply(quickstart("second", None, levels=[20]))
+    queued = await wait_for(lambda: apiserver.phase_in("second", "Queued"), 60, "Queued")
+    assert (await apiserver.status("first"))["phase"] in ("Provisioning", "Running")
+    progressing = next(c for c in queued["conditions"] if c["type"] == "Progressing")
+    assert (progressing["status"], progressing["reason"]) == ("False", "Queued")
+    assert "at most 1 at once" in progressing["message"]
+    # Without Prometheus every step is invalid; what matters is the order of the runs.
+    await wait_for(
+        lambda: apiserver.phase_in("second", "Succeeded", "Failed"), 120, "the second run"
+    )
+    first = await apiserver.status("first")
+    assert first["phase"] in ("Succeeded", "Failed")
+    # It left the queue only once the first had finished.
+    reasons = [(e["reason"], e["eventTime"]) for e in await apiserver.events("second")]
+    assert [r for r, _ in reasons][:3] == ["RunCreated", "Queued", "Provisioning"], reasons
+    provisioning = next(t for r, t in reasons if r == "Provisioning")
+    assert provisioning >= first["completionTime"].replace("+00:00", "Z")
+    assert forbidden(sa_operator) == []
