@@ -22,10 +22,13 @@ _CRUD = ["create", "get", "list", "watch", "patch", "update", "delete"]
 
 RULES: dict[str, list[dict[str, Any]]] = {
     "cluster": [
+        # watch: in namespaced mode (`-n`) kopf watches Namespaces to follow the ones
+        # it serves; without it every watch attempt is refused (403), as a real API
+        # server showed (tests/controller/test_apiserver_rbac.py).
         {
             "apiGroups": [""],
             "resources": ["namespaces"],
-            "verbs": ["create", "get", "list", "delete"],
+            "verbs": ["create", "get", "list", "watch", "delete"],
         },
         {
             "apiGroups": ["apiextensions.k8s.io"],
