@@ -5,7 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
-DEBIAN_PACKAGES := prometheus nginx-light wrk
+# curl openssl xz-utils iproute2 util-linux: the real control plane the operator tests run on.
+DEBIAN_PACKAGES := prometheus nginx-light wrk curl openssl xz-utils iproute2 util-linux
 OUT ?= plimsoll-out
 
 .PHONY: run test check lint typecheck contracts crd debian bench images clean
