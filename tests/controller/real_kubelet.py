@@ -166,6 +166,7 @@ class RealKubelet:
         code = run.popen.poll()
         phase = "Running"
         if code is not None and run.state.ended is None:
+            code = 128 - code if code < 0 else code  # killed by a signal: 137 for SIGKILL
             reason = "Completed" if code == 0 else "Error"
             if run.exported.paths is not None and _oom_kills(run.exported.paths) > 0:
                 reason = "OOMKilled"
