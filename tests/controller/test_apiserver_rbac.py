@@ -87,6 +87,18 @@ async def test_namespaced_operator_runs_a_test_with_a_pod_template_and_a_setup_j
         assert await apiserver.namespace_gone(status["namespace"])
     finally:
         prometheus.stop()
+        operator.kill()
         await apiserver.remove_all(namespace="team-a", limit=0)
-        await operator.terminate()
     assert forbidden(operator) == [], operator.log()
+
+
+async def test_a_pod_template_that_podsecurity_forbids_fails_the_run_saying_why(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess
+) -> None:
+    sa_operator.start()
+    body = quickstart("privileged", None)
+    body["spec"]["target"]["podTemplate"] = {"spec": {"hostNetwork": True}}
+    await apiserver.apply(body)
+    status = await wait_for(lambda: apiserver.phase_in("privileged", "Failed"), 90, "Failed")
+    assert "violates PodSecurity" in status["message"], json.dumps(status, indent=1)
+    assert "hostNetwork" in status["message"]

@@ -93,7 +93,7 @@ def _on_control_plane(installed: Installed, home: Path) -> Iterator[Cluster]:
         example = yaml.safe_load(EXAMPLE.read_text())
         spec = example["spec"]
         spec["target"] |= {"command": ["python", str(TARGET_APP)], "env": {"WORK_MS": "1"}}
-        spec["trial"], spec["search"]["levels"] = {"duration": "3s", "warmUp": "0s"}, [20, 40]
+        spec["trial"], spec["search"]["levels"] = {"duration": "3s", "warmUp": "0s"}, [20]
         spec["metrics"] = {"prometheusUrl": prometheus.url, "scrapeInterval": "500ms"}
         example["metadata"]["namespace"] = namespace
         yield Cluster(plane.kubectl, namespace, example, server_metrics=True)
