@@ -177,8 +177,10 @@ class RealKubelet:
                 run.state.restarts += 1
                 run.state.last_terminated = ended
                 self._spawn(run)
-            else:
+            else:  # the pod is over: its process and cgroup are gone, and so is its series
                 run.state.ended = ended
+                with contextlib.suppress(ValueError):
+                    self.exporter.containers.remove(run.exported)
         if run.state.ended is not None:
             phase = "Succeeded" if run.state.ended["exitCode"] == 0 else "Failed"
         elif not run.state.ready:
