@@ -10,8 +10,8 @@ Prometheus to scrape. Its status (`pod_status.py`) is patched back: Running with
 its IP, Ready once its readiness probe answers, restarts and OOM kills when the
 process dies under `restartPolicy: Always`, Succeeded or Failed when it ends
 otherwise. A pod being deleted has its process stopped (SIGTERM, then SIGKILL
-after a short grace) and is then confirmed gone with grace period 0, as a
-kubelet does; a pod that disappeared has its process and cgroup removed.
+after a short grace) and is then confirmed gone with grace period 0, no sooner
+than a second later, as a kubelet does; a pod that disappeared has its process and cgroup removed.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from tests.controller.probe import probe_ok
 
 KEPT_ENV = ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV", "PLIMSOLL_TEST_MARK")
 GRACE = 2.0  # seconds a deleted pod's process gets after SIGTERM
+CONFIRM_AFTER = 1.0  # seconds before a deletion is confirmed
 
 
 @dataclass
@@ -70,6 +71,7 @@ class RealKubelet:
     pinning: NodeCgroups = field(default_factory=NodeCgroups)
     running: dict[str, Running] = field(default_factory=dict)  # by pod uid
     errors: list[str] = field(default_factory=list)
+    _deleting: dict[str, float] = field(default_factory=dict)  # pod uid -> first seen deleted
     _next_ip: int = field(default_factory=lambda: random.randrange(2, 242))
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -197,12 +199,21 @@ class RealKubelet:
                     raise
 
     async def _confirm_deletion(self, uid: str, pod: dict[str, Any]) -> None:
+        """SIGTERM at once; confirm no sooner than CONFIRM_AFTER, as a real kubelet takes
+        a sync period or more, so the operator always meets a pod that is still ending."""
         run = self.running.get(uid)
+        now = asyncio.get_running_loop().time()
+        if uid not in self._deleting:
+            self._deleting[uid] = now
+            if run is not None and run.popen.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(run.popen.pid, signal.SIGTERM)
+        if now - self._deleting[uid] < CONFIRM_AFTER:
+            return
         if run is not None and run.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(run.popen.pid, signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 await asyncio.to_thread(run.popen.wait, GRACE)
+        del self._deleting[uid]
         self._release(uid)
         meta = pod["metadata"]
         path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"

@@ -112,9 +112,10 @@ class KubernetesPlatform:
                 return await self._client.create(body)
             existing_meta = existing.get("metadata", {})
             if existing_meta.get("deletionTimestamp"):
-                raise PlatformError(
-                    f"{body['kind']} {meta['name']} is still being deleted"
-                ) from None
+                # The previous variant's pod of the same name is ending within its grace
+                # period (a real kubelet confirms it first): its name is free once it is gone.
+                await self._wait_gone(body, self._options.ready_timeout)
+                return await self.apply(body)
             if not self.run.owns(existing_meta.get("labels")):
                 raise PlatformError(
                     f"{body['kind']} {meta['name']} already exists and belongs to another run"
@@ -132,12 +133,16 @@ class KubernetesPlatform:
         existing = await self._client.get(kind_of(body), meta["namespace"], meta["name"])
         if existing is not None and self.run.owns(existing.get("metadata", {}).get("labels")):
             await self._client.delete(kind_of(body), meta["namespace"], meta["name"])
-            deadline = time.monotonic() + limit
-            while await self._client.get(kind_of(body), meta["namespace"], meta["name"]):
-                if time.monotonic() > deadline:
-                    raise PlatformError(f"{body['kind']} {meta['name']} was not deleted in time")
-                await asyncio.sleep(self._options.poll)
+            await self._wait_gone(body, limit)
         return await self.apply(body)
+
+    async def _wait_gone(self, body: dict[str, Any], limit: float) -> None:
+        meta = body["metadata"]
+        deadline = time.monotonic() + limit
+        while await self._client.get(kind_of(body), meta["namespace"], meta["name"]):
+            if time.monotonic() > deadline:
+                raise PlatformError(f"{body['kind']} {meta['name']} was not deleted in time")
+            await asyncio.sleep(self._options.poll)
 
     async def _ready(self, pod_names: list[str], limit: float) -> dict[str, dict[str, Any]]:
         try:
