@@ -62,7 +62,7 @@ class ControlPlane:
             ("admin.crt", user["client-certificate-data"]),
             ("admin.key", user["client-key-data"]),
         ]:
-            path = self.folder / f"test-{name}"
+            path = self.folder.parent / f"{self.folder.name}-{name}"  # outside: wiped whole
             if not path.exists():
                 path.write_bytes(base64.b64decode(data))
             files.append(path)
