@@ -18,6 +18,7 @@ import yaml
 
 from tests.controller.apiserver_fixtures import ApiServer
 from tests.controller.conftest import quickstart
+from tests.localrun import ROOT
 
 Edit = Callable[[dict[str, Any]], None]
 
@@ -68,6 +69,21 @@ BAD_SPECS: list[tuple[str, Edit, list[str]]] = [
         ["spec.search", "floor must be below limit"],
     ),
     ("levels", _drop("search.levels"), ["spec.search", "strategy 'steps' needs levels"]),
+    (
+        "url-and-command",
+        _set("target.url", "http://127.0.0.1:8080"),
+        ["spec.target", "give either url (an existing service) or image/command"],
+    ),
+    (
+        "service",
+        _set("services", [{"name": "db", "port": 5432}]),
+        ["spec.services[0]", "a service needs image or command"],
+    ),
+    (
+        "promql",
+        _set("passWhen.promql", [{"name": "q", "query": "up"}]),
+        ["spec.passWhen.promql[0]", "needs below or above"],
+    ),
     ("unknown", _set("trial.durration", "3s"), ['unknown field "spec.trial.durration"']),
 ]
 
@@ -94,10 +110,18 @@ def test_a_bad_spec_is_rejected_at_apply_naming_the_field(
         assert text in result.stderr, result.stderr
 
 
-def test_the_valid_spec_these_start_from_is_accepted(apiserver: ApiServer) -> None:
-    body = copy.deepcopy(quickstart("good", None))
-    body["metadata"]["namespace"] = apiserver.namespace
-    apiserver.plane.kubectl("apply", "--dry-run=server", "-f", "-", stdin=yaml.safe_dump(body))
+def test_the_valid_spec_these_start_from_and_every_example_are_accepted(
+    apiserver: ApiServer,
+) -> None:
+    bodies = [copy.deepcopy(quickstart("good", None))]
+    for example in sorted((ROOT / "examples").glob("*.yaml")):
+        docs = yaml.safe_load_all(example.read_text())
+        bodies += [d for d in docs if d and d.get("kind") == "CapacityTest"]
+    assert len(bodies) > 3
+    for body in bodies:
+        body["metadata"]["namespace"] = apiserver.namespace
+        apply = ["apply", "--dry-run=server", "-f", "-"]
+        apiserver.plane.kubectl(*apply, stdin=yaml.safe_dump(body))
 
 
 async def test_printer_columns_and_the_status_subresource(apiserver: ApiServer) -> None:

@@ -52,6 +52,10 @@ class Target(PlimsollModel):
                     "rule": "has(self.url) || has(self.resources)",
                     "message": "resources (cpu and memory) are required to pin the target",
                 },
+                {
+                    "rule": "!has(self.url) || !(has(self.image) || has(self.command))",
+                    "message": "give either url (an existing service) or image/command",
+                },
             ]
         }
     }
@@ -102,6 +106,18 @@ class Target(PlimsollModel):
 
 class Service(PlimsollModel):
     """A dependency deployed beside the target and measured like it (PostgreSQL, Valkey)."""
+
+    # The same rule as `_runnable`, so `kubectl apply` refuses it before the operator sees it.
+    model_config = {
+        "json_schema_extra": {
+            "x-kubernetes-validations": [
+                {
+                    "rule": "has(self.image) || has(self.command)",
+                    "message": "a service needs image or command",
+                }
+            ]
+        }
+    }
 
     name: str = Field(pattern=NAME_PATTERN, max_length=40)
     image: str | None = None
@@ -211,6 +227,14 @@ class ErrorBounds(PlimsollModel):
 
 
 class PromQLBound(PlimsollModel):
+    model_config = {
+        "json_schema_extra": {
+            "x-kubernetes-validations": [
+                {"rule": "has(self.below) || has(self.above)", "message": "needs below or above"}
+            ]
+        }
+    }
+
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     query: str = Field(min_length=1)
     below: float | None = None
