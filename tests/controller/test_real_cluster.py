@@ -105,7 +105,7 @@ def _on_control_plane(installed: Installed, home: Path) -> Iterator[Cluster]:
 
 
 @pytest.fixture(scope="module")
-def cluster(
+def e2e_cluster(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Cluster]:
     if KUBECONFIG:
@@ -120,7 +120,8 @@ def _get(cluster: Cluster, name: str) -> dict[str, Any]:
     return dict(json.loads(found.stdout))
 
 
-def test_schema_rejects_a_bad_duration_with_the_field_named(cluster: Cluster) -> None:
+def test_schema_rejects_a_bad_duration_with_the_field_named(e2e_cluster: Cluster) -> None:
+    cluster = e2e_cluster
     bad = json.loads(json.dumps(cluster.example))
     bad["metadata"]["name"] = "e2e-bad"
     bad["spec"]["trial"]["duration"] = "soon"
@@ -130,8 +131,9 @@ def test_schema_rejects_a_bad_duration_with_the_field_named(cluster: Cluster) ->
 
 
 def test_example_runs_with_status_subresource_printer_columns_and_cleanup(
-    cluster: Cluster,
+    e2e_cluster: Cluster,
 ) -> None:
+    cluster = e2e_cluster
     ns = ["-n", cluster.namespace]
     cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(cluster.example))
     deadline = time.monotonic() + 600
