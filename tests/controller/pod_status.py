@@ -20,6 +20,7 @@ class ContainerState:
     started_at: str
     pid: int
     ready: bool = False
+    changed_at: str = ""  # when `ready` last flipped: the Ready condition's transition time
     restarts: int = 0
     last_terminated: dict[str, Any] | None = None  # lastState.terminated
     ended: dict[str, Any] | None = None  # state.terminated, when the pod is over
@@ -54,13 +55,14 @@ def pod_status(state: ContainerState, phase: str, since: str) -> dict[str, Any]:
         "lastState": {"terminated": state.last_terminated} if state.last_terminated else {},
     }
     ready = state.ready and running
+    flipped = state.changed_at or since
     return {
         "phase": phase,
         "conditions": [
             _condition("PodScheduled", True, since),
             _condition("Initialized", True, since),
-            _condition("ContainersReady", ready, since),
-            _condition("Ready", ready, since),
+            _condition("ContainersReady", ready, flipped),
+            _condition("Ready", ready, flipped),
         ],
         "hostIP": "127.0.0.1",
         "hostIPs": [{"ip": "127.0.0.1"}],

@@ -151,7 +151,8 @@ class RealKubelet:
             argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         log.close()
-        run.state.pid, run.state.started_at, run.state.ready = run.popen.pid, node.now(), False
+        run.state.pid, run.state.started_at = run.popen.pid, node.now()
+        run.state.ready, run.state.changed_at = False, run.state.started_at
         paths = self.pinning.paths(group) if group is not None else None
         fresh = ExportedContainer(
             run.key[0], run.key[1], container["name"],
@@ -180,14 +181,15 @@ class RealKubelet:
                 run.state.last_terminated = ended
                 self._spawn(run)
             else:  # the pod is over: its process and cgroup are gone, and so is its series
-                run.state.ended = ended
+                run.state.ended, run.state.changed_at = ended, ended["finishedAt"]
                 with contextlib.suppress(ValueError):
                     self.exporter.containers.remove(run.exported)
         if run.state.ended is not None:
             phase = "Succeeded" if run.state.ended["exitCode"] == 0 else "Failed"
         elif not run.state.ready:
             probe = run.pod["spec"]["containers"][0].get("readinessProbe")
-            run.state.ready = await probe_ok(http, run.state.ip, probe)
+            if await probe_ok(http, run.state.ip, probe):
+                run.state.ready, run.state.changed_at = True, node.now()
         status = pod_status(run.state, phase, run.since)
         if status != run.reported:
             path = f"/api/v1/namespaces/{run.key[0]}/pods/{run.key[1]}/status"

@@ -77,6 +77,9 @@ async def test_restarts_oom_kills_completion_and_deletion(
         lambda: _phase(apiserver, f"{pods}/done", "Succeeded"), 30, "the pod to end"
     )
     assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
+    ready = next(c for c in pod["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "False"
+    assert ready["lastTransitionTime"] >= pod["status"]["startTime"]
     assert done["name"] == "main"
 
     pid = node_kubelet.pids(apiserver.namespace)
