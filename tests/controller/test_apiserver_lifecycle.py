@@ -256,3 +256,18 @@ async def test_variants_run_one_after_another_each_with_its_ceiling(
     ceilings = {c["variant"]: c["level"] for c in status["variantCeilings"]}
     assert ceilings == {"light": 20, "heavy": 20}
     assert forbidden(sa_operator) == []
+
+
+async def test_a_failing_setup_job_fails_the_run_naming_the_job(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess
+) -> None:
+    sa_operator.start()
+    body = quickstart("seedless", None)
+    fail = ["python", "-c", "raise SystemExit('no seed')"]
+    body["spec"]["target"]["setup"] = [{"name": "seed", "command": fail}]
+    await apiserver.apply(body)
+    # The real Job controller counts the pod's failure (backoffLimit 0) and the
+    # operator reads that from the Job's status.
+    status = await wait_for(lambda: apiserver.phase_in("seedless", "Failed"), 90, "Failed")
+    assert "setup job setup-seed failed" in status["message"], json.dumps(status, indent=1)
+    assert forbidden(sa_operator) == []
