@@ -5,10 +5,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+# curl openssl xz-utils iproute2 util-linux: the real control plane the operator tests run on.
 # podman, runc and mmdebstrap: the image tests build and run the three images
 # (scripts/build-images) with no Docker engine and no registry; containerd: they
 # import the --save archives as kind and k3d do.
-DEBIAN_PACKAGES := prometheus nginx-light wrk podman runc mmdebstrap containerd
+DEBIAN_PACKAGES := prometheus nginx-light wrk curl openssl xz-utils iproute2 util-linux \
+	podman runc mmdebstrap containerd
 OUT ?= plimsoll-out
 
 .PHONY: run test check lint typecheck contracts crd debian bench images clean

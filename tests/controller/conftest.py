@@ -1,16 +1,19 @@
-"""Fixtures for the operator tests: the emulated cluster, the fake kubelet, the real operator.
+"""Fixtures for the operator tests: the real control plane, the emulated cluster, the operator.
 
-`cluster` serves `FakeCluster` (kmock) on 127.0.0.1 and writes a kubeconfig for
-it; `kubelet` runs the pods the operator creates as real processes (the real
-mock and generator, and `target_app.py`); `operator` starts the real
-`plimsoll operator` command as a subprocess against that kubeconfig, so a test
-can SIGKILL it mid-run and start another, exactly as a crash and a restart.
+Most tests run against the real Kubernetes control plane (`apiserver_fixtures.py`:
+`apiserver`, `node_kubelet`, and here `sa_operator`, the operator logged in as the
+chart's ServiceAccount). `cluster` serves kmock's emulated API server
+(`FakeCluster`) for what a real one refuses here, the pod proxy to a loopback pod
+IP; `kubelet` is its fake kubelet. `OperatorProcess` starts the real
+`plimsoll operator` command as a subprocess against a kubeconfig, so a test can
+SIGKILL it mid-run and start another, exactly as a crash and a restart.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,6 +27,12 @@ import httpx
 import kmock
 import pytest
 
+from tests.controller.apiserver_fixtures import (
+    ApiServer,
+    apiserver,
+    control_plane_installed,
+    node_kubelet,
+)
 from tests.controller.fake_cluster import FakeCluster
 from tests.controller.kubelet import Kubelet
 
@@ -104,8 +113,8 @@ async def kubelet(cluster: Cluster, tmp_path: Path) -> AsyncIterator[Kubelet]:
 
 
 class OperatorProcess:
-    def __init__(self, kubeconfig: Path, log_dir: Path) -> None:
-        self.kubeconfig, self.log_dir = kubeconfig, log_dir
+    def __init__(self, kubeconfig: Path, log_dir: Path, scope: tuple[str, ...] = ("-A",)) -> None:
+        self.kubeconfig, self.log_dir, self.scope = kubeconfig, log_dir, scope
         self.process: subprocess.Popen[bytes] | None = None
         self.count = 0
         self.metrics_port = 0
@@ -124,7 +133,7 @@ class OperatorProcess:
             "-m",
             "plimsoll.cli.app",
             "operator",
-            "-A",
+            *self.scope,
             "--reach",
             "pod-ip",
             *extra,
@@ -169,6 +178,27 @@ async def operator(cluster: Cluster, tmp_path: Path) -> AsyncIterator[OperatorPr
     await process.terminate()
 
 
+@pytest.fixture
+async def sa_operator(apiserver: ApiServer, tmp_path: Path) -> AsyncIterator[OperatorProcess]:
+    """The operator as the cluster-wide release's ServiceAccount (the chart's RBAC only)."""
+    logs = tmp_path / "operator-logs"
+    logs.mkdir()
+    process = OperatorProcess(apiserver.installed.kubeconfigs["plimsoll"], logs)
+    yield process
+    process.kill()  # no graceful stop needed (a test of its own); `apiserver` cleans up
+
+
+def forbidden(process: OperatorProcess) -> list[str]:
+    """Lines of the operator's log where the API server refused a call (403)."""
+    text = "\n".join(p.read_text() for p in sorted(process.log_dir.glob("operator-*.log")))
+    # Past each line's timestamp, whose milliseconds may well be 403.
+    return [line for line in text.splitlines() if _REFUSED.search(_STAMP.sub("", line))]
+
+
+_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")
+_REFUSED = re.compile(r"\b403\b|forbidden", re.IGNORECASE)
+
+
 def quickstart(
     name: str, prometheus_url: str | None, levels: list[int] | None = None, duration: str = "3s"
 ) -> dict[str, Any]:
@@ -199,6 +229,8 @@ def quickstart(
         "spec": spec,
     }
 
+
+__all__ = ["apiserver", "control_plane_installed", "node_kubelet"]  # fixtures, re-exported
 
 StartPrometheus = Callable[..., Awaitable[Any]]
 

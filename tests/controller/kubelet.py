@@ -1,4 +1,7 @@
-"""A fake kubelet for the operator tests, on the emulated API server (`fake_cluster.py`).
+"""A fake kubelet on the emulated API server (`fake_cluster.py`), for the pod-proxy test.
+
+The tests on the real API server use `real_kubelet.py`, which shares its cgroup
+pinning and its scan of listening addresses.
 
 `Kubelet` plays the node: for each Pod it sees it resolves the container's env
 the way a kubelet does (values, `$(VAR)` expansion, the downward API's

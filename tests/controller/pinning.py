@@ -1,13 +1,14 @@
-"""The fake kubelet's cgroups: a pod with CPU and memory limits runs inside them.
+"""The test kubelets' cgroups: a pod with CPU and memory limits runs inside them.
 
 A real kubelet puts each container in a cgroup sized by its limits, and
 cAdvisor reads CPU time, CFS throttling, the working set and OOM kills from
-there; that is what lets the runner name what limited the target. The fake
-kubelet (`kubelet.py`) does the same with the local platform's own code
-(`plimsoll.platforms.local.pinning`): one group per container with `limits.cpu` and
-`limits.memory` (the operator writes requests == limits), joined by a shell
-before it execs the command so every byte is charged from the start, and read
-back through `CadvisorExporter` by its cgroup paths. Where cgroups cannot be
+there; that is what lets the runner name what limited the target. The test
+kubelets (`real_kubelet.py`, and `kubelet.py` on the emulated cluster) do the
+same with the local platform's own code (`plimsoll.platforms.local.pinning`):
+one group per container with `limits.cpu` and `limits.memory` (the operator
+writes requests == limits), joined by a shell before it execs the command so
+every byte is charged from the start, and read back through `CadvisorExporter`
+by its cgroup paths. Where cgroups cannot be
 written, the container runs unpinned and `problem` says why, so a test that
 needs the figures fails with that reason instead of a bare `unknown`.
 """

@@ -135,6 +135,14 @@ class ErrorBounds(PlimsollModel):
 
 
 class PromQLBound(PlimsollModel):
+    model_config = {
+        "json_schema_extra": {
+            "x-kubernetes-validations": [
+                {"rule": "has(self.below) || has(self.above)", "message": "needs below or above"}
+            ]
+        }
+    }
+
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     query: str = Field(min_length=1)
     below: float | None = None

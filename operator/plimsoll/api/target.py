@@ -49,6 +49,10 @@ class Target(PlimsollModel):
                     "rule": "has(self.url) || has(self.resources)",
                     "message": "resources (cpu and memory) are required to pin the target",
                 },
+                {
+                    "rule": "!has(self.url) || !(has(self.image) || has(self.command))",
+                    "message": "give either url (an existing service) or image/command",
+                },
             ]
         }
     }
@@ -115,6 +119,18 @@ class Target(PlimsollModel):
 
 class Service(PlimsollModel):
     """A dependency deployed beside the target and measured like it (PostgreSQL, Valkey)."""
+
+    # The same rule as `_runnable`, so `kubectl apply` refuses it before the operator sees it.
+    model_config = {
+        "json_schema_extra": {
+            "x-kubernetes-validations": [
+                {
+                    "rule": "has(self.image) || has(self.command)",
+                    "message": "a service needs image or command",
+                }
+            ]
+        }
+    }
 
     name: str = Field(pattern=NAME_PATTERN, max_length=40)
     image: str | None = None

@@ -5,9 +5,11 @@ Three groups, as `charts/plimsoll/files/rbac-rules.yaml` binds them:
 - `watched`: the namespaces holding CapacityTests (the resource, its status,
   its report ConfigMap, events);
 - `runs`: inside each run's own namespace (pods, services, jobs, ...).
-`tests/controller` records every API call the operator makes against the
-emulated cluster and checks each one against `RULES` with `allows`, so a call
-added without its rule fails a test instead of a production install.
+`tests/controller` runs the operator on a real API server as the chart's
+ServiceAccount, with exactly these rules, cluster-wide and namespaced, and fails
+on any 403; against the emulated cluster (the pod-proxy test) it checks each
+recorded call with `allows`. A call added without its rule fails a test instead
+of a production install.
 """
 
 from __future__ import annotations
@@ -22,11 +24,15 @@ _CRUD = ["create", "get", "list", "watch", "patch", "update", "delete"]
 
 RULES: dict[str, list[dict[str, Any]]] = {
     "cluster": [
+        # watch: in namespaced mode (`-n`) kopf watches Namespaces to follow the ones
+        # it serves; without it every watch attempt is refused (403), as a real API
+        # server showed (tests/controller/test_apiserver_rbac.py).
         {
             "apiGroups": [""],
             "resources": ["namespaces"],
-            # patch: only to put back the Pod Security labels of an adopted run namespace.
-            "verbs": ["create", "get", "list", "patch", "delete"],
+            # watch: kopf in namespaced mode; patch: only to put back the Pod Security
+            # labels of an adopted run namespace.
+            "verbs": ["create", "get", "list", "watch", "patch", "delete"],
         },
         {
             "apiGroups": ["apiextensions.k8s.io"],

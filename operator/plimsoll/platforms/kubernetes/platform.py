@@ -117,7 +117,7 @@ class KubernetesPlatform:
             meta = body["metadata"]
             existing = await self._client.get(kind_of(body), meta.get("namespace"), meta["name"])
             if existing is not None and existing.get("metadata", {}).get("deletionTimestamp"):
-                await self._gone(body)
+                await self._wait_gone(body, self._options.ready_timeout)
                 existing = None
             if existing is None:  # deleted in between, or waited out: create it now
                 return await self._client.create(body)
@@ -142,19 +142,6 @@ class KubernetesPlatform:
                 f"cannot create {body['kind']} {body['metadata']['name']}: {exc.message}"
             ) from exc
 
-    async def _gone(self, body: dict[str, Any]) -> None:
-        """Wait until `body`'s namesake, being deleted, is gone, within the ready timeout;
-        a PlatformError naming it otherwise."""
-        meta = body["metadata"]
-        deadline = time.monotonic() + self._options.ready_timeout
-        while await self._client.get(kind_of(body), meta.get("namespace"), meta["name"]):
-            if time.monotonic() > deadline:
-                raise PlatformError(
-                    f"{body['kind']} {meta['name']} is still being deleted after "
-                    f"{self._options.ready_timeout:g} s"
-                )
-            await asyncio.sleep(self._options.poll)
-
     async def fresh(self, body: dict[str, Any], limit: float = 60.0) -> dict[str, Any]:
         """Create `body` anew, replacing one this run left behind: a generator left by an
         operator that was killed mid-trial may still be loading the target."""
@@ -162,12 +149,20 @@ class KubernetesPlatform:
         existing = await self._client.get(kind_of(body), meta["namespace"], meta["name"])
         if existing is not None and self.run.owns(existing.get("metadata", {}).get("labels")):
             await self._client.delete(kind_of(body), meta["namespace"], meta["name"])
-            deadline = time.monotonic() + limit
-            while await self._client.get(kind_of(body), meta["namespace"], meta["name"]):
-                if time.monotonic() > deadline:
-                    raise PlatformError(f"{body['kind']} {meta['name']} was not deleted in time")
-                await asyncio.sleep(self._options.poll)
+            await self._wait_gone(body, limit)
         return await self.apply(body)
+
+    async def _wait_gone(self, body: dict[str, Any], limit: float) -> None:
+        """Wait until `body`'s namesake, being deleted, is gone (a real kubelet confirms a
+        pod's end first); a PlatformError naming it after `limit` seconds."""
+        meta = body["metadata"]
+        deadline = time.monotonic() + limit
+        while await self._client.get(kind_of(body), meta.get("namespace"), meta["name"]):
+            if time.monotonic() > deadline:
+                raise PlatformError(
+                    f"{body['kind']} {meta['name']} is still being deleted after {limit:g} s"
+                )
+            await asyncio.sleep(self._options.poll)
 
     async def _ready(self, pod_names: list[str], limit: float) -> dict[str, dict[str, Any]]:
         try:

@@ -1,0 +1,104 @@
+"""The operator in namespaced mode, with exactly the chart's RBAC, under PodSecurity.
+
+Release `plimsoll-ns` of the chart (`watch.scope: namespaced`, namespaces team-a
+and team-b) is installed once per session (`apiserver_fixtures.py`): a Role per
+watched namespace for the CapacityTests, a ClusterRole for the run namespaces.
+The operator logs in with a token of that release's ServiceAccount and runs
+`-n team-a -n team-b`. A run there, with a user's podTemplate and a setup Job,
+must succeed with no call refused (no 403 in its log), every pod and Job
+admitted by PodSecurity `restricted` in the run namespace; a CapacityTest
+outside the watched namespaces is left alone.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.controller.admin_api import wait_for
+from tests.controller.apiserver_fixtures import RELEASE_NAMESPACE, ApiServer
+from tests.controller.conftest import OperatorProcess, forbidden, quickstart
+from tests.controller.real_kubelet import RealKubelet
+from tests.metrics.conftest import start_prometheus
+
+pytestmark = pytest.mark.slow
+ACCOUNT = f"system:serviceaccount:{RELEASE_NAMESPACE}:plimsoll-ns"
+
+
+def test_the_namespaced_release_may_touch_capacitytests_only_where_it_watches(
+    apiserver: ApiServer,
+) -> None:
+    def can(*args: str) -> str:
+        result = apiserver.plane.kubectl("auth", "can-i", *args, f"--as={ACCOUNT}", check=False)
+        return result.stdout.strip()
+
+    assert can("patch", "capacitytests.plimsoll.dev/status", "-n", "team-a") == "yes"
+    assert can("list", "capacitytests.plimsoll.dev", "-n", "team-b") == "yes"
+    assert can("list", "capacitytests.plimsoll.dev", "-n", apiserver.namespace) == "no"
+    assert can("list", "capacitytests.plimsoll.dev", "--all-namespaces") == "no"
+    assert can("create", "namespaces") == "yes"  # each run's own namespace
+
+
+async def test_namespaced_operator_runs_a_test_with_a_pod_template_and_a_setup_job(
+    apiserver: ApiServer, node_kubelet: RealKubelet, tmp_path: Path
+) -> None:
+    logs = tmp_path / "operator-logs"
+    logs.mkdir()
+    kubeconfig = apiserver.installed.kubeconfigs["plimsoll-ns"]
+    operator = OperatorProcess(kubeconfig, logs, scope=("-n", "team-a", "-n", "team-b"))
+    prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
+    name = f"ns-{apiserver.namespace}"  # team-a is shared by the session: a name of our own
+    try:
+        operator.start(prometheus=prometheus.url)
+        body = quickstart(name, prometheus.url, levels=[20])
+        body["spec"]["target"]["podTemplate"] = {
+            "metadata": {"labels": {"team": "perf"}, "annotations": {"owner": "perf-team"}},
+            "spec": {"tolerations": [{"key": "perf", "operator": "Exists"}]},
+        }
+        body["spec"]["target"]["setup"] = [
+            {"name": "seed", "command": ["python", "-c", "print('seeded')"]}
+        ]
+        await apiserver.apply(body, namespace="team-a")
+        await apiserver.apply(quickstart("unwatched", None), namespace=apiserver.namespace)
+        running = await wait_for(
+            lambda: apiserver.phase_in(name, "Running", "Failed", namespace="team-a"), 90, "Running"
+        )
+        assert running["phase"] == "Running", json.dumps(running, indent=1) + operator.log()
+        run_ns = await apiserver.api.get(f"/api/v1/namespaces/{running['namespace']}") or {}
+        labels = run_ns["metadata"]["labels"]
+        assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+        pods_path = f"/api/v1/namespaces/{running['namespace']}/pods"
+        target = await apiserver.api.items(pods_path, labelSelector="team=perf")
+        assert len(target) == 1
+        assert target[0]["metadata"]["annotations"]["owner"] == "perf-team"
+        job_path = f"/apis/batch/v1/namespaces/{running['namespace']}/jobs"
+        jobs = await apiserver.api.items(job_path)
+        assert [j["status"].get("succeeded") for j in jobs] == [1], jobs
+        status = await wait_for(
+            lambda: apiserver.phase_in(name, "Succeeded", "Failed", namespace="team-a"),
+            90,
+            "a finished run",
+        )
+        assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + operator.log()
+        assert await apiserver.status("unwatched") == {}  # not ours to run
+        await apiserver.remove_all(namespace="team-a")  # the finalizer, in namespaced mode
+        assert await apiserver.namespace_gone(status["namespace"])
+    finally:
+        prometheus.stop()
+        operator.kill()
+        await apiserver.remove_all(namespace="team-a", limit=0)
+    assert forbidden(operator) == [], operator.log()
+
+
+async def test_a_pod_template_that_podsecurity_forbids_fails_the_run_saying_why(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess
+) -> None:
+    sa_operator.start()
+    body = quickstart("privileged", None)
+    body["spec"]["target"]["podTemplate"] = {"spec": {"hostNetwork": True}}
+    await apiserver.apply(body)
+    status = await wait_for(lambda: apiserver.phase_in("privileged", "Failed"), 90, "Failed")
+    assert "violates PodSecurity" in status["message"], json.dumps(status, indent=1)
+    assert "hostNetwork" in status["message"]

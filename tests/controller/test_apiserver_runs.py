@@ -1,0 +1,165 @@
+"""Whole runs against the real API server, with the chart's RBAC only.
+
+Each test starts the real `plimsoll operator` as a process logged in as the
+chart's ServiceAccount; the real scheduler binds its pods to the test kubelet's
+node, which runs the real mock, generator and target processes
+(`real_kubelet.py`); the real Job controller runs the setup Jobs. Every pod and
+Job lands in a run namespace labelled PodSecurity `restricted`, so each run also
+proves the admission accepts them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.controller.admin_api import wait_for
+from tests.controller.apiserver_fixtures import ApiServer
+from tests.controller.conftest import OperatorProcess, forbidden, quickstart
+from tests.controller.real_kubelet import RealKubelet
+from tests.metrics.conftest import free_port, start_prometheus
+
+pytestmark = pytest.mark.slow
+
+
+async def test_quickstart_reaches_a_cpu_bound_ceiling_with_events_and_metrics(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
+) -> None:
+    prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
+    health, metrics = free_port(), free_port()
+    try:
+        sa_operator.start(
+            f"--liveness=http://127.0.0.1:{health}/healthz",
+            f"--metrics-port={metrics}",
+            "--metrics-host=127.0.0.1",
+            prometheus=prometheus.url,
+        )
+        # A quarter of a core: 20 rps of 4 ms work fits, 150 rps cannot.
+        body = quickstart("quick", prometheus.url, levels=[20, 150])
+        body["spec"]["target"]["resources"]["cpu"] = "250m"
+        body["spec"]["target"]["env"]["WORK_MS"] = "4"
+        await apiserver.apply(body)
+        await wait_for(lambda: apiserver.phase_in("quick", "Running"), 90, "Running")
+        live = await _get(f"http://127.0.0.1:{health}/healthz")
+        during = (await _get(f"http://127.0.0.1:{metrics}/metrics")).text
+        status = await wait_for(
+            lambda: apiserver.phase_in("quick", "Succeeded", "Failed"), 120, "a finished run"
+        )
+        after = (await _get(f"http://127.0.0.1:{metrics}/metrics")).text
+    finally:
+        prometheus.stop()
+    assert node_kubelet.pinning.problem is None, node_kubelet.pinning.problem
+    assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
+    assert status["ceiling"]["level"] == 20, json.dumps(status, indent=1)
+    # Pinned by the kubelet and read through cAdvisor's names: the failing step was
+    # throttled, so the CPU is named; the memory headroom is measured under the limit.
+    assert status["ceiling"]["limitedBy"] == "cpu", json.dumps(status, indent=1)
+    assert 0 < status["ceiling"]["headroom"]["memoryFreeBytes"] < 256 * 2**20
+    assert status["steps"][1]["throttledRatio"] > 0.2, status["steps"][1]
+    assert status["observedGeneration"] == 1
+    conditions = {c["type"]: c for c in status["conditions"]}
+    assert (conditions["Ready"]["status"], conditions["Ready"]["reason"]) == (
+        "True",
+        "CeilingFound",
+    )
+    report_path = f"/api/v1/namespaces/{apiserver.namespace}/configmaps/quick-report"
+    report = await apiserver.api.get(report_path) or {}
+    assert json.loads(report["data"]["report.json"])["outcome"] == "succeeded"
+    assert report["metadata"]["ownerReferences"][0]["kind"] == "CapacityTest"
+
+    events = await apiserver.events("quick")
+    expected = ["RunCreated", "Provisioning", "Running", "StepPassed", "StepFailed"]
+    expected += ["CeilingFound", "Succeeded"]
+    assert [e["reason"] for e in events if e["reason"] in expected] == expected
+    by_reason = {e["reason"]: e for e in events}
+    assert "level 150 rps fail" in by_reason["StepFailed"]["message"]
+    assert "ceiling 20 rps, limited by cpu" in by_reason["CeilingFound"]["message"]
+
+    assert live.status_code == 200
+    assert 'plimsoll_runs{phase="Running"} 1' in during
+    assert 'plimsoll_runs{phase="Succeeded"} 1' in after
+    assert 'plimsoll_steps_total{verdict="fail"} 1' in after
+    # cleanup: Always: the controller manager finalized the run's namespace, the
+    # kubelet confirmed every pod's deletion, and no process or cgroup is left.
+    await wait_for(lambda: apiserver.namespace_gone(status["namespace"]), 60, "the namespace")
+    assert not node_kubelet.pids(status["namespace"])
+    assert not node_kubelet.pinning.groups
+    assert forbidden(sa_operator) == []
+    assert node_kubelet.errors == []
+
+
+async def _get(url: str) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=5) as http:
+        return await http.get(url)
+
+
+async def test_concurrency_limit_queues_the_second_run_until_the_first_ends(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess
+) -> None:
+    sa_operator.start("--max-concurrent=1")
+    await apiserver.apply(quickstart("first", None, levels=[20]))
+    await wait_for(
+        lambda: apiserver.phase_in("first", "Provisioning", "Running"), 60, "the first run"
+    )
+    await apiserver.apply(quickstart("second", None, levels=[20]))
+    queued = await wait_for(lambda: apiserver.phase_in("second", "Queued"), 60, "Queued")
+    assert (await apiserver.status("first"))["phase"] in ("Provisioning", "Running")
+    progressing = next(c for c in queued["conditions"] if c["type"] == "Progressing")
+    assert (progressing["status"], progressing["reason"]) == ("False", "Queued")
+    assert "at most 1 at once" in progressing["message"]
+    # Without Prometheus every step is invalid; what matters is the order of the runs.
+    await wait_for(
+        lambda: apiserver.phase_in("second", "Succeeded", "Failed"), 120, "the second run"
+    )
+    first = await apiserver.status("first")
+    assert first["phase"] in ("Succeeded", "Failed")
+    # It left the queue only once the first had finished.
+    reasons = [(e["reason"], e["eventTime"]) for e in await apiserver.events("second")]
+    assert [r for r, _ in reasons][:3] == ["RunCreated", "Queued", "Provisioning"], reasons
+    provisioning = next(t for r, t in reasons if r == "Provisioning")
+    assert provisioning >= first["completionTime"].replace("+00:00", "Z")
+    assert forbidden(sa_operator) == []
+
+
+async def test_variants_run_one_after_another_each_with_its_ceiling(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
+) -> None:
+    prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
+    try:
+        sa_operator.start(prometheus=prometheus.url)
+        body = quickstart("sides", prometheus.url, levels=[20])
+        body["spec"]["variants"] = [
+            {"name": "light", "env": {"WORK_MS": "1"}},
+            {"name": "heavy", "env": {"WORK_MS": "3"}},
+        ]
+        await apiserver.apply(body)
+        status = await wait_for(
+            lambda: apiserver.phase_in("sides", "Succeeded", "Failed"), 120, "a finished run"
+        )
+    finally:
+        prometheus.stop()
+    assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
+    # The target pod of the second variant replaced the first's under the same name:
+    # deleted gracefully, confirmed by the kubelet, created again.
+    assert [(s["variant"], s["level"]) for s in status["steps"]] == [("light", 20), ("heavy", 20)]
+    ceilings = {c["variant"]: c["level"] for c in status["variantCeilings"]}
+    assert ceilings == {"light": 20, "heavy": 20}
+    assert forbidden(sa_operator) == []
+
+
+async def test_a_failing_setup_job_fails_the_run_naming_the_job(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess
+) -> None:
+    sa_operator.start()
+    body = quickstart("seedless", None)
+    fail = ["python", "-c", "raise SystemExit('no seed')"]
+    body["spec"]["target"]["setup"] = [{"name": "seed", "command": fail}]
+    await apiserver.apply(body)
+    # The real Job controller counts the pod's failure (backoffLimit 0) and the
+    # operator reads that from the Job's status.
+    status = await wait_for(lambda: apiserver.phase_in("seedless", "Failed"), 90, "Failed")
+    assert "setup job setup-seed failed" in status["message"], json.dumps(status, indent=1)
+    assert forbidden(sa_operator) == []
