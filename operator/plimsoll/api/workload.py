@@ -155,6 +155,13 @@ class Workload(PlimsollModel):
     max_in_flight: int = Field(
         10_000, ge=1, description="Open-model starts beyond this many open calls are dropped."
     )
+    late_tolerance: Seconds = Field(
+        0.010,
+        gt=0,
+        le=10,
+        description="Open model: a start sent at most this long after its intended time is "
+        "on time; later ones are not achieved (the achieved share is on-time ÷ scheduled).",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
