@@ -103,3 +103,34 @@ def test_report_command_rejects_other_json(tmp_path: Path) -> None:
     other = tmp_path / "x.json"
     other.write_text('{"hello": 1}')
     assert CliRunner().invoke(app, ["report", str(other)]).exit_code == 2
+
+
+def test_a_run_with_no_passing_level_says_so_once_and_prints_no_none_rps(tmp_path: Path) -> None:
+    report = _report()
+    nothing = Ceiling(level=None, unit="rps", high=20, complete=True, stop_reason="no level passed")
+    report.ceilings = [nothing]
+    assert ceiling_sentence(report, nothing) == (
+        "0.5 CPU / 128 MiB passed no level: even the lowest level tried, 20 rps, failed."
+    )
+    write_json(report, tmp_path)
+    assert CliRunner().invoke(app, ["report", str(tmp_path / "report.json")]).exit_code == 0
+    markdown = (tmp_path / "report.md").read_text()
+    assert "| default | no level passed |" in markdown
+    assert "none rps" not in markdown
+
+
+def test_an_inconclusive_run_claims_no_ceiling() -> None:
+    report = _report()
+    busy = Ceiling(
+        level=10,
+        unit="rps",
+        low=10,
+        high=None,
+        complete=False,
+        inconclusive=True,
+        stop_reason="inconclusive: the host was busy (step 3 at level 20 was noisy 4 times)",
+    )
+    assert ceiling_sentence(report, busy) == (
+        "0.5 CPU / 128 MiB: inconclusive: the host was busy (step 3 at level 20 was noisy "
+        "4 times); no ceiling; 10 requests per second passed before that, a lower bound only."
+    )
