@@ -10,7 +10,8 @@ Three measurements, each against an answer known before the run:
    DEFAULT arrival (Poisson), achieved-share bar (99%) and noise settings, once
    on the host as it is and once pinned to one CPU with HOGS processes spinning
    on it. The host's CPU pressure (PSI) is printed before and after: on a shared
-   machine "as it is" may be busy, and the quiet run then ends inconclusive too. The busy run must end noisy or inconclusive, or within 10% of the truth:
+   machine "as it is" may be busy, and the quiet run then ends inconclusive too.
+   The busy run must end noisy or inconclusive, or within 10% of the truth:
    never a confident wrong ceiling.
 2. Poisson false failures: the generator's real pacer and schedule at 20, 100
    and 1,000/s over 50 simulated 15 s trials each, judged by the real verdict at
