@@ -7,7 +7,11 @@ target look smaller than it is. Nothing here needs configuring; each signal is
 one the host cannot produce while it is quiet:
 
 - the target waited for a CPU outside its own throttling (another process held
-  the CPU its quota allowed it) for more than `TARGET_WAIT` of its runnable time;
+  the CPU its quota allowed it) for more than `TARGET_WAIT` of its runnable time,
+  in a step where it was throttled in fewer than `THROTTLED_MOST` of its CFS
+  periods: a target throttled in most periods got its whole quota, so whatever
+  it waited did not make it smaller (and the wait of its other threads during
+  throttling cannot be told from the host's);
 - the generators waited for a CPU for more than `GENERATOR_WAIT` of theirs;
 - the generators' starts left late: their p99 start lag exceeded the late
   tolerance, so more than 1% of starts missed their schedule;
@@ -30,6 +34,7 @@ from plimsoll.api.step import Contention, StepRecord, TrialKind
 # wake-ups queue behind whatever just ran); a process sharing the target's CPU makes
 # it wait about half the time.
 TARGET_WAIT = 0.15
+THROTTLED_MOST = 0.5
 GENERATOR_WAIT = 0.30
 # The derived floor bound: the first FLOOR_STEPS full steps' lowest floor, times
 # FLOOR_FACTOR, and at least FLOOR_MARGIN_MS above it (a sub-millisecond floor
@@ -46,6 +51,7 @@ class Figures:
     target_cpu_cores: float | None = None  # mean CPU the target used
     target_cpu_wait_cores: float | None = None  # mean threads waiting outside throttling
     target_cpu_wait_source: str | None = None
+    target_throttled_ratio: float | None = None  # throttled ÷ total CFS periods
     generator_cpu_seconds: float | None = None
     generator_cpu_wait_seconds: float | None = None
     start_lag_p99_ms: float | None = None
@@ -93,7 +99,9 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
     target = _share(figures.target_cpu_wait_cores, figures.target_cpu_cores)
     generator = _share(figures.generator_cpu_wait_seconds, figures.generator_cpu_seconds)
     signals: list[str] = []
-    if target is not None and target > TARGET_WAIT:
+    throttled = figures.target_throttled_ratio
+    starved = throttled is None or throttled < THROTTLED_MOST
+    if target is not None and target > TARGET_WAIT and starved:
         signals.append(
             f"the target waited for a CPU {target:.0%} of its runnable time "
             f"(quiet: under {TARGET_WAIT:.0%})"
