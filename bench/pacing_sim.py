@@ -12,14 +12,14 @@ import random
 from dataclasses import dataclass, field
 
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
-from plimsoll.api.workload import Arrival
+from plimsoll.api.workload import Arrival, Workload
 from plimsoll.shared import histogram
 from plimsoll_generator.pacing import Pacer
 from plimsoll_generator.recorder import Series
 from plimsoll_generator.schedule import Schedule
 
 WARM_UP, DURATION = 2.0, 15.0
-TOLERANCE = 0.010
+TOLERANCE: float = Workload.model_fields["late_tolerance"].default  # the default a user gets
 TRIALS = 50
 
 
@@ -32,7 +32,9 @@ class Tally:
     sent: int = 0
 
 
-def simulate(rate: float, seed: int, *, stall_at: float | None = None) -> Tally:
+def simulate(
+    rate: float, seed: int, *, stall_at: float | None = None, tolerance: float = TOLERANCE
+) -> Tally:
     """One trial's pacing on a simulated clock: each wake-up comes 0-2 ms late (a quiet
     host's timers), or `stall_at` seconds in, 50 ms late (a host that stalled once)."""
     tally = Tally()
@@ -42,7 +44,7 @@ def simulate(rate: float, seed: int, *, stall_at: float | None = None) -> Tally:
         measure_from=WARM_UP,
         horizon=WARM_UP + DURATION,
         cap=10_000,
-        tolerance=TOLERANCE,
+        tolerance=tolerance,
     )
     timers = random.Random(seed + 1_000_000)
     now: float | None = 0.0

@@ -85,18 +85,21 @@ def judge(result: StepInput, bar: PassWhen, noise: Noise, generators: Generators
         return Judgement(verdict=Verdict.NOISY, reasons=[why], criteria=criteria)
     failed = [c for c in criteria if not c.ok and c.measured is not None]
     contention = result.contention
-    if failed and contention is not None and contention.busy:
+    signals = contention.signals if contention is not None and contention.busy else []
+    if failed and signals and noise.repeat_when_busy:
         reasons = [
-            "the host was busy (" + "; ".join(contention.signals) + "), so this failure is "
+            "the host was busy (" + "; ".join(signals) + "), so this failure is "
             "not the target's: " + "; ".join(_describe(c, client) for c in failed)
         ]
         return Judgement(verdict=Verdict.NOISY, reasons=reasons, criteria=criteria)
     if failed:
-        return Judgement(
-            verdict=Verdict.FAIL,
-            reasons=[_describe(c, client) for c in failed],
-            criteria=criteria,
-        )
+        reasons = [_describe(c, client) for c in failed]
+        if signals:
+            reasons.append(
+                "the host was busy (" + "; ".join(signals) + "); "
+                "noise.repeatWhenBusy is off, so this counts as a fail"
+            )
+        return Judgement(verdict=Verdict.FAIL, reasons=reasons, criteria=criteria)
     missing = [c for c in criteria if c.measured is None]
     if missing:
         reasons = [f"no data for {c.name}: no data is never a pass" for c in missing]
