@@ -14,8 +14,8 @@ QUIET = Figures(
     target_cpu_cores=0.45,
     target_cpu_wait_cores=0.01,
     target_cpu_wait_source="schedstat",
-    generator_cpu_seconds=3.0,
-    generator_cpu_wait_seconds=0.1,
+    generator_timeslices=20_000,
+    generator_cpu_wait_seconds=0.4,
     start_lag_p99_ms=0.4,
     late_tolerance_ms=10.0,
     floor_ms=0.8,
@@ -34,7 +34,8 @@ QUIET = Figures(
         # throttled in most periods it had its whole quota: its wait did not shrink it
         ({"target_cpu_wait_cores": 0.4, "target_throttled_ratio": 0.8}, NO_BOUND, None),
         ({"target_cpu_wait_cores": 0.4, "target_throttled_ratio": 0.1}, NO_BOUND, "the target"),
-        ({"generator_cpu_wait_seconds": 2.0}, NO_BOUND, "the generators waited for a CPU 40%"),
+        # 20,000 wake-ups meeting 0.02 ms each is quiet; 3 ms each is a busy host
+        ({"generator_cpu_wait_seconds": 60.0}, NO_BOUND, "the generators waited 3.00 ms"),
         ({"start_lag_p99_ms": 35.0}, NO_BOUND, "p99 start lag 35.0 ms (quiet: under 10 ms)"),
         ({"floor_ms": 12.0}, FloorBound(5.8, "derived"), "the direct-call floor took 12.0 ms"),
         ({"floor_ms": 12.0}, NO_BOUND, None),  # no bound yet: the floor is not judged

@@ -86,8 +86,10 @@ class Contention(PlimsollModel):
         "throttling: wait ÷ (CPU used + wait).",
     )
     target_cpu_wait_source: str | None = Field(None, description="schedstat or cpu.pressure.")
-    generator_cpu_wait: float | None = Field(
-        None, description="Share of the generators' runnable time spent waiting for a CPU."
+    generator_wait_ms: float | None = Field(
+        None,
+        description="Mean delay the generators' threads met each time they woke, waiting for "
+        "a CPU (answers are read that much late).",
     )
     start_lag_p99_ms: float | None = Field(
         None, description="How late the generators' scheduled starts left, p99."

@@ -126,6 +126,11 @@ class TrialResult(PlimsollModel):
         description="Time the generator's threads were runnable but waited for a CPU "
         "(schedstat), in the window: its host was busy. None: not readable.",
     )
+    cpu_timeslices: int | None = Field(
+        None,
+        description="How many times the generator's threads were scheduled in the window: "
+        "cpu_wait_seconds ÷ this is the mean delay each wake-up met.",
+    )
     cores: int = 1
     peak_cpu_fraction: float = Field(
         0.0, description="The busiest single generator process's share of its core."

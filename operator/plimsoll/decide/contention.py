@@ -12,7 +12,10 @@ one the host cannot produce while it is quiet:
   periods: a target throttled in most periods got its whole quota, so whatever
   it waited did not make it smaller (and the wait of its other threads during
   throttling cannot be told from the host's);
-- the generators waited for a CPU for more than `GENERATOR_WAIT` of theirs;
+- the generators' threads waited for a CPU more than `GENERATOR_WAIT_MS` on
+  average each time they woke (they read answers that much late; a share of
+  their runnable time would not do: a mostly idle process runs for microseconds
+  per wake-up, so any wait is a large share of it);
 - the generators' starts left late: their p99 start lag exceeded `START_LAG_MS`
   (a quiet host's timers: p99 about 2 ms, at most about 6 ms);
 - the direct-call floor (a call to the mock that bypasses the target) exceeded
@@ -29,14 +32,13 @@ from dataclasses import dataclass, field
 
 from plimsoll.api.step import Contention, StepRecord, TrialKind
 
-# A quiet host makes a runnable thread wait a few percent of the time at most
-# (measured here: 0-3% for the pinned target, 1-8% for the generator, whose short
-# wake-ups queue behind whatever just ran); a process sharing the target's CPU makes
-# it wait about half the time.
+# A quiet host makes a runnable thread wait a few percent of the time at most, and
+# schedules a waking thread within tens of microseconds; a process sharing the
+# target's CPU makes it wait about half the time (measured: 44-85%).
 TARGET_WAIT = 0.15
+GENERATOR_WAIT_MS = 1.0
 START_LAG_MS = 10.0
 THROTTLED_MOST = 0.5
-GENERATOR_WAIT = 0.30
 # The derived floor bound: the first FLOOR_STEPS full steps' lowest floor, times
 # FLOOR_FACTOR, and at least FLOOR_MARGIN_MS above it (a sub-millisecond floor
 # times three is still within a timer tick).
@@ -53,7 +55,7 @@ class Figures:
     target_cpu_wait_cores: float | None = None  # mean threads waiting outside throttling
     target_cpu_wait_source: str | None = None
     target_throttled_ratio: float | None = None  # throttled ÷ total CFS periods
-    generator_cpu_seconds: float | None = None
+    generator_timeslices: int | None = None  # times the generators' threads were scheduled
     generator_cpu_wait_seconds: float | None = None
     start_lag_p99_ms: float | None = None
     late_tolerance_ms: float | None = None
@@ -95,10 +97,16 @@ def _share(wait: float | None, used: float | None) -> float | None:
     return wait / runnable if runnable > 0 else 0.0
 
 
+def _per_slice_ms(wait: float | None, slices: int | None) -> float | None:
+    if wait is None or slices is None:
+        return None
+    return wait * 1000.0 / slices if slices > 0 else 0.0
+
+
 def assess(figures: Figures, bound: FloorBound) -> Contention:
     """The step's contention record: each figure, and whether the host was busy."""
     target = _share(figures.target_cpu_wait_cores, figures.target_cpu_cores)
-    generator = _share(figures.generator_cpu_wait_seconds, figures.generator_cpu_seconds)
+    generator = _per_slice_ms(figures.generator_cpu_wait_seconds, figures.generator_timeslices)
     signals: list[str] = []
     throttled = figures.target_throttled_ratio
     starved = throttled is None or throttled < THROTTLED_MOST
@@ -107,10 +115,10 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
             f"the target waited for a CPU {target:.0%} of its runnable time "
             f"(quiet: under {TARGET_WAIT:.0%})"
         )
-    if generator is not None and generator > GENERATOR_WAIT:
+    if generator is not None and generator > GENERATOR_WAIT_MS:
         signals.append(
-            f"the generators waited for a CPU {generator:.0%} of their runnable time "
-            f"(quiet: under {GENERATOR_WAIT:.0%})"
+            f"the generators waited {generator:,.2f} ms for a CPU each time they woke "
+            f"(quiet: under {GENERATOR_WAIT_MS:g} ms)"
         )
     lag = figures.start_lag_p99_ms
     if lag is not None and lag > START_LAG_MS:
@@ -133,7 +141,7 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
     return Contention(
         target_cpu_wait=target,
         target_cpu_wait_source=figures.target_cpu_wait_source,
-        generator_cpu_wait=generator,
+        generator_wait_ms=generator,
         start_lag_p99_ms=lag,
         late_tolerance_ms=figures.late_tolerance_ms,
         floor_ms=figures.floor_ms,

@@ -89,7 +89,7 @@ def _contention(
         target_cpu_wait_cores=target.cpu_wait_cores if target is not None else None,
         target_cpu_wait_source=target.cpu_wait_source if target is not None else None,
         target_throttled_ratio=target.throttled_ratio if target is not None else None,
-        generator_cpu_seconds=client.cpu_seconds,
+        generator_timeslices=client.cpu_timeslices,
         generator_cpu_wait_seconds=client.cpu_wait_seconds,
         start_lag_p99_ms=lag,
         late_tolerance_ms=client.late_tolerance * 1000 if lag is not None else None,

@@ -38,6 +38,12 @@ def _sum_known(values: Sequence[float | None]) -> float | None:
     return sum(v for v in values if v is not None)
 
 
+def _sum_known_int(values: Sequence[int | None]) -> int | None:
+    if not values or any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None)
+
+
 def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
     if not results:
         raise ValueError("no trial results to merge")
@@ -100,6 +106,7 @@ def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
         measured_seconds=max(r.measured_seconds for r in results),
         cpu_seconds=sum(r.cpu_seconds for r in results),
         cpu_wait_seconds=_sum_known([r.cpu_wait_seconds for r in results]),
+        cpu_timeslices=_sum_known_int([r.cpu_timeslices for r in results]),
         cores=sum(r.cores for r in results),
         peak_cpu_fraction=max(max(r.peak_cpu_fraction, r.cpu_fraction) for r in results),
         bytes_in=sum(r.bytes_in for r in results),
