@@ -24,10 +24,16 @@ _SPIN = (
 
 @contextlib.contextmanager
 def cpu_hogs(cpu: int, count: int, seconds: float) -> Iterator[list[int]]:
-    """`count` processes spinning on CPU `cpu` for at most `seconds`; their pids."""
+    """`count` processes spinning on CPU `cpu` for at most `seconds`; their pids.
+
+    Each starts a session of its own, as separate programs on a host do: with the
+    scheduler's autogroups on, processes of one session share one group's weight,
+    so hogs started from our session would count as one competitor however many
+    there were (measured: eight left a cgroup'd target its whole 0.5 CPU quota)."""
     hogs = [
         subprocess.Popen(
             [sys.executable, "-c", _SPIN, str(cpu), str(seconds)],
+            start_new_session=True,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

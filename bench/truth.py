@@ -61,7 +61,7 @@ from plimsoll.run.runner import run_test  # noqa: E402
 WORK_MS = 10.0
 QUOTA = 0.5
 CPU = 0  # the target's CPU, and the hogs'
-HOGS = 8
+HOGS = 3
 STREAM_KIB = 256
 STREAM_COUNTS = (40, 160)
 
