@@ -18,7 +18,7 @@ from typing import Any
 from plimsoll.api.trial import StreamHealth, TrialRequest
 from plimsoll_generator.client import Pool, split_url
 from plimsoll_generator.clientips import ClientIpPool
-from plimsoll_generator.recorder import Recorder
+from plimsoll_generator.recorder import Recorder, Series
 from plimsoll_generator.tls import context_for
 
 
@@ -36,9 +36,11 @@ class TrialContext:
     ips: ClientIpPool | None = None
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     streams: StreamHealth = field(default_factory=StreamHealth)
-    intended: int = 0
+    intended: int = 0  # starts scheduled inside the measured window
     sent: int = 0
+    on_time: int = 0  # sent within the workload's late tolerance of their schedule
     dropped_starts: int = 0
+    start_lag: Series = field(default_factory=Series)  # how late open-model starts left
     in_flight: int = 0
 
     @classmethod

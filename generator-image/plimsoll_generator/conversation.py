@@ -180,6 +180,7 @@ class Conversations:
         if record:
             ctx.sent += 1
             ctx.intended += 1
+            ctx.on_time += 1  # a turn goes when the last reply ended: there is no schedule
             stats = ctx.recorder.op(self.op.name)
             ctx.recorder.outcome(
                 stats, outcome, turn.error or f"{self.op.name}: HTTP {turn.status}"

@@ -3,25 +3,55 @@
 `trial.py` starts a `CpuMeter` when the measured window opens. A generator above
 ~85% of its core may itself be the bottleneck; the runner judges that from
 `cpu_seconds` and `peak_cpu_fraction` (the busiest WINDOW seconds of this process).
+It also reads how long this process's threads were runnable but waiting for a
+CPU (the kernel's schedstat run delay): a generator that waits is on a busy
+host, and its late starts are the host's doing, not the target's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
+from pathlib import Path
 
 WINDOW = 5.0
 _SAMPLE = 1.0
+
+
+def run_delay(pid: int | str = "self") -> tuple[float, int] | None:
+    """Cumulative run-queue wait (seconds) of a process's live threads and how many times
+    they were scheduled (/proc/PID/task/*/schedstat: run time, wait, timeslices), or None
+    where the kernel does not expose it."""
+    waited = 0
+    slices = 0
+    found = False
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            fields = (task / "schedstat").read_text().split()
+        except OSError:
+            continue  # the thread ended between the listing and the read
+        if len(fields) >= 3 and fields[1].isdigit() and fields[2].isdigit():
+            waited += int(fields[1])
+            slices += int(fields[2])
+            found = True
+    return (waited / 1e9, slices) if found else None
 
 
 class CpuMeter:
     def __init__(self) -> None:
         self.samples: list[tuple[float, float]] = []  # (wall, cpu)
         self._task: asyncio.Task[None] | None = None
+        self._wait: list[tuple[float, int] | None] = []
 
     def start(self) -> None:
         self.samples = [(time.perf_counter(), time.process_time())]
+        self._wait = [run_delay(os.getpid())]
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
@@ -36,6 +66,17 @@ class CpuMeter:
                 await self._task
         if self.samples:
             self.samples.append((time.perf_counter(), time.process_time()))
+            self._wait.append(run_delay(os.getpid()))
+
+    @property
+    def wait(self) -> tuple[float, int] | None:
+        """Seconds this process's threads waited for a CPU in the window, and how many times
+        they were scheduled (None: unreadable): the mean wait per scheduling is the delay
+        every wake-up met, answers read late included."""
+        if len(self._wait) < 2 or self._wait[0] is None or self._wait[-1] is None:
+            return None
+        (wait0, slices0), (wait1, slices1) = self._wait[0], self._wait[-1]
+        return max(wait1 - wait0, 0.0), max(slices1 - slices0, 0)
 
     @property
     def cpu_seconds(self) -> float:

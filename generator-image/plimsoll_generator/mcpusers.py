@@ -70,6 +70,7 @@ class McpSession:
         if record:
             ctx.sent += 1
             ctx.intended += 1
+            ctx.on_time += 1  # sent when the user decided to: there is no schedule
         exchange = Exchange(keep_body=True, keep_headers=True, timeout=ctx.request.workload.timeout)
         try:
             exchange = await ctx.pool.fetch(payload, exchange)
@@ -192,6 +193,7 @@ class McpUsers:
         if record:
             ctx.sent += 1
             ctx.intended += 1
+            ctx.on_time += 1  # sent when the user decided to: there is no schedule
             stats = ctx.recorder.op(op.name)
             outcome = (
                 "transport"

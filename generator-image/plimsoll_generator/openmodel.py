@@ -3,7 +3,8 @@
 Open model: requests start on the schedule whatever the answers do. Each wake-up
 sends every start due within LEAD, then sleeps to the next due time minus LEAD
 (at least MIN_SLEEP: no spinning on sub-millisecond timers, whose resolution is
-a millisecond anyway). Latency runs from min(intended start, actual send): a
+a millisecond anyway); `pacing.Pacer` decides which starts go out and counts
+them (scheduled, on time, dropped, start lag). Latency runs from min(intended start, actual send): a
 late send (a stall, a full loop) counts from its intended start, as wrk2 does,
 so coordinated omission cannot hide a stalled target; a send up to LEAD early
 counts from the send, so it never shortens a latency. At the in-flight cap a
@@ -21,14 +22,10 @@ import time
 from plimsoll_generator.client import Exchange, upstream_seconds
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.httpmix import HttpMix, MixEntry
+from plimsoll_generator.pacing import Pacer
 from plimsoll_generator.recorder import OperationStats, classify
 from plimsoll_generator.schedule import Schedule
 
-# Wake-ups on a shared host come up to a few ms late (measured: p99 ~2 ms, max
-# ~6 ms, 1 ms timer granularity included); sending up to 5 ms early absorbs that,
-# and an early send is timed from the send, so it never flatters a latency.
-LEAD = 0.005
-MIN_SLEEP = 0.001
 _perf = time.perf_counter
 
 
@@ -121,8 +118,15 @@ class HttpDriver:
 class OpenModel(HttpDriver):
     def __init__(self, ctx: TrialContext, rate: float) -> None:
         super().__init__(ctx)
-        self.schedule = Schedule(rate, ctx.request.workload.arrival, ctx.rng)
-        self.cap = ctx.request.workload.max_in_flight
+        workload = ctx.request.workload
+        self.pacer = Pacer(
+            Schedule(rate, workload.arrival, ctx.rng),
+            ctx,
+            measure_from=ctx.measure_from - ctx.t0,
+            horizon=ctx.end - ctx.t0,
+            cap=workload.max_in_flight,
+            tolerance=workload.late_tolerance,
+        )
         self.loop = asyncio.get_running_loop()
 
     def start(self) -> None:
@@ -132,25 +136,13 @@ class OpenModel(HttpDriver):
         ctx = self.ctx
         now = _perf()
         rel = now - ctx.t0
-        horizon = ctx.end - ctx.t0
-        for offset in self.schedule.take_until(min(rel + LEAD, horizon)):
-            if offset >= horizon:
-                break
-            intended = ctx.t0 + offset
-            record = intended >= ctx.measure_from
-            if record:
-                ctx.intended += 1
-            if ctx.in_flight >= self.cap:
-                if record:
-                    ctx.dropped_starts += 1
-                continue
-            self.send(self.mix.choose(ctx.rng), min(intended, now), record)
-        following = self.schedule.next_time
-        if following >= horizon or ctx.stopped.is_set():
+        for offset, record in self.pacer.due(rel, ctx.in_flight):
+            self.send(self.mix.choose(ctx.rng), min(ctx.t0 + offset, now), record)
+        wake = self.pacer.next_wake(rel)
+        if wake is None or ctx.stopped.is_set():
             self.handle = None
             return
-        delay = max(following - LEAD - rel, MIN_SLEEP)
-        self.handle = self.loop.call_later(delay, self._tick)
+        self.handle = self.loop.call_later(wake - rel, self._tick)
 
 
 class ClosedLoop(HttpDriver):
@@ -172,6 +164,7 @@ class ClosedLoop(HttpDriver):
         record = now >= ctx.measure_from
         if record:
             ctx.intended += 1
+            ctx.on_time += 1  # a closed loop has no schedule to fall behind
         self.send(self.mix.choose(ctx.rng), now, record, user)
 
     def after(self, exchange: TimedExchange, now: float) -> None:

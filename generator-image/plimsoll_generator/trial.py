@@ -135,6 +135,7 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
     if floor is not None:
         floor.close()
     measured = max(0.0, min(stopped_at, ctx.end) - ctx.measure_from)
+    wait = meter.wait
     return TrialResult(
         id=trial_id,
         state=TrialState.ABORTED if aborted else TrialState.DONE,
@@ -142,11 +143,19 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
         operations=recorder.results(),
         streams=ctx.streams,
         floor=floor.result() if floor is not None else None,
+        nominal=request.level * measured
+        if request.workload.model is LoadModel.RATE
+        else float(ctx.intended),
         intended=ctx.intended,
         sent=ctx.sent,
+        sent_on_time=ctx.on_time,
+        late_tolerance=request.workload.late_tolerance,
+        start_lag=ctx.start_lag.encoded() if ctx.start_lag.count() else None,
         dropped_starts=ctx.dropped_starts,
         measured_seconds=measured,
         cpu_seconds=meter.cpu_seconds,
+        cpu_wait_seconds=wait[0] if wait is not None else None,
+        cpu_timeslices=wait[1] if wait is not None else None,
         cores=1,
         peak_cpu_fraction=meter.peak_fraction,
         bytes_in=ctx.pool.bytes_in,

@@ -219,6 +219,9 @@ def quickstart(
         "search": {"strategy": "steps", "levels": levels or [20, 40, 60], "repeats": 0},
         "passWhen": {"latency": [{"quantile": "p99", "below": "500ms"}]},
         "generators": {"replicas": 1, "processes": 1},
+        # These tests check the operator's mechanics on a shared machine: a failure
+        # stays a fail however busy the host (tests/run/test_contention.py checks that).
+        "noise": {"repeatWhenBusy": False},
     }
     if prometheus_url:
         spec["metrics"] = {"prometheusUrl": prometheus_url, "scrapeInterval": "500ms"}

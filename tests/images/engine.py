@@ -69,6 +69,9 @@ def _env(container: dict[str, Any], pod_ip: str, config_maps: dict[str, Any]) ->
         elif "configMapKeyRef" in source:
             ref = source["configMapKeyRef"]
             env[item["name"]] = config_maps[ref["name"]]["data"][ref["key"]]
+        elif "secretKeyRef" in source:  # the run's control token, as the operator writes it
+            ref = source["secretKeyRef"]
+            env[item["name"]] = config_maps[ref["name"]]["stringData"][ref["key"]]
         else:
             raise AssertionError(f"no translation for env source {source}")
     return env

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from plimsoll.api.spec import Generators, PodShape
-from plimsoll.api.trial import TrialResult, TrialState
+from plimsoll.api.trial import CONTROL_TOKEN_HEADER, TrialResult, TrialState
 from plimsoll.api.upstream import Latency, Route, Upstream
 from plimsoll.kube import manifests
 from plimsoll.kube.names import GENERATOR_PORT, MOCK_CONFIG_MAP, RunIdentity
@@ -93,9 +93,12 @@ def test_the_generator_runs_a_trial_against_the_mock(images: Images, network: Ne
     mock = manifests.mock_pod(RUN, 0, UPSTREAM, images.mock)
     generators = Generators(processes=1, resources=PodShape(cpu=1, memory=256 * 2**20))
     generator = manifests.generator_pod(RUN, 0, generators, images.generator)
+    secret = manifests.control_token_secret(RUN, "image-test-token")
+    secrets = {secret["metadata"]["name"]: secret}
+    headers = {CONTROL_TOKEN_HEADER: "image-test-token"}
     with (
         pod_container(mock, images.mock, network, 10, CONFIG_MAPS) as mock_address,
-        pod_container(generator, images.generator, network, 11) as generator_address,
+        pod_container(generator, images.generator, network, 11, secrets) as generator_address,
     ):
         mock_url = f"http://{mock_address}:{UPSTREAM.port}"
         control = f"http://{generator_address}:{GENERATOR_PORT}"
@@ -107,9 +110,12 @@ def test_the_generator_runs_a_trial_against_the_mock(images: Images, network: Ne
             "targetUrl": mock_url,
             "workload": {"mix": [{"name": "hello", "path": "/hello"}], "arrival": "uniform"},
         }
-        answer = httpx.post(f"{control}/trials", json=trial, timeout=10)
+        refused = httpx.post(f"{control}/trials", json=trial, timeout=10)
+        assert refused.status_code == 401, refused.text  # the token is required in the image too
+        answer = httpx.post(f"{control}/trials", json=trial, timeout=10, headers=headers)
         assert answer.status_code == 202, answer.text
-        result = _wait_for_result(f"{control}/trials/{answer.json()['id']}", deadline_s=30)
+        url = f"{control}/trials/{answer.json()['id']}"
+        result = _wait_for_result(url, deadline_s=30, headers=headers)
         assert result.state is TrialState.DONE, logs(generator, network)
         outcomes = result.operations["hello"].outcomes
         # 50/s for 3 s, paced uniformly: every call answered, none failed.
@@ -117,10 +123,10 @@ def test_the_generator_runs_a_trial_against_the_mock(images: Images, network: Ne
         assert outcomes.total == outcomes.ok
 
 
-def _wait_for_result(url: str, deadline_s: float) -> TrialResult:
+def _wait_for_result(url: str, deadline_s: float, headers: dict[str, str]) -> TrialResult:
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
-        result = TrialResult.model_validate(httpx.get(url, timeout=5).json())
+        result = TrialResult.model_validate(httpx.get(url, timeout=5, headers=headers).json())
         if result.state is not TrialState.RUNNING:
             return result
         time.sleep(0.25)
@@ -140,12 +146,13 @@ def test_the_operator_image_prints_the_checked_in_crd(images: Images) -> None:
 
 
 def test_the_operator_image_imports_everything_a_pod_runs(images: Images) -> None:
-    """Every module but the charts (a workstation's report): nothing missing from the
+    """Every module but the two chart modules (a workstation's report; files.py imports
+    them only when drawing): nothing missing from the
     image's smaller extra, `operator-image`, and kopf without the kubernetes client."""
     script = (
         "import importlib, pkgutil, plimsoll; "
         "names = [m.name for m in pkgutil.walk_packages(plimsoll.__path__, 'plimsoll.') "
-        "if m.name != 'plimsoll.report.charts']; "
+        "if m.name not in ('plimsoll.report.charts', 'plimsoll.report.comparison_chart')]; "
         "[importlib.import_module(n) for n in names]; print(len(names))"
     )
     done = _in_operator_image(images, "-c", script, entrypoint="python")

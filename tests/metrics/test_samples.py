@@ -97,3 +97,37 @@ def test_the_ring_buffer_keeps_the_latest() -> None:
         buffer.add(s)
     assert len(buffer) == 10
     assert buffer.between(BASE, BASE + 100)[0].at - BASE == 15.0
+
+
+@pytest.mark.parametrize(
+    ("waited_per_s", "throttled_per_s", "expected"),
+    [
+        (0.30, 0.0, 0.30),  # waited 0.3 s each second, never throttled: all the host's
+        (0.30, 0.25, 0.05),  # 0.25 s of it was the quota's own throttling
+        (0.10, 0.25, 0.0),  # more throttled than waited: nothing left, never negative
+    ],
+)
+def test_cpu_wait_is_the_run_queue_wait_outside_throttling(
+    waited_per_s: float, throttled_per_s: float, expected: float
+) -> None:
+    samples = [
+        Sample(
+            at=BASE + i * 0.25,
+            cpu_seconds=i * 0.1,
+            working_set_bytes=1 << 20,
+            oom_kills=0,
+            cpu_wait_seconds=i * 0.25 * waited_per_s,
+            throttled_seconds=i * 0.25 * throttled_per_s,
+            cpu_wait_source="schedstat",
+        )
+        for i in range(41)
+    ]
+    usage = summarise(samples, window(1, 9), interval=0.25, source="cgroup", limits=LIMITS)
+    assert usage.cpu_wait_cores == pytest.approx(expected, abs=1e-9)
+    assert usage.cpu_wait_source == "schedstat"
+
+
+def test_without_schedstat_the_cpu_wait_is_none_and_nothing_is_missing() -> None:
+    usage = summarise(steady(41), window(1, 9), interval=0.25, source="cgroup", limits=LIMITS)
+    assert usage.cpu_wait_cores is None
+    assert usage.missing == []

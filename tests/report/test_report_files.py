@@ -103,3 +103,48 @@ def test_report_command_rejects_other_json(tmp_path: Path) -> None:
     other = tmp_path / "x.json"
     other.write_text('{"hello": 1}')
     assert CliRunner().invoke(app, ["report", str(other)]).exit_code == 2
+
+
+def test_a_run_with_no_passing_level_says_so_once_and_prints_no_none_rps(tmp_path: Path) -> None:
+    report = _report()
+    nothing = Ceiling(level=None, unit="rps", high=20, complete=True, stop_reason="no level passed")
+    report.ceilings = [nothing]
+    assert ceiling_sentence(report, nothing) == (
+        "0.5 CPU / 128 MiB passed no level: even the lowest level tried, 20 rps, failed."
+    )
+    write_json(report, tmp_path)
+    assert CliRunner().invoke(app, ["report", str(tmp_path / "report.json")]).exit_code == 0
+    markdown = (tmp_path / "report.md").read_text()
+    assert "| default | no level passed |" in markdown
+    assert "none rps" not in markdown
+    assert "No step found the host busy." in markdown
+
+
+def test_an_inconclusive_run_claims_no_ceiling() -> None:
+    report = _report()
+    busy = Ceiling(
+        level=10,
+        unit="rps",
+        low=10,
+        high=None,
+        complete=False,
+        inconclusive=True,
+        stop_reason="inconclusive: the host was busy (step 3 at level 20 was noisy 4 times)",
+    )
+    assert ceiling_sentence(report, busy) == (
+        "0.5 CPU / 128 MiB: inconclusive: the host was busy (step 3 at level 20 was noisy "
+        "4 times); no ceiling; 10 requests per second passed before that, a lower bound only."
+    )
+
+
+def test_report_md_names_busy_steps_and_the_contention_figures_it_could_not_read() -> None:
+    from plimsoll.api.step import Contention
+    from plimsoll.report.markdown import render_markdown
+
+    report = _report()
+    unread = "target CPU wait: not readable from prometheus (no schedstat or cpu.pressure series)"
+    report.steps[1].contention = Contention(busy=True, signals=["x"], unreadable=[unread])
+    report.steps[2].contention = Contention(unreadable=[unread])
+    markdown = render_markdown(report)
+    assert "The host was busy during step(s) 1:" in markdown
+    assert f"Not checked, because it could not be read: {unread}." in markdown

@@ -175,6 +175,12 @@ class Noise(PlimsollModel):
     )
     probe_rate: float = Field(20.0, gt=0, le=1000, description="Probe calls per second.")
     retries: int = Field(3, ge=0, le=10)
+    repeat_when_busy: bool = Field(
+        True,
+        description="A step that fails while the host is busy is noisy and repeated. Off: it "
+        "fails, its reasons naming the contention (for smoke tests on shared machines that "
+        "check the mechanics, not the figure).",
+    )
 
 
 class ExtraMetric(PlimsollModel):

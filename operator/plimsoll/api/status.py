@@ -147,6 +147,10 @@ class Ceiling(PlimsollModel):
     limited_by: LimitedBy = LimitedBy.UNKNOWN
     headroom: Headroom = Field(default_factory=Headroom)
     complete: bool = Field(description="False when the run stopped early with a range only.")
+    inconclusive: bool = Field(
+        False,
+        description="The host stayed busy: no quiet step could be had, so no ceiling is claimed.",
+    )
     stop_reason: str = ""
     variant: str = "default"
 

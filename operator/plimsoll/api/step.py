@@ -49,6 +49,12 @@ class ResourceUsage(PlimsollModel):
     memory_limit_bytes: int | None = None
     restarts: int = 0
     oom_kills: int = 0
+    cpu_wait_cores: float | None = Field(
+        None,
+        description="Mean number of threads runnable but waiting for a CPU while the group "
+        "was not throttled: another process held the CPU. None: not readable here.",
+    )
+    cpu_wait_source: str | None = Field(None, description="schedstat or cpu.pressure.")
     extra: dict[str, float] = Field(default_factory=dict, description="Per-unit metrics.")
     queries: list[str] = Field(default_factory=list, description="The exact PromQL used.")
     missing: list[str] = Field(
@@ -64,6 +70,37 @@ class Criterion(PlimsollModel):
     bound: float
     unit: str = ""
     ok: bool
+
+
+class Contention(PlimsollModel):
+    """How busy the host was during a step, as measured beside the trial.
+
+    Each figure is None where it could not be read (`unreadable` says which and
+    why). `busy` is the pure decision `plimsoll.decide.contention.assess` took
+    from them; a failing step on a busy host is noisy and repeated, never a fail.
+    """
+
+    target_cpu_wait: float | None = Field(
+        None,
+        description="Share of the target's runnable time spent waiting for a CPU outside "
+        "throttling: wait ÷ (CPU used + wait).",
+    )
+    target_cpu_wait_source: str | None = Field(None, description="schedstat or cpu.pressure.")
+    generator_wait_ms: float | None = Field(
+        None,
+        description="Mean delay the generators' threads met each time they woke, waiting for "
+        "a CPU (answers are read that much late).",
+    )
+    start_lag_p99_ms: float | None = Field(
+        None, description="How late the generators' scheduled starts left, p99."
+    )
+    late_tolerance_ms: float | None = None
+    floor_ms: float | None = Field(None, description="The direct-call floor at its quantile.")
+    floor_bound_ms: float | None = None
+    floor_bound_basis: str = Field("", description="Configured, or derived from which steps.")
+    busy: bool = False
+    signals: list[str] = Field(default_factory=list, description="What showed the host busy.")
+    unreadable: list[str] = Field(default_factory=list, description="Figures not available.")
 
 
 class Judgement(PlimsollModel):
@@ -88,6 +125,7 @@ class StepResult(PlimsollModel):
     others: dict[str, ResourceUsage] = Field(
         default_factory=dict, description="The mock, generators and services."
     )
+    contention: Contention | None = None
     judgement: Judgement
 
 
@@ -116,3 +154,10 @@ class StepRecord(PlimsollModel):
         description="True for an older step kept in brief (figures dropped, reasons cut) "
         "to bound the status; the report keeps it in full.",
     )
+    floor_ms: float | None = Field(
+        None, description="The direct-call floor at its quantile: later bounds derive from it."
+    )
+    busy: bool = Field(False, description="The host was busy during this step.")
+    nominal: float | None = Field(None, description="Starts the level asks for in the window.")
+    scheduled: int | None = Field(None, description="Starts scheduled in the window.")
+    sent_on_time: int | None = Field(None, description="Scheduled starts sent on time.")

@@ -109,11 +109,35 @@ class TrialResult(PlimsollModel):
     operations: dict[str, OperationResult] = Field(default_factory=dict)
     streams: StreamHealth = Field(default_factory=StreamHealth)
     floor: FloorResult | None = None
-    intended: int = Field(0, description="Starts the schedule asked for (open model).")
+    nominal: float = Field(
+        0.0, description="Starts the level asks for over the measured window: level × seconds."
+    )
+    intended: int = Field(
+        0,
+        description="Starts scheduled inside the measured window (the open model's Poisson "
+        "or uniform draw; a closed loop's starts).",
+    )
     sent: int = 0
+    sent_on_time: int = Field(
+        0, description="Scheduled starts sent within `late_tolerance` of their intended time."
+    )
+    late_tolerance: float = Field(0.0, description="Seconds a start may leave late and count.")
+    start_lag: str | None = Field(
+        None, description="HdrHistogram of how late scheduled starts left, microseconds."
+    )
     dropped_starts: int = Field(0, description="Starts skipped at the in-flight cap.")
     measured_seconds: float = 0.0
     cpu_seconds: float = Field(0.0, description="The generator's own CPU time in the window.")
+    cpu_wait_seconds: float | None = Field(
+        None,
+        description="Time the generator's threads were runnable but waited for a CPU "
+        "(schedstat), in the window: its host was busy. None: not readable.",
+    )
+    cpu_timeslices: int | None = Field(
+        None,
+        description="How many times the generator's threads were scheduled in the window: "
+        "cpu_wait_seconds ÷ this is the mean delay each wake-up met.",
+    )
     cores: int = 1
     peak_cpu_fraction: float = Field(
         0.0, description="The busiest single generator process's share of its core."
@@ -133,6 +157,17 @@ class TrialResult(PlimsollModel):
     @property
     def achieved_rate(self) -> float:
         return self.sent / self.measured_seconds if self.measured_seconds > 0 else 0.0
+
+    @property
+    def scheduled(self) -> int:
+        """Starts scheduled inside the window (the wire name is `intended`)."""
+        return self.intended
+
+    @property
+    def achieved_share(self) -> float | None:
+        """Sent on time ÷ scheduled: what the generator controls, so a Poisson draw that
+        put fewer starts in the window than the level's mean never lowers it."""
+        return self.sent_on_time / self.intended if self.intended > 0 else None
 
 
 class TrialAccepted(PlimsollModel):

@@ -179,6 +179,14 @@ class Workload(PlimsollModel):
     max_in_flight: int = Field(
         10_000, ge=1, description="Open-model starts beyond this many open calls are dropped."
     )
+    late_tolerance: Seconds = Field(
+        0.100,
+        gt=0,
+        le=10,
+        description="Open model: a start sent more than this after its intended time is not "
+        "achieved (the achieved share is on-time ÷ scheduled). Smaller lateness is in the "
+        "latency already, which is timed from the intended start.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:

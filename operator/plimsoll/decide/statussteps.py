@@ -89,6 +89,8 @@ def brief_record(record: StepRecord) -> StepRecord:
         duration=round(record.duration, 1),
         verdict=record.verdict,
         reasons=reasons,
+        floor_ms=record.floor_ms,  # the derived floor bound is read from the first steps
+        busy=record.busy,
         summarized=True,
     )
 

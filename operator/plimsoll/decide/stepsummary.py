@@ -65,4 +65,9 @@ def record_of(result: StepResult) -> StepRecord:
         throttled_ratio=target.throttled_ratio if target is not None else None,
         memory_bytes=target.memory_max_bytes if target is not None else None,
         started_at=result.started_at,
+        floor_ms=result.contention.floor_ms if result.contention is not None else None,
+        busy=result.contention.busy if result.contention is not None else False,
+        nominal=client.nominal if client is not None else None,
+        scheduled=client.intended if client is not None else None,
+        sent_on_time=client.sent_on_time if client is not None else None,
     )

@@ -14,11 +14,19 @@ Precedence:
 2. noisy: the direct-call floor exceeded `noise.floor_bound` at
    `noise.floor_quantile`, or had no samples, so the host stalled and the
    step is repeated. Only when a floor bound is configured.
-3. fail: every criterion that failed, with its measured value and its bound.
-4. invalid again if nothing failed but a client-side criterion had no samples
+3. noisy as well: a criterion failed while the host was busy (`StepInput.contention`,
+   decided by `plimsoll.decide.contention`): the failure may be the host's doing,
+   so the step is repeated rather than counted against the target.
+4. fail: every criterion that failed, with its measured value and its bound.
+5. invalid again if nothing failed but a client-side criterion had no samples
    (a latency quantile of an operation that never answered): a definite
    failure elsewhere outranks a missing number, a missing number never passes.
-5. pass.
+6. pass.
+
+The achieved share is sent-on-time ÷ scheduled: the starts the generators' own
+schedule put inside the measured window, and how many of them left within the
+workload's late tolerance. It judges what the generators control, so the
+variance of a Poisson draw (about 2.6% over 15 s at 100/s) can never fail a step.
 
 Bounds are inclusive: a p99 bound of 10 ms passes at 10 ms, as capacity budgets are
 "within BUDGET_MS". Latencies are compared in milliseconds, shares as fractions.
@@ -33,7 +41,7 @@ from dataclasses import dataclass, field
 from hdrh.histogram import HdrHistogram
 
 from plimsoll.api.spec import Generators, LatencyBound, Noise, PassWhen
-from plimsoll.api.step import Criterion, Judgement, ResourceUsage, Verdict
+from plimsoll.api.step import Contention, Criterion, Judgement, ResourceUsage, Verdict
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
 from plimsoll.api.workload import LoadModel
 from plimsoll.shared import histogram
@@ -41,6 +49,7 @@ from plimsoll.shared import histogram
 # Names in `StepInput.others` that are measuring equipment, not the system under test:
 # if they run out of CPU the step measured them, so it is invalid.
 EQUIPMENT = ("mock", "generator")
+ACHIEVED = "achieved share of schedule"
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,7 @@ class StepInput:
     target: ResourceUsage | None = None  # None: no server side (an external URL)
     others: Mapping[str, ResourceUsage] = field(default_factory=dict)
     promql: Mapping[str, float | None] = field(default_factory=dict)
+    contention: Contention | None = None  # None: not measured (no verdict on the host)
 
 
 def judge(result: StepInput, bar: PassWhen, noise: Noise, generators: Generators) -> Judgement:
@@ -70,14 +80,26 @@ def judge(result: StepInput, bar: PassWhen, noise: Noise, generators: Generators
         why = (
             "the direct-call floor had no samples: the host stalled"
             if floor.measured is None
-            else f"the direct-call floor: {_describe(floor)}: the host stalled"
+            else f"the direct-call floor: {_describe(floor, client)}: the host stalled"
         )
         return Judgement(verdict=Verdict.NOISY, reasons=[why], criteria=criteria)
     failed = [c for c in criteria if not c.ok and c.measured is not None]
+    contention = result.contention
+    signals = contention.signals if contention is not None and contention.busy else []
+    if failed and signals and noise.repeat_when_busy:
+        reasons = [
+            "the host was busy (" + "; ".join(signals) + "), so this failure is "
+            "not the target's: " + "; ".join(_describe(c, client) for c in failed)
+        ]
+        return Judgement(verdict=Verdict.NOISY, reasons=reasons, criteria=criteria)
     if failed:
-        return Judgement(
-            verdict=Verdict.FAIL, reasons=[_describe(c) for c in failed], criteria=criteria
-        )
+        reasons = [_describe(c, client) for c in failed]
+        if signals:
+            reasons.append(
+                "the host was busy (" + "; ".join(signals) + "); "
+                "noise.repeatWhenBusy is off, so this counts as a fail"
+            )
+        return Judgement(verdict=Verdict.FAIL, reasons=reasons, criteria=criteria)
     missing = [c for c in criteria if c.measured is None]
     if missing:
         reasons = [f"no data for {c.name}: no data is never a pass" for c in missing]
@@ -140,14 +162,10 @@ def _criteria(result: StepInput, client: TrialResult, bar: PassWhen) -> list[Cri
         ok = measured is not None and measured <= bound
         label = "shed answers" if name == "shed" else f"{name} errors"
         criteria.append(Criterion(name=label, measured=measured, bound=bound, ok=ok))
-    achieved = _achieved(result, client)
+    achieved = client.achieved_share
     if achieved is not None:
         ok = achieved >= bar.min_achieved
-        criteria.append(
-            Criterion(
-                name="achieved share of target", measured=achieved, bound=bar.min_achieved, ok=ok
-            )
-        )
+        criteria.append(Criterion(name=ACHIEVED, measured=achieved, bound=bar.min_achieved, ok=ok))
     streams = client.streams
     if bar.healthy_streams and streams.opened + streams.failed_to_open > 0:
         unhealthy = streams.failed_to_open + streams.dropped + streams.missed_keep_alives
@@ -175,17 +193,6 @@ def _criteria(result: StepInput, client: TrialResult, bar: PassWhen) -> list[Cri
     return criteria
 
 
-def _achieved(result: StepInput, client: TrialResult) -> float | None:
-    """Share of the target actually sent: rate against the level (open model), else starts."""
-    if result.model is LoadModel.RATE:
-        if result.level <= 0:
-            return None
-        return client.achieved_rate / result.level
-    if client.intended > 0:
-        return client.sent / client.intended
-    return None
-
-
 def _latency(client: TrialResult, bound: LatencyBound) -> Criterion:
     parts: list[OperationResult] = (
         list(client.operations.values())
@@ -200,7 +207,8 @@ def _latency(client: TrialResult, bound: LatencyBound) -> Criterion:
     merged: HdrHistogram = histogram.merge(encoded)
     measured = histogram.quantile_ms(merged, bound.quantile)
     limit = bound.below * 1000.0
-    name = f"p{bound.quantile * 100:g} {bound.metric} latency of {bound.operation}"
+    operation = "all operations" if bound.operation == "*" else bound.operation
+    name = f"p{bound.quantile * 100:g} {bound.metric} latency of {operation}"
     ok = measured is not None and measured <= limit
     return Criterion(name=name, measured=measured, bound=limit, unit="ms", ok=ok)
 
@@ -217,12 +225,26 @@ def _floor(client: TrialResult, noise: Noise) -> Criterion | None:
     return Criterion(name=name, measured=measured, bound=limit, unit="ms", ok=ok)
 
 
-def _describe(criterion: Criterion) -> str:
+def plain(value: float) -> str:
+    """A number as people write it: "15,400", "45.7", "0.25"; never "1.54e+04"."""
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if value else "0"
+
+
+def _describe(criterion: Criterion, client: TrialResult) -> str:
     if criterion.unit == "ms":
-        measured, bound = f"{criterion.measured:.3g} ms", f"{criterion.bound:.3g} ms"
-    elif criterion.name.endswith(("errors", "answers", "share of target")):
+        measured, bound = f"{plain(criterion.measured or 0)} ms", f"{plain(criterion.bound)} ms"
+    elif criterion.name.endswith(("errors", "answers")) or criterion.name == ACHIEVED:
         measured, bound = f"{criterion.measured:.2%}", f"{criterion.bound:.2%}"
     else:
-        measured, bound = f"{criterion.measured:g}", f"{criterion.bound:g}"
-    relation = "<" if criterion.name.endswith(("at least", "share of target")) else ">"
-    return f"{criterion.name} {measured} {relation} {bound}"
+        measured, bound = plain(criterion.measured or 0), plain(criterion.bound)
+    relation = "<" if criterion.name.endswith("at least") or criterion.name == ACHIEVED else ">"
+    text = f"{criterion.name} {measured} {relation} {bound}"
+    if criterion.name == ACHIEVED:
+        text += (
+            f" ({client.sent_on_time:,} of {client.intended:,} scheduled starts sent within "
+            f"{plain(client.late_tolerance * 1000)} ms of schedule; "
+            f"nominal {client.nominal:,.0f}, {client.dropped_starts:,} dropped)"
+        )
+    return text

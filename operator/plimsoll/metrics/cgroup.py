@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from plimsoll.metrics.samples import Limits, Sample
+from plimsoll.metrics.schedstat import cgroup_pids, group_run_delay_seconds, pressure_some_seconds
 
 # cgroup v1 writes "no limit" as the largest page-aligned 64-bit value; anything this
 # large is no limit at all.
@@ -106,6 +107,12 @@ def read_sample(paths: CgroupPaths, at: float) -> Sample:
         usage = int(_read(paths.memory_dir / "memory.current"))
         inactive = _keyed(paths.memory_dir / "memory.stat").get("inactive_file", 0)
         events = _keyed(paths.memory_dir / "memory.events")
+        wait = pressure_some_seconds(paths.cpu_dir / "cpu.pressure")
+        wait_source = "cpu.pressure"
+        if wait is None:
+            wait = group_run_delay_seconds(cgroup_pids(paths.cpu_dir / "cgroup.procs"))
+            wait_source = "schedstat"
+        throttled_usec = cpu.get("throttled_usec")
         return Sample(
             at=at,
             cpu_seconds=cpu["usage_usec"] / 1e6,
@@ -113,6 +120,9 @@ def read_sample(paths: CgroupPaths, at: float) -> Sample:
             periods=cpu.get("nr_periods"),
             throttled=cpu.get("nr_throttled"),
             oom_kills=events.get("oom_kill"),
+            cpu_wait_seconds=wait,
+            throttled_seconds=throttled_usec / 1e6 if throttled_usec is not None else None,
+            cpu_wait_source=wait_source if wait is not None else None,
         )
     cpu = _keyed(paths.cpu_dir / "cpu.stat")
     usage_ns = int(_read(paths.usage_dir / "cpuacct.usage"))
@@ -121,6 +131,9 @@ def read_sample(paths: CgroupPaths, at: float) -> Sample:
     stat = _keyed(paths.memory_dir / "memory.stat")
     inactive = stat.get("total_inactive_file", stat.get("inactive_file", 0))
     oom = _keyed(paths.memory_dir / "memory.oom_control")
+    # cgroup v1 has no pressure file: the run-queue wait of the group's threads instead.
+    wait = group_run_delay_seconds(cgroup_pids(paths.cpu_dir / "cgroup.procs"))
+    throttled_ns = cpu.get("throttled_time")
     return Sample(
         at=at,
         cpu_seconds=usage_ns / 1e9,
@@ -128,6 +141,9 @@ def read_sample(paths: CgroupPaths, at: float) -> Sample:
         periods=cpu.get("nr_periods"),
         throttled=cpu.get("nr_throttled"),
         oom_kills=oom.get("oom_kill"),  # absent before Linux 4.13
+        cpu_wait_seconds=wait,
+        throttled_seconds=throttled_ns / 1e9 if throttled_ns is not None else None,
+        cpu_wait_source="schedstat" if wait is not None else None,
     )
 
 

@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 
 from plimsoll.metrics.samples import Sample
+from plimsoll.metrics.schedstat import thread_run_delay_ns
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -41,6 +42,9 @@ class ProcGroupReader:
         self._proc = proc
         self._last: dict[int, int] = {}  # pid -> utime + stime ticks at the last reading
         self._ticks = 0  # cumulative ticks over every process ever seen in the group
+        self._last_wait: dict[int, int] = {}  # pid -> run-queue wait (ns) at the last reading
+        self._wait_ns = 0  # cumulative, kept monotonic like the ticks
+        self._wait_known = False
 
     def read(self, at: float) -> Sample:
         current: dict[int, int] = {}
@@ -62,4 +66,18 @@ class ProcGroupReader:
         for pid, ticks in current.items():
             self._ticks += max(ticks - self._last.get(pid, 0), 0)
         self._last = current
-        return Sample(at=at, cpu_seconds=self._ticks / _TICKS, working_set_bytes=rss_pages * _PAGE)
+        waits: dict[int, int] = {}
+        for pid in current:
+            wait = thread_run_delay_ns(pid, self._proc)
+            if wait is not None:
+                waits[pid] = wait
+                self._wait_ns += max(wait - self._last_wait.get(pid, 0), 0)
+        self._wait_known = self._wait_known or bool(waits)
+        self._last_wait = waits
+        return Sample(
+            at=at,
+            cpu_seconds=self._ticks / _TICKS,
+            working_set_bytes=rss_pages * _PAGE,
+            cpu_wait_seconds=self._wait_ns / 1e9 if self._wait_known else None,
+            cpu_wait_source="schedstat" if self._wait_known else None,
+        )

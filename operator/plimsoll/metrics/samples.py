@@ -30,6 +30,9 @@ class Sample:
     periods: int | None = None  # cumulative CFS periods (None: no CFS accounting here)
     throttled: int | None = None  # cumulative throttled CFS periods
     oom_kills: int | None = None  # cumulative (None: the kernel does not report it)
+    cpu_wait_seconds: float | None = None  # cumulative runnable-but-waiting time (schedstat, PSI)
+    throttled_seconds: float | None = None  # cumulative time the group was throttled
+    cpu_wait_source: str | None = None  # where the wait came from: schedstat or cpu.pressure
 
 
 @dataclass(frozen=True)
@@ -108,11 +111,27 @@ def summarise(
         usage.throttled_ratio = throttled / periods if periods > 0 else 0.0
     # Without a quota there is no throttling to report: None there means "not applicable".
 
+    _cpu_wait(usage, first, last, span)
+
     if first.oom_kills is None or last.oom_kills is None:
         usage.missing.append(f"{source}: the kernel does not report OOM kills for this group")
     else:
         usage.oom_kills = last.oom_kills - first.oom_kills
     return usage
+
+
+def _cpu_wait(usage: ResourceUsage, first: Sample, last: Sample, span: float) -> None:
+    """The mean number of the group's threads waiting for a CPU outside throttling.
+
+    Not in `missing` when unreadable: contention is a warning sign, and a step
+    must not turn invalid on a kernel without schedstat."""
+    if first.cpu_wait_seconds is None or last.cpu_wait_seconds is None:
+        return
+    waited = max(last.cpu_wait_seconds - first.cpu_wait_seconds, 0.0)
+    if first.throttled_seconds is not None and last.throttled_seconds is not None:
+        waited = max(waited - max(last.throttled_seconds - first.throttled_seconds, 0.0), 0.0)
+    usage.cpu_wait_cores = waited / span
+    usage.cpu_wait_source = last.cpu_wait_source
 
 
 def _coverage_problems(

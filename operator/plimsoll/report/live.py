@@ -184,7 +184,7 @@ class ConsoleSink:
         if self._live is None:
             cells = row(result).cells
             figures = ", ".join(
-                f"{name} {value}" for name, value in zip(COLUMNS[4:12], cells[4:12], strict=True)
+                f"{name} {value}" for name, value in zip(COLUMNS[4:-1], cells[4:-1], strict=True)
             )
             self.console.print(f"  [{style}]{record.verdict.value.upper()}[/{style}] {figures}")
             for reason in record.reasons:

@@ -34,4 +34,16 @@ def render_markdown(report: RunReport, charts: Sequence[str] = ()) -> str:
         beside=[cells for step in report.steps for cells in beside_rows(step)],
         charts=list(charts),
         comparison=comparison_markdown(report.comparison) if report.comparison else "",
+        unreadable=unreadable_contention(report),
+        busy_steps=[s.index for s in report.steps if s.contention and s.contention.busy],
     )
+
+
+def unreadable_contention(report: RunReport) -> list[str]:
+    """The contention figures no step could read, once each: the report says what it could
+    not check, so a quiet verdict is never taken for a checked one."""
+    seen: dict[str, None] = {}
+    for step in report.steps:
+        if step.contention is not None:
+            seen.update(dict.fromkeys(step.contention.unreadable))
+    return list(seen)

@@ -51,10 +51,23 @@ def ceiling_sentence(report: RunReport, ceiling: Ceiling) -> str:
     who = format_shape(shape, report.pinned)
     units = _UNITS.get(ceiling.unit, ceiling.unit)
     prefix = f"[{ceiling.variant}] " if len(report.ceilings) > 1 else ""
+    if ceiling.inconclusive:
+        passed = (
+            f"; {ceiling.level:,} {units} passed before that, a lower bound only"
+            if ceiling.level is not None
+            else ""
+        )
+        return f"{prefix}{who}: {ceiling.stop_reason or 'inconclusive'}; no ceiling{passed}."
     if ceiling.level is None:
-        lowest = f" (the lowest level tried, {ceiling.high:,}, failed)" if ceiling.high else ""
-        reason = f": {ceiling.stop_reason}" if ceiling.stop_reason else ""
-        return f"{prefix}{who} passed no level{lowest}{reason}."
+        unit = ceiling.unit
+        sentence = f"{prefix}{who} passed no level"
+        if ceiling.high:
+            sentence += f": even the lowest level tried, {ceiling.high:,} {unit}, failed"
+        # "no level passed" only repeats the sentence; any other reason adds to it.
+        reason = "; ".join(
+            part for part in ceiling.stop_reason.split("; ") if part and part != "no level passed"
+        )
+        return f"{sentence} ({reason})." if reason else f"{sentence}."
     verb = "sustains" if ceiling.complete else "sustains at least"
     sentence = f"{prefix}{who} {verb} {ceiling.level:,} {units}"
     if ceiling.limited_by in (LimitedBy.MEMORY, LimitedBy.CPU):

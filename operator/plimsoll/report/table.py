@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plimsoll.api.step import StepResult
+from plimsoll.api.step import StepRecord, StepResult
 from plimsoll.decide.stepsummary import record_of
 from plimsoll.report.sentence import format_bytes
 
@@ -25,6 +25,8 @@ COLUMNS = [
     "CPU",
     "throttled",
     "memory",
+    "starts nominal/scheduled/on time",
+    "CPU wait",
     "verdict",
 ]
 
@@ -56,9 +58,28 @@ def row(result: StepResult) -> Row:
         _num(record.cpu_cores, 2),
         "—" if record.throttled_ratio is None else f"{record.throttled_ratio:.0%}",
         memory,
+        _starts(record),
+        _wait(result),
         record.verdict.value,
     ]
     return Row(cells, record.verdict.value, list(record.reasons))
+
+
+def _starts(record: StepRecord) -> str:
+    """Starts the level asked for, the schedule drew, and the generators sent on time."""
+    if record.scheduled is None or record.sent_on_time is None or record.nominal is None:
+        return "—"
+    return f"{record.nominal:,.0f}/{record.scheduled:,}/{record.sent_on_time:,}"
+
+
+def _wait(result: StepResult) -> str:
+    """The target's CPU wait outside throttling; "busy" when the host was judged busy."""
+    contention = result.contention
+    if contention is None:
+        return "—"
+    share = contention.target_cpu_wait
+    text = "—" if share is None else f"{share:.0%}"
+    return f"{text} busy" if contention.busy else text
 
 
 BESIDE_COLUMNS = ["#", "variant", "level", "process", "source", "CPU", "memory"]

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import (
+    Contention,
     Judgement,
     StepResult,
     TrialKind,
@@ -24,11 +25,13 @@ from plimsoll.api.step import (
 )
 from plimsoll.api.streams import StreamsHeld
 from plimsoll.api.trial import FloorProbe, TrialRequest, TrialResult
+from plimsoll.decide.contention import NO_BOUND, Figures, FloorBound, assess
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms.base import Endpoints
 from plimsoll.run.stepmetrics import ServerSide, read_server_side
 from plimsoll.run.streamsprobe import StreamsProbeError, during_trial, held_now, trial_workload
 from plimsoll.run.trialclient import TrialFailedError, run_trial
+from plimsoll.shared import histogram
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,7 @@ class StepPlan:
     kind: TrialKind
     duration: float
     attempt: int
+    floor_bound: FloorBound = NO_BOUND  # configured, or derived from the first steps
 
 
 def _request(spec: CapacityTestSpec, endpoints: Endpoints, plan: StepPlan) -> TrialRequest:
@@ -57,11 +61,52 @@ def _request(spec: CapacityTestSpec, endpoints: Endpoints, plan: StepPlan) -> Tr
     )
 
 
+def floor_ms(client: TrialResult | None, quantile: float) -> float | None:
+    """The direct-call floor at `quantile`, in milliseconds (None: no samples)."""
+    if client is None or client.floor is None or not client.floor.latency:
+        return None
+    return histogram.quantile_ms(histogram.merge([client.floor.latency]), quantile)
+
+
+def _contention(
+    spec: CapacityTestSpec, plan: StepPlan, client: TrialResult, server: ServerSide
+) -> Contention:
+    """The figures that tell a busy host, read from this step, and the pure decision."""
+    target = server.usage.get(ROLE_TARGET)
+    unreadable: list[str] = []
+    if target is None:
+        unreadable.append("target CPU wait: no server side (the target runs elsewhere)")
+    elif target.cpu_wait_cores is None:
+        unreadable.append(
+            f"target CPU wait: not readable from {target.source} (no schedstat or "
+            "cpu.pressure series)"
+        )
+    lag = (
+        histogram.quantile_ms(histogram.merge([client.start_lag]), 0.99)
+        if client.start_lag
+        else None
+    )
+    figures = Figures(
+        target_cpu_cores=target.cpu_mean_cores if target is not None else None,
+        target_cpu_wait_cores=target.cpu_wait_cores if target is not None else None,
+        target_cpu_wait_source=target.cpu_wait_source if target is not None else None,
+        target_throttled_ratio=target.throttled_ratio if target is not None else None,
+        generator_timeslices=client.cpu_timeslices,
+        generator_cpu_wait_seconds=client.cpu_wait_seconds,
+        start_lag_p99_ms=lag,
+        late_tolerance_ms=client.late_tolerance * 1000 if lag is not None else None,
+        floor_ms=floor_ms(client, spec.noise.floor_quantile),
+        unreadable=unreadable,
+    )
+    return assess(figures, plan.floor_bound)
+
+
 def _judge(
     spec: CapacityTestSpec,
     plan: StepPlan,
     client: TrialResult,
     server: ServerSide,
+    contention: Contention,
 ) -> Judgement:
     from plimsoll.decide.verdict import StepInput, judge
 
@@ -73,6 +118,7 @@ def _judge(
         target=usage.get(ROLE_TARGET),
         others={k: v for k, v in usage.items() if k != ROLE_TARGET},
         promql=server.promql,
+        contention=contention,
     )
     return judge(step, spec.pass_when, spec.noise, spec.generators)
 
@@ -114,10 +160,12 @@ async def run_step(
         await asyncio.sleep(0.6)
         server = await read_server_side(spec, metrics, Window(measured_start, ended), plan.level)
     usage = server.usage
+    contention: Contention | None = None
     if client is None:
         judgement = Judgement(verdict=Verdict.INVALID, reasons=[failure or "no client result"])
     else:
-        judgement = _judge(spec, plan, client, server)
+        contention = _contention(spec, plan, client, server)
+        judgement = _judge(spec, plan, client, server, contention)
     return StepResult(
         index=plan.index,
         level=plan.level,
@@ -130,5 +178,6 @@ async def run_step(
         client=client,
         target=usage.get(ROLE_TARGET),
         others={k: v for k, v in usage.items() if k != ROLE_TARGET},
+        contention=contention,
         judgement=judgement,
     )

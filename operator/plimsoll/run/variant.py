@@ -20,6 +20,7 @@ from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling, CurrentStep
 from plimsoll.api.step import StepRecord, StepResult, Verdict
 from plimsoll.decide.attribution import attribute
+from plimsoll.decide.contention import floor_bound
 from plimsoll.decide.search import Finished, next_action
 from plimsoll.decide.search.actions import CeilingEstimate
 from plimsoll.decide.stepsummary import record_of
@@ -97,6 +98,7 @@ async def run_variant(
                 kind=action.kind,
                 duration=action.duration,
                 attempt=action.attempt + retry_invalid,
+                floor_bound=floor_bound(spec.noise.floor_bound, records),
             )
             next_index += 1
             await sink.step_started(

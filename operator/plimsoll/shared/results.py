@@ -31,6 +31,19 @@ def _merge_encoded(items: Sequence[str | None]) -> str | None:
     return histogram.encode(histogram.merge(present))
 
 
+def _sum_known(values: Sequence[float | None]) -> float | None:
+    """The total, or None when any part could not be read (a partial sum would mislead)."""
+    if not values or any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None)
+
+
+def _sum_known_int(values: Sequence[int | None]) -> int | None:
+    if not values or any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None)
+
+
 def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
     if not results:
         raise ValueError("no trial results to merge")
@@ -83,11 +96,17 @@ def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
         operations=operations,
         streams=streams,
         floor=floor,
+        nominal=sum(r.nominal for r in results),
         intended=sum(r.intended for r in results),
         sent=sum(r.sent for r in results),
+        sent_on_time=sum(r.sent_on_time for r in results),
+        late_tolerance=max(r.late_tolerance for r in results),
+        start_lag=_merge_encoded([r.start_lag for r in results]),
         dropped_starts=sum(r.dropped_starts for r in results),
         measured_seconds=max(r.measured_seconds for r in results),
         cpu_seconds=sum(r.cpu_seconds for r in results),
+        cpu_wait_seconds=_sum_known([r.cpu_wait_seconds for r in results]),
+        cpu_timeslices=_sum_known_int([r.cpu_timeslices for r in results]),
         cores=sum(r.cores for r in results),
         peak_cpu_fraction=max(max(r.peak_cpu_fraction, r.cpu_fraction) for r in results),
         bytes_in=sum(r.bytes_in for r in results),

@@ -13,9 +13,10 @@ Rules shared by every strategy, applied here before the strategy decides:
   the step's reasons;
 - a noisy step is repeated at the same level and kind, `attempt` counting up;
   after `retries` repeats that were all noisy (`retries + 1` noisy attempts in
-  a row) the step counts as invalid and stops the run. `retries` is a
-  parameter, normally `spec.noise.retries`; `retries=2` is the classic "noisy
-  three times";
+  a row) the run stops *inconclusive*: the host was busy, and the answer is
+  the range found so far, marked so that nobody reads it as a ceiling.
+  `retries` is a parameter, normally `spec.noise.retries`; `retries=2` is the
+  classic "noisy three times";
 - `search.max_trials` bounds the number of trials, noisy repeats and probes
   included; at the bound the run stops with the range so far.
 
@@ -25,6 +26,7 @@ see only pass and fail verdicts.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 
@@ -33,7 +35,16 @@ from plimsoll.api.step import StepRecord, TrialKind, Verdict
 from plimsoll.decide.search import doubling, probe, steps
 from plimsoll.decide.search.actions import CeilingEstimate, Finished, NextTrial
 
-__all__ = ["CeilingEstimate", "Finished", "NextTrial", "next_action", "noise_free_bound"]
+__all__ = [
+    "INCONCLUSIVE",
+    "CeilingEstimate",
+    "Finished",
+    "NextTrial",
+    "next_action",
+    "noise_free_bound",
+]
+
+INCONCLUSIVE = "inconclusive: the host was busy"
 
 DEFAULT_RETRIES: int = Noise.model_fields["retries"].default
 
@@ -65,8 +76,9 @@ def next_action(
     if noisy:
         last = noisy[-1]
         if len(noisy) > retries:
-            why = f"{_name(last)} was noisy {len(noisy)} times in a row: the host is not quiet"
-            return Finished(so_far(search, history, why))
+            why = f"{INCONCLUSIVE} ({_name(last)} was noisy {len(noisy)} times in a row)"
+            busy = so_far(search, history, why)
+            return Finished(dataclasses.replace(busy, inconclusive=True))
         action: NextTrial | CeilingEstimate = NextTrial(
             last.level, last.kind, _duration(search, trial, last.kind), len(noisy) + 1
         )

@@ -41,6 +41,7 @@ class CeilingEstimate:
     stop_reason: str = ""
     spread: tuple[int, ...] = ()
     flipped: tuple[int, ...] = ()
+    inconclusive: bool = False  # the host stayed busy: the range is not a ceiling
 
     def to_status(
         self,
@@ -63,6 +64,7 @@ class CeilingEstimate:
             limited_by=limited_by,
             headroom=headroom or Headroom(),
             complete=self.complete,
+            inconclusive=self.inconclusive,
             stop_reason=reason,
             variant=variant,
         )

@@ -1,0 +1,285 @@
+"""Does Plimsoll find the truth with default settings? Targets whose capacity is known.
+
+    python bench/truth.py            # about 5-8 minutes on 2 cores
+
+Three measurements, each against an answer known before the run:
+
+1. CPU: `examples/targets/cpu_bound.py` burns WORK_MS of CPU per request, pinned
+   with cgroups to QUOTA cores, so it serves at most QUOTA / WORK_MS requests/s.
+   `run_test` (what `plimsoll run` calls) searches for its ceiling with the
+   DEFAULT arrival (Poisson), achieved-share bar (99%) and noise settings, once
+   on the host as it is and once pinned to one CPU with HOGS processes spinning
+   on it. The host's CPU pressure (PSI) is printed before and after: on a shared
+   machine "as it is" may be busy, and the quiet run then ends inconclusive too.
+   The busy run must end noisy or inconclusive, or within 10% of the truth:
+   never a confident wrong ceiling.
+2. Poisson false failures: the generator's real pacer and schedule at 20, 100
+   and 1,000/s over 50 simulated 15 s trials each, judged by the real verdict at
+   a 99% bar (the old share, sent ÷ nominal, is counted beside it), plus every
+   step of the quiet CPU run at or below 80% of the truth that failed on its
+   achieved share.
+3. Memory per held stream: `examples/targets/mini_gateway.py` keeps
+   STREAM_KIB KiB per held WebSocket. The streams probe holds N1 and then N2
+   streams; the slope of the target's peak working set between the two is the
+   figure. (Memory per held stream is computed here from the probe's per-step
+   memory at two counts; the runner does not report it itself on this branch.)
+
+Prints each step and the figures, then one JSON line: cpu_truth_rps,
+cpu_found_rps, cpu_error_pct, poisson_false_fails, stream_truth_kib,
+stream_found_kib, stream_error_pct, busy_host_outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for folder in ("operator", "generator-image", ""):
+    sys.path.insert(0, str(ROOT / folder))
+
+from bench.hogs import cpu_hogs, pinned  # noqa: E402
+from bench.pacing_sim import TRIALS, result, simulate  # noqa: E402
+from plimsoll.api.report import RunReport  # noqa: E402
+from plimsoll.api.resource import CapacityTest  # noqa: E402
+from plimsoll.api.status import CurrentStep, Phase  # noqa: E402
+from plimsoll.api.step import (  # noqa: E402
+    StepRecord,
+    StepResult,
+    Verdict,
+)
+from plimsoll.decide.verdict import ACHIEVED  # noqa: E402
+from plimsoll.platforms.local.platform import LocalPlatform  # noqa: E402
+from plimsoll.run.runner import run_test  # noqa: E402
+
+WORK_MS = 10.0
+QUOTA = 0.5
+CPU = 0  # the target's CPU, and the hogs'
+HOGS = 3
+STREAM_KIB = 256
+STREAM_COUNTS = (40, 160)
+
+
+class QuietSink:
+    """A `ProgressSink` that prints nothing while the run goes; `run` prints each step after."""
+
+    async def phase(self, phase: Phase, message: str) -> None:
+        return None
+
+    async def step_started(self, step: CurrentStep) -> None:
+        return None
+
+    async def step_finished(self, record: StepRecord, result: StepResult) -> None:
+        return None
+
+    async def finished(self, report: RunReport) -> None:
+        return None
+
+
+def cpu_test(beside_hogs: bool) -> CapacityTest:
+    """The CPU-bound target; workload, arrival, noise and minAchieved left at their defaults.
+    Beside the hogs it is also pinned to their CPU, so they compete for that one CPU."""
+    command = ["python", "examples/targets/cpu_bound.py"]
+    return CapacityTest.model_validate(
+        {
+            "metadata": {"name": "truth-cpu"},
+            "spec": {
+                "target": {
+                    "command": pinned(command, CPU) if beside_hogs else command,
+                    "portEnv": "PORT",
+                    "env": {"WORK_MS": f"{WORK_MS:g}"},
+                    "resources": {"cpu": f"{QUOTA:g}", "memory": "128Mi"},
+                },
+                "upstream": {"routes": [{"name": "unused", "path": "/unused"}]},
+                "workload": {"mix": [{"name": "work", "path": "/work"}]},
+                # Shorter than the default 60 s so the bench fits in minutes; long enough for
+                # a queue over capacity to grow past the bound.
+                "trial": {"duration": "8s", "warmUp": "2s"},
+                "search": {
+                    "strategy": "doubling",
+                    "start": 12,
+                    "floor": 2,
+                    "limit": 400,
+                    "precision": "5%",
+                    "repeats": 0,
+                    "maxTrials": 16,
+                },
+                "passWhen": {"latency": [{"quantile": "p99", "below": "1s"}]},
+                "generators": {"replicas": 1, "processes": 1},
+            },
+        }
+    )
+
+
+def stream_test(count: int) -> CapacityTest:
+    return CapacityTest.model_validate(
+        {
+            "metadata": {"name": f"truth-streams-{count}"},
+            "spec": {
+                "target": {
+                    "command": ["python", "examples/targets/mini_gateway.py"],
+                    "portEnv": "PORT",
+                    "upstreamEnv": "UPSTREAM_URL",
+                    "readinessPath": "/healthz",
+                    "env": {"STREAM_BUFFER_KIB": str(STREAM_KIB), "KEEP_ALIVE_SECONDS": "5"},
+                    "resources": {"cpu": "0.5", "memory": "192Mi"},
+                },
+                "upstream": {"routes": [{"name": "unused", "path": "/unused"}]},
+                "workload": {
+                    "mix": [{"name": "health", "path": "/healthz"}],
+                    "streams": {"count": count, "kind": "websocket", "path": "/ws"},
+                },
+                "trial": {"duration": "3s", "warmUp": "3s"},
+                "search": {"strategy": "steps", "levels": [2], "repeats": 0},
+                "generators": {"replicas": 1, "processes": 1},
+            },
+        }
+    )
+
+
+async def run(test: CapacityTest, name: str, out: Path) -> RunReport:
+    report = await run_test(test, lambda v: LocalPlatform(name, out / name), QuietSink())
+    for step in report.steps:
+        contention = step.contention
+        wait = contention.target_cpu_wait if contention is not None else None
+        busy = " busy" if contention is not None and contention.busy else ""
+        client = step.client
+        starts = (
+            f"{client.nominal:,.0f}/{client.intended:,}/{client.sent_on_time:,}"
+            if client is not None
+            else "-"
+        )
+        print(
+            f"  {name} step {step.index}: level {step.level} {step.judgement.verdict.value}"
+            f" | starts nominal/scheduled/on time {starts}"
+            f" | target CPU wait {'-' if wait is None else f'{wait:.0%}'}{busy}"
+            + (f" | {step.judgement.reasons[0][:160]}" if step.judgement.reasons else ""),
+            flush=True,
+        )
+    print(f"  {name}: {'; '.join(report.summary)}", flush=True)
+    return report
+
+
+def poisson_false_fails() -> tuple[int, int, int]:
+    """(fails with the schedule-relative share, fails with the old share, trials)."""
+    from plimsoll.api.spec import Generators, Noise, PassWhen
+    from plimsoll.decide.verdict import StepInput, judge
+
+    bar = PassWhen(min_achieved=0.99)
+    new = old = trials = 0
+    for rate in (20, 100, 1000):
+        for seed in range(TRIALS):
+            client = result(simulate(rate, seed), rate)
+            verdict = judge(StepInput(client=client, level=rate), bar, Noise(), Generators())
+            new += verdict.verdict is not Verdict.PASS
+            old += client.achieved_rate / rate < 0.99
+            trials += 1
+    return new, old, trials
+
+
+def busy_outcome(report: RunReport, truth: float) -> str:
+    ceiling = report.ceilings[0]
+    noisy = sum(s.judgement.verdict is Verdict.NOISY for s in report.steps)
+    if ceiling.inconclusive:
+        return "inconclusive"
+    if ceiling.level is None:
+        return "noisy" if noisy else "no level passed"
+    error = (ceiling.level - truth) / truth
+    if abs(error) <= 0.10:
+        return f"ceiling {ceiling.level} rps within 10% ({error:+.1%}), {noisy} noisy steps"
+    return f"WRONG: ceiling {ceiling.level} rps ({error:+.1%}), {noisy} noisy steps"
+
+
+def stream_slope(reports: dict[int, RunReport]) -> float | None:
+    """KiB per held stream: the peak working set's growth from N1 to N2 streams."""
+    memory: dict[int, int] = {}
+    for count, report in reports.items():
+        held = [
+            s.target.memory_max_bytes
+            for s in report.steps
+            if s.target is not None
+            and s.target.memory_max_bytes is not None
+            and s.client is not None
+            and s.client.streams.held_at_end >= count
+        ]
+        if not held:
+            print(f"  streams {count}: no step held all {count} streams with memory read")
+            return None
+        memory[count] = max(held)
+        print(f"  streams {count}: target peak working set {memory[count] / 2**20:,.1f} MiB")
+    low, high = STREAM_COUNTS
+    return (memory[high] - memory[low]) / (high - low) / 1024
+
+
+def host_pressure() -> str:
+    """The whole host's CPU pressure (PSI), to read the quiet run against."""
+    try:
+        return Path("/proc/pressure/cpu").read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return "not available"
+
+
+async def main() -> dict[str, Any]:
+    started = time.monotonic()
+    truth = QUOTA / (WORK_MS / 1000)
+    out = Path(tempfile.mkdtemp(prefix="plimsoll-truth-"))
+
+    print("Poisson, simulated with the generator's pacer (50 trials at each of 20, 100, 1,000/s)")
+    sim_new, sim_old, trials = poisson_false_fails()
+    print(
+        f"  99% bar, sent on time ÷ scheduled: {sim_new} of {trials} failed; "
+        f"sent ÷ nominal (the old share) would have failed {sim_old}"
+    )
+
+    print(f"CPU: {WORK_MS:g} ms per request at {QUOTA:g} CPU, truth {truth:g} rps")
+    print(f"  host before the quiet run: cpu pressure {host_pressure()}")
+    quiet = await run(cpu_test(beside_hogs=False), "quiet", out)
+    with cpu_hogs(CPU, HOGS, seconds=400):
+        busy = await run(cpu_test(beside_hogs=True), "busy", out)
+
+    real_false = [
+        s
+        for s in quiet.steps
+        if s.level <= 0.8 * truth
+        and s.judgement.verdict is Verdict.FAIL
+        and any(r.startswith(ACHIEVED) for r in s.judgement.reasons)
+    ]
+    ceiling = quiet.ceilings[0]
+    found = float(ceiling.level) if ceiling.level is not None and not ceiling.inconclusive else None
+    error = (found - truth) / truth * 100 if found is not None else None
+    print(
+        f"  quiet: found {found if found is not None else 'no ceiling'} vs truth {truth:g} "
+        f"({'-' if error is None else f'{error:+.1f}%'}), ratio "
+        f"{'-' if found is None else f'{found / truth:.3f}'}"
+    )
+
+    print(f"Memory per held stream: {STREAM_KIB} KiB each, at {STREAM_COUNTS} streams")
+    streams = {
+        count: await run(stream_test(count), f"streams-{count}", out) for count in STREAM_COUNTS
+    }
+    slope = stream_slope(streams)
+    stream_error = (slope - STREAM_KIB) / STREAM_KIB * 100 if slope is not None else None
+    print(f"  found {'-' if slope is None else f'{slope:,.1f}'} KiB per stream vs {STREAM_KIB}")
+    print(f"(took {time.monotonic() - started:,.0f} s)")
+    return {
+        "cpu_truth_rps": truth,
+        "cpu_found_rps": found,
+        "cpu_error_pct": round(error, 2) if error is not None else None,
+        "poisson_false_fails": sim_new + len(real_false),
+        "stream_truth_kib": STREAM_KIB,
+        "stream_found_kib": round(slope, 1) if slope is not None else None,
+        "stream_error_pct": round(stream_error, 2) if stream_error is not None else None,
+        "busy_host_outcome": busy_outcome(busy, truth),
+    }
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)  # the specs name their commands relative to the repository
+    figures = asyncio.run(main())
+    print(json.dumps(figures))

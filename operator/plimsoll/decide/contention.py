@@ -1,0 +1,153 @@
+"""Was the host busy during a step? A pure decision over figures measured beside the trial.
+
+The runner (`plimsoll.run.step`) reads the figures and the verdict
+(`plimsoll.decide.verdict`) acts on the answer: a step that fails while the
+host was busy is noisy and repeated, never a fail, because a busy host makes a
+target look smaller than it is. Nothing here needs configuring; each signal is
+one the host cannot produce while it is quiet:
+
+- the target waited for a CPU outside its own throttling (another process held
+  the CPU its quota allowed it) for more than `TARGET_WAIT` of its runnable time,
+  in a step where it was throttled in fewer than `THROTTLED_MOST` of its CFS
+  periods: a target throttled in most periods got its whole quota, so whatever
+  it waited did not make it smaller (and the wait of its other threads during
+  throttling cannot be told from the host's);
+- the generators' threads waited for a CPU more than `GENERATOR_WAIT_MS` on
+  average each time they woke (they read answers that much late; a share of
+  their runnable time would not do: a mostly idle process runs for microseconds
+  per wake-up, so any wait is a large share of it);
+- the generators' starts left late: their p99 start lag exceeded `START_LAG_MS`
+  (a quiet host's timers: p99 about 2 ms, at most about 6 ms);
+- the direct-call floor (a call to the mock that bypasses the target) exceeded
+  its bound: `noise.floorBound` when given, else one derived from the floor the
+  first steps measured (`floor_bound`).
+
+Figures that could not be read are listed, never taken as quiet evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from plimsoll.api.step import Contention, StepRecord, TrialKind
+
+# A quiet host makes a runnable thread wait a few percent of the time at most, and
+# schedules a waking thread within tens of microseconds; a process sharing the
+# target's CPU makes it wait about half the time (measured: 44-85%).
+TARGET_WAIT = 0.15
+GENERATOR_WAIT_MS = 1.0
+START_LAG_MS = 10.0
+THROTTLED_MOST = 0.5
+# The derived floor bound: the first FLOOR_STEPS full steps' lowest floor, times
+# FLOOR_FACTOR, and at least FLOOR_MARGIN_MS above it (a sub-millisecond floor
+# times three is still within a timer tick).
+FLOOR_STEPS = 2
+FLOOR_FACTOR = 3.0
+FLOOR_MARGIN_MS = 5.0
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What the runner measured during one step (None: could not be read)."""
+
+    target_cpu_cores: float | None = None  # mean CPU the target used
+    target_cpu_wait_cores: float | None = None  # mean threads waiting outside throttling
+    target_cpu_wait_source: str | None = None
+    target_throttled_ratio: float | None = None  # throttled ÷ total CFS periods
+    generator_timeslices: int | None = None  # times the generators' threads were scheduled
+    generator_cpu_wait_seconds: float | None = None
+    start_lag_p99_ms: float | None = None
+    late_tolerance_ms: float | None = None
+    floor_ms: float | None = None
+    unreadable: Sequence[str] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class FloorBound:
+    ms: float | None
+    basis: str
+
+
+NO_BOUND = FloorBound(None, "no bound yet: the first full step sets the reference")
+
+
+def floor_bound(configured_s: float | None, earlier: Sequence[StepRecord]) -> FloorBound:
+    """The floor bound for the next step: the configured one, else derived from the floor
+    the first full steps measured (None until one has)."""
+    if configured_s is not None:
+        return FloorBound(configured_s * 1000.0, "noise.floorBound")
+    firsts = [r for r in earlier if r.kind is TrialKind.FULL and r.floor_ms is not None]
+    firsts = firsts[:FLOOR_STEPS]
+    if not firsts:
+        return NO_BOUND
+    reference = min(r.floor_ms for r in firsts if r.floor_ms is not None)
+    bound = max(reference * FLOOR_FACTOR, reference + FLOOR_MARGIN_MS)
+    steps = ", ".join(str(r.index) for r in firsts)
+    return FloorBound(
+        bound,
+        f"derived: {FLOOR_FACTOR:g}× the lowest floor of step(s) {steps} ({reference:.2f} ms)",
+    )
+
+
+def _share(wait: float | None, used: float | None) -> float | None:
+    if wait is None or used is None:
+        return None
+    runnable = wait + used
+    return wait / runnable if runnable > 0 else 0.0
+
+
+def _per_slice_ms(wait: float | None, slices: int | None) -> float | None:
+    if wait is None or slices is None:
+        return None
+    return wait * 1000.0 / slices if slices > 0 else 0.0
+
+
+def assess(figures: Figures, bound: FloorBound) -> Contention:
+    """The step's contention record: each figure, and whether the host was busy."""
+    target = _share(figures.target_cpu_wait_cores, figures.target_cpu_cores)
+    generator = _per_slice_ms(figures.generator_cpu_wait_seconds, figures.generator_timeslices)
+    signals: list[str] = []
+    throttled = figures.target_throttled_ratio
+    starved = throttled is None or throttled < THROTTLED_MOST
+    if target is not None and target > TARGET_WAIT and starved:
+        signals.append(
+            f"the target waited for a CPU {target:.0%} of its runnable time "
+            f"(quiet: under {TARGET_WAIT:.0%})"
+        )
+    if generator is not None and generator > GENERATOR_WAIT_MS:
+        signals.append(
+            f"the generators waited {generator:,.2f} ms for a CPU each time they woke "
+            f"(quiet: under {GENERATOR_WAIT_MS:g} ms)"
+        )
+    lag = figures.start_lag_p99_ms
+    if lag is not None and lag > START_LAG_MS:
+        signals.append(
+            f"the generators' starts left late: p99 start lag {lag:,.1f} ms "
+            f"(quiet: under {START_LAG_MS:g} ms)"
+        )
+    if figures.floor_ms is not None and bound.ms is not None and figures.floor_ms > bound.ms:
+        signals.append(
+            f"the direct-call floor took {figures.floor_ms:,.1f} ms > {bound.ms:,.1f} ms "
+            f"({bound.basis})"
+        )
+    unreadable = list(figures.unreadable)
+    if target is None and not any(u.startswith("target CPU wait") for u in unreadable):
+        unreadable.append("target CPU wait: not readable on this platform")
+    if generator is None:
+        unreadable.append("generator CPU wait: the generators reported none")
+    if figures.floor_ms is None:
+        unreadable.append("direct-call floor: no samples")
+    return Contention(
+        target_cpu_wait=target,
+        target_cpu_wait_source=figures.target_cpu_wait_source,
+        generator_wait_ms=generator,
+        start_lag_p99_ms=lag,
+        late_tolerance_ms=figures.late_tolerance_ms,
+        floor_ms=figures.floor_ms,
+        floor_bound_ms=bound.ms,
+        floor_bound_basis=bound.basis,
+        busy=bool(signals),
+        signals=signals,
+        unreadable=unreadable,
+    )

@@ -1,0 +1,101 @@
+"""Is the host busy? The pure decision, fed tables of figures as the runner measures them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from plimsoll.api.step import StepRecord, TrialKind, Verdict
+from plimsoll.decide.contention import Figures, FloorBound, assess, floor_bound
+
+NO_BOUND = FloorBound(None, "no bound yet")
+QUIET = Figures(
+    target_cpu_cores=0.45,
+    target_cpu_wait_cores=0.01,
+    target_cpu_wait_source="schedstat",
+    generator_timeslices=20_000,
+    generator_cpu_wait_seconds=0.4,
+    start_lag_p99_ms=0.4,
+    late_tolerance_ms=10.0,
+    floor_ms=0.8,
+)
+
+
+@pytest.mark.parametrize(
+    ("changes", "bound", "signal"),
+    [
+        ({}, NO_BOUND, None),
+        ({}, FloorBound(5.8, "derived"), None),
+        # a hog on the target's CPU: it waits about as long as it runs
+        ({"target_cpu_wait_cores": 0.4}, NO_BOUND, "the target waited for a CPU 47%"),
+        # throttled wait is already taken out by the sampler: 0.05 of 0.5 is quiet
+        ({"target_cpu_wait_cores": 0.05}, NO_BOUND, None),
+        # throttled in most periods it had its whole quota: its wait did not shrink it
+        ({"target_cpu_wait_cores": 0.4, "target_throttled_ratio": 0.8}, NO_BOUND, None),
+        ({"target_cpu_wait_cores": 0.4, "target_throttled_ratio": 0.1}, NO_BOUND, "the target"),
+        # 20,000 wake-ups meeting 0.02 ms each is quiet; 3 ms each is a busy host
+        ({"generator_cpu_wait_seconds": 60.0}, NO_BOUND, "the generators waited 3.00 ms"),
+        ({"start_lag_p99_ms": 35.0}, NO_BOUND, "p99 start lag 35.0 ms (quiet: under 10 ms)"),
+        ({"floor_ms": 12.0}, FloorBound(5.8, "derived"), "the direct-call floor took 12.0 ms"),
+        ({"floor_ms": 12.0}, NO_BOUND, None),  # no bound yet: the floor is not judged
+    ],
+)
+def test_each_signal_alone_marks_the_host_busy(
+    changes: dict[str, float], bound: FloorBound, signal: str | None
+) -> None:
+    base = QUIET.__dict__ | changes
+    contention = assess(Figures(**base), bound)
+    assert contention.busy is (signal is not None)
+    if signal is None:
+        assert contention.signals == []
+    else:
+        (only,) = contention.signals
+        assert only.startswith(signal) or signal in only
+
+
+def test_figures_that_cannot_be_read_are_listed_never_taken_as_quiet() -> None:
+    contention = assess(Figures(start_lag_p99_ms=0.2, late_tolerance_ms=10.0), NO_BOUND)
+    assert contention.busy is False
+    assert contention.target_cpu_wait is None
+    assert contention.unreadable == [
+        "target CPU wait: not readable on this platform",
+        "generator CPU wait: the generators reported none",
+        "direct-call floor: no samples",
+    ]
+
+
+def record(index: int, floor_ms: float | None, kind: TrialKind = TrialKind.FULL) -> StepRecord:
+    return StepRecord(
+        index=index,
+        level=10 * (index + 1),
+        kind=kind,
+        duration=15.0,
+        verdict=Verdict.PASS,
+        floor_ms=floor_ms,
+        started_at=datetime(2026, 11, 30, tzinfo=UTC),
+    )
+
+
+def test_a_configured_floor_bound_wins_over_the_derived_one() -> None:
+    bound = floor_bound(0.004, [record(0, 1.0)])
+    assert bound.ms == pytest.approx(4.0)
+    assert bound.basis == "noise.floorBound"
+
+
+@pytest.mark.parametrize(
+    ("history", "expected"),
+    [
+        ([], None),
+        ([record(0, None)], None),
+        ([record(0, 1.0)], 6.0),  # 1 ms + 5 ms margin beats 3x
+        ([record(0, 4.0), record(1, 3.0)], 9.0),  # 3x the lower of the first two
+        ([record(0, 4.0), record(1, 3.0), record(2, 0.5)], 9.0),  # later steps never lower it
+        ([record(0, 0.5, TrialKind.PROBE), record(1, 4.0)], 12.0),  # full steps only
+    ],
+)
+def test_the_derived_floor_bound_comes_from_the_first_full_steps(
+    history: list[StepRecord], expected: float | None
+) -> None:
+    bound = floor_bound(None, history)
+    assert bound.ms == (pytest.approx(expected) if expected is not None else None)
