@@ -22,7 +22,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.controller.apiserver_fixtures import control_plane_installed
 from tests.localrun import ROOT
+
+# One real control plane per session, for every folder's tests that need one.
+__all__ = ["control_plane_installed"]
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
-"""The real Kubernetes control plane of `../shared/k8s` for the tests that need one.
+"""A control plane of a test's own, for a test that takes the API server away.
 
-`ControlPlane.up()` starts etcd and kube-apiserver (with the controller manager
-and the scheduler) as processes on loopback in a folder of the test's own, and
-`down()` stops them keeping the data, so a test can take the API server away and
-bring it back. Where `../shared/k8s` is absent (a fresh clone) `available()` is
-False and the tests skip, saying why.
+Most tests share the session's control plane (`tests/controller/control_plane.py`).
+A test that stops the API server mid-test cannot: `ControlPlane.up()` starts etcd
+and kube-apiserver (with the controller manager and the scheduler) on loopback in a
+folder of the test's own, and `down()` stops them keeping the data, so the test can
+bring the same cluster back.
 """
 
 from __future__ import annotations
@@ -17,11 +17,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTROL_PLANE = ROOT.parent / "shared" / "k8s" / "control-plane"
-ABSENT = f"needs the real Kubernetes control plane {CONTROL_PLANE}; it is absent here"
-
-
-def available() -> bool:
-    return CONTROL_PLANE.exists()
 
 
 @dataclass
