@@ -113,7 +113,11 @@ class McpUsers:
         self.calls = [
             op for op in workload.mix if op.kind in (OperationKind.CALL, OperationKind.LIST)
         ]
-        self.pages = [op for op in workload.mix if op.kind is OperationKind.REQUEST]
+        # A page view is a plain GET of `pageViewPath` (the seed's dashboard), or one of
+        # the mix's `request` operations by weight when the mix names the pages itself.
+        pages = [op for op in workload.mix if op.kind is OperationKind.REQUEST]
+        self.pages = pages or [Operation(name=PAGE_VIEW, path=self.config.page_view_path)]
+        self.page_weights = [op.weight for op in self.pages]
         if not self.calls:
             raise ValueError("an MCP users workload needs at least one 'call' or 'list' in 'mix'")
         self.weights = [op.weight for op in self.calls]
@@ -172,14 +176,14 @@ class McpUsers:
             op = rng.choices(self.calls, self.weights)[0]
             self.counter += 1
             call = session.rpc(op.name, method_of(op), call_params(op, self.counter))
-            if self.pages and behaviour.page_view():
+            if behaviour.page_view():
                 await asyncio.gather(call, self._page_view(extra, rng))
             else:
                 await call
 
     async def _page_view(self, extra: dict[str, str], rng: random.Random) -> None:
         ctx = self.ctx
-        op = rng.choice(self.pages)
+        op = rng.choices(self.pages, self.page_weights)[0]
         payload = build_request(
             op.method, ctx.path(op.path), ctx.host_header, {**op.headers, **extra}
         )
@@ -194,6 +198,7 @@ class McpUsers:
             ctx.sent += 1
             ctx.intended += 1
             ctx.on_time += 1  # sent when the user decided to: there is no schedule
+            ctx.page_views += 1
             stats = ctx.recorder.op(op.name)
             outcome = (
                 "transport"

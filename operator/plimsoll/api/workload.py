@@ -84,14 +84,19 @@ class Users(PlimsollModel):
     hold_stream: bool = Field(True, description="Each user holds one SSE stream all trial.")
     burst_gap_median: Seconds = Field(6.0, description="Median gap between calls in a burst.")
     mean_gap: Seconds = Field(90.0, description="Mean gap between calls overall.")
-    bot_fraction: Fraction = Field(0.01, description="Users who call back to back.")
+    bot_fraction: Fraction = Field(0.01, description="Users who are bots (unattended scripts).")
     bot_gap: Seconds = Field(1.0, description="A bot's pause between its calls.")
     reconnect_every: Seconds | None = Field(
         600.0, description="Mean time between a user's reconnects (handshake + listing)."
     )
     relist_fraction: Fraction = Field(0.1, description="Calls preceded by a tools/list.")
     page_view_fraction: Fraction = Field(0.05, description="Calls that come with a page view.")
-    page_view_path: str = Field("/", pattern=PATH_PATTERN)
+    page_view_path: str = Field(
+        "/",
+        pattern=PATH_PATTERN,
+        description="A page view GETs this path of the target, unless the mix has 'request' "
+        "operations: those are then the pages, chosen by weight.",
+    )
     keep_alive_timeout: Seconds = Field(
         45.0, description="A held stream silent for this long counts as unhealthy."
     )

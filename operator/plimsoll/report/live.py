@@ -27,7 +27,7 @@ from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import CurrentStep, Phase
 from plimsoll.api.step import StepRecord, StepResult, TrialKind, Verdict
 from plimsoll.report.files import write_json
-from plimsoll.report.table import COLUMNS, row
+from plimsoll.report.table import COLUMNS, OPTIONAL_COLUMNS, row
 
 _STYLES = {"pass": "green", "fail": "red", "invalid": "magenta", "noisy": "yellow"}
 # The panel's table keeps the columns that decide a step; report.md has them all.
@@ -184,7 +184,9 @@ class ConsoleSink:
         if self._live is None:
             cells = row(result).cells
             figures = ", ".join(
-                f"{name} {value}" for name, value in zip(COLUMNS[4:-1], cells[4:-1], strict=True)
+                f"{name} {value}"
+                for name, value in zip(COLUMNS[4:-1], cells[4:-1], strict=True)
+                if not (name in OPTIONAL_COLUMNS and value == "—")
             )
             self.console.print(f"  [{style}]{record.verdict.value.upper()}[/{style}] {figures}")
             for reason in record.reasons:

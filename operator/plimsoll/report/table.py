@@ -21,6 +21,7 @@ COLUMNS = [
     "p95 ms",
     "p99 ms",
     "errors",
+    "page views",
     "achieved/s",
     "CPU",
     "throttled",
@@ -29,6 +30,10 @@ COLUMNS = [
     "CPU wait",
     "verdict",
 ]
+
+# Columns only some workloads fill (modeled users' page views): a plain log line leaves
+# them out when they are empty, rather than print "—" for every open-model step.
+OPTIONAL_COLUMNS = frozenset({"page views"})
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,7 @@ def row(result: StepResult) -> Row:
         _num(record.p95_ms),
         _num(record.p99_ms),
         "—" if record.error_rate is None else f"{record.error_rate:.2%}",
+        _page_views(result),
         _num(record.achieved_rate),
         _num(record.cpu_cores, 2),
         "—" if record.throttled_ratio is None else f"{record.throttled_ratio:.0%}",
@@ -63,6 +69,12 @@ def row(result: StepResult) -> Row:
         record.verdict.value,
     ]
     return Row(cells, record.verdict.value, list(record.reasons))
+
+
+def _page_views(result: StepResult) -> str:
+    """The modeled users' page views in the window ("—" when the workload makes none)."""
+    client = result.client
+    return f"{client.page_views:,}" if client is not None and client.page_views else "—"
 
 
 def _starts(record: StepRecord) -> str:
