@@ -72,3 +72,25 @@ async def test_users_view_the_page_view_path_at_the_declared_share(mock: str) ->
     assert abs(result.page_views / calls - 0.3) < spread
     # Every page view reached the mock's /dashboard (the warm-up's too, so at least).
     assert mock_count(mock, "dashboard") - before >= result.page_views
+
+
+async def test_bots_make_the_declared_share_of_requests(mock: str) -> None:
+    # 2 bots among 100 users make half the requests. The tool holds each call 50 ms, so
+    # a bot calling one at a time could start at most 20 calls a second, 2 x 20 against
+    # the humans' 98 x 2 per second: 17%, the shortfall the seed's bots showed. Constant
+    # gaps (median = mean) keep the humans' own count nearly free of chance.
+    workload = users(
+        botFraction="2%",
+        botShare="50%",
+        burstGapMedian="500ms",
+        meanGap="500ms",
+        pageViewFraction=0,
+        ramp="500ms",
+    )
+    result = await run(request(mock, workload, level=100, duration=2.5, warmUp=0.7))
+    assert result.state is TrialState.DONE, result.errors
+    calls = result.operations["tool-call"].outcomes
+    assert calls.ok == calls.total > 800  # the users' connects fell in the warm-up
+    share = result.bot_requests / result.sent
+    # Within 4 binomial sigmas of the declared 50% (about 1,000 requests: ±6 points).
+    assert abs(share - 0.5) < 4 * math.sqrt(0.25 / result.sent), (share, result.sent)

@@ -85,7 +85,17 @@ class Users(PlimsollModel):
     burst_gap_median: Seconds = Field(6.0, description="Median gap between calls in a burst.")
     mean_gap: Seconds = Field(90.0, description="Mean gap between calls overall.")
     bot_fraction: Fraction = Field(0.01, description="Users who are bots (unattended scripts).")
-    bot_gap: Seconds = Field(1.0, description="A bot's pause between its calls.")
+    bot_share: Fraction | None = Field(
+        0.5,
+        description="Share of the users' requests the bots make (the seed: 1% of users made "
+        "almost half). Sets each bot's call rate; null: one call every 'botGap' instead.",
+    )
+    bot_gap: Seconds = Field(
+        1.0,
+        gt=0,
+        description="Without 'botShare' (or when every user is a bot): a bot starts one "
+        "call every this long.",
+    )
     reconnect_every: Seconds | None = Field(
         600.0, description="Mean time between a user's reconnects (handshake + listing)."
     )
@@ -106,6 +116,11 @@ class Users(PlimsollModel):
     def _gaps(self) -> Users:
         if self.burst_gap_median > self.mean_gap:
             raise ValueError("'burstGapMedian' must not exceed 'meanGap'")
+        if self.bot_share is not None and self.bot_share >= 1.0 and self.bot_fraction < 1.0:
+            raise ValueError(
+                "'botShare' must be below 100% while some users are human "
+                "('botFraction' below 100%): humans make some of the requests"
+            )
         return self
 
 
