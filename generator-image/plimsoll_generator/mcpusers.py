@@ -23,7 +23,7 @@ from typing import Any
 
 from plimsoll.api.workload import Operation, OperationKind
 from plimsoll_generator.behaviour import UserBehaviour, bot_in_flight, bot_rate
-from plimsoll_generator.client import Exchange, build_request
+from plimsoll_generator.client import Exchange, build_request, upstream_seconds
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.mcp import McpDialect, answer
 from plimsoll_generator.openmodel import OpenModel, TimedExchange
@@ -85,7 +85,7 @@ class McpSession:
             stats = ctx.recorder.op(name)
             ctx.recorder.outcome(stats, outcome, f"{name}: {message}" if message else None)
             if outcome != "transport":
-                stats.latency.add(time.perf_counter() - start)
+                stats.timed(time.perf_counter() - start, upstream_seconds(exchange.server_timing))
         if rpc_id >= 0 and exchange.status == 200 and name == INITIALIZE:
             session = exchange.header(b"mcp-session-id")
             self.session = session.decode() if session else None
@@ -272,7 +272,7 @@ class McpUsers:
                 stats, outcome, exchange.error or f"{op.name}: HTTP {exchange.status}"
             )
             if exchange.error is None:
-                stats.latency.add(time.perf_counter() - start)
+                stats.timed(time.perf_counter() - start, upstream_seconds(exchange.server_timing))
 
 
 class McpRate(OpenModel):

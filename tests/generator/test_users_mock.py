@@ -1,8 +1,9 @@
 """Modeled MCP users against the real mock: page views, bots' share, added latency.
 
 One mock process serves the module: an MCP tool held 50 ms, a `/dashboard` page
-held 10 ms, both reporting their time in Server-Timing, so what the generator
-counts and measures can be checked against what the mock was told to do.
+held 10 ms, an LLM whose first token waits 100 ms, all reporting their time in
+Server-Timing, so what the generator counts and measures can be checked against
+what the mock was told to do.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from typing import Any
 import pytest
 
 from plimsoll.api.trial import TrialState
+from plimsoll.shared import histogram
 from tests.generator.helpers import request, run
 from tests.generator.mockproc import MockProcess
 
 TOOL_HOLD = 0.050
+TTFT = 0.100
 CONFIG = {
     "routes": [{"name": "dashboard", "path": "/dashboard", "latency": {"fixed": "10ms"}}],
     "mcp": {"tools": [{"name": "slow", "latency": {"fixed": f"{TOOL_HOLD}s"}}]},
+    "llm": {"ttft": {"fixed": f"{TTFT}s"}, "itl": {"fixed": "5ms"}, "outputTokens": 5},
 }
 
 
@@ -94,3 +98,47 @@ async def test_bots_make_the_declared_share_of_requests(mock: str) -> None:
     share = result.bot_requests / result.sent
     # Within 4 binomial sigmas of the declared 50% (about 1,000 requests: ±6 points).
     assert abs(share - 0.5) < 4 * math.sqrt(0.25 / result.sent), (share, result.sent)
+
+
+def quantile_ms(encoded: str | None, q: float) -> float:
+    assert encoded is not None, "no histogram recorded"
+    value = histogram.quantile_ms(histogram.decode(encoded), q)
+    assert value is not None
+    return value
+
+
+async def test_users_record_what_came_on_top_of_the_upstreams_time(mock: str) -> None:
+    workload = users(
+        botFraction=0,
+        burstGapMedian="100ms",
+        meanGap="100ms",
+        pageViewFraction="50%",
+        pageViewPath="/dashboard",
+    )
+    result = await run(request(mock, workload, level=10, duration=1.5, warmUp=0.3))
+    assert result.state is TrialState.DONE, result.errors
+    for name, held in (("tool-call", TOOL_HOLD), ("page_view", 0.010)):
+        op = result.operations[name]
+        # The client waited at least what the mock held the call; the mock said so in
+        # Server-Timing, so what is left is the client and loopback's own time, small.
+        assert quantile_ms(op.latency, 0.5) >= held * 1000 - 1
+        assert quantile_ms(op.added, 0.5) < 5.0
+        assert quantile_ms(op.added, 0.5) < quantile_ms(op.latency, 0.5) / 5
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_conversations_record_added_latency(mock: str, stream: bool) -> None:
+    workload = {
+        "protocol": "openai",
+        "model": "users",
+        "mix": [{"name": "chat", "kind": "chat"}],
+        "conversation": {"turns": 2, "promptChars": 40, "maxTokens": 8, "stream": stream},
+    }
+    result = await run(request(mock, workload, level=4, duration=1.5))
+    assert result.state is TrialState.DONE, result.errors
+    op = result.operations["chat"]
+    assert op.outcomes.ok == op.outcomes.total >= 4
+    # The mock's first token waits 100 ms (its Server-Timing for a stream, whose head
+    # goes with the first token; the whole answer's time otherwise): added is the rest.
+    assert quantile_ms(op.added, 0.5) < 5.0
+    assert quantile_ms(op.latency, 0.5) >= TTFT * 1000 - 1

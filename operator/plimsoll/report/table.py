@@ -20,6 +20,7 @@ COLUMNS = [
     "p50 ms",
     "p95 ms",
     "p99 ms",
+    "added p99 ms",
     "errors",
     "page views",
     "achieved/s",
@@ -31,9 +32,9 @@ COLUMNS = [
     "verdict",
 ]
 
-# Columns only some workloads fill (modeled users' page views): a plain log line leaves
-# them out when they are empty, rather than print "—" for every open-model step.
-OPTIONAL_COLUMNS = frozenset({"page views"})
+# Columns only some steps fill (added latency needs the upstream's Server-Timing, page
+# views need modeled users): a plain log line leaves them out when they are empty.
+OPTIONAL_COLUMNS = frozenset({"added p99 ms", "page views"})
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ def row(result: StepResult) -> Row:
         _num(record.p50_ms),
         _num(record.p95_ms),
         _num(record.p99_ms),
+        _num(record.added_p99_ms),
         "—" if record.error_rate is None else f"{record.error_rate:.2%}",
         _page_views(result),
         _num(record.achieved_rate),
