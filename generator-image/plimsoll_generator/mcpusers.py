@@ -23,6 +23,7 @@ from typing import Any
 
 from plimsoll.api.workload import Operation, OperationKind
 from plimsoll_generator.behaviour import UserBehaviour, bot_in_flight, bot_rate
+from plimsoll_generator.bodies import SizeMix, padded_arguments
 from plimsoll_generator.client import Exchange, build_request, upstream_seconds
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.mcp import McpDialect, answer
@@ -34,13 +35,27 @@ INITIALIZE = "initialize"
 RELIST = "relist"
 
 
-def call_params(op: Operation, counter: int) -> dict[str, Any]:
+def call_params(op: Operation, counter: int, size: int | None = None) -> dict[str, Any]:
+    """A call's params: the body template's arguments, or (given a `size` drawn from
+    its `bodySizes`) arguments whose compact JSON is exactly that many bytes."""
     if op.kind is OperationKind.LIST:
         return {}
     arguments: Any = {}
     if op.body is not None:
         arguments = json.loads(op.body.replace("{{n}}", str(counter)))
+    elif size is not None:
+        arguments = padded_arguments(size)
     return {"name": op.tool, "arguments": arguments}
+
+
+def size_mixes(ops: list[Operation]) -> dict[str, SizeMix]:
+    """Each operation's body size mix, by name (built once per trial)."""
+    return {op.name: SizeMix(op.body_sizes) for op in ops if op.body_sizes}
+
+
+def draw_size(mixes: dict[str, SizeMix], op: Operation, rng: random.Random) -> int | None:
+    mix = mixes.get(op.name)
+    return mix.draw(rng) if mix is not None else None
 
 
 def method_of(op: Operation) -> str:
@@ -135,6 +150,7 @@ class McpUsers:
         if not self.calls:
             raise ValueError("an MCP users workload needs at least one 'call' or 'list' in 'mix'")
         self.weights = [op.weight for op in self.calls]
+        self.sizes = size_mixes(self.calls)
         self.watch = StreamWatch(
             ctx.streams, self.config.keep_alive_timeout, lambda: ctx.measuring(time.perf_counter())
         )
@@ -231,7 +247,9 @@ class McpUsers:
             await session.rpc(RELIST, "tools/list", {})
         op = rng.choices(self.calls, self.weights)[0]
         self.counter += 1
-        call = session.rpc(op.name, method_of(op), call_params(op, self.counter))
+        call = session.rpc(
+            op.name, method_of(op), call_params(op, self.counter, draw_size(self.sizes, op, rng))
+        )
         if behaviour.page_view():
             await asyncio.gather(call, self._page_view(session, rng))
         else:
@@ -283,6 +301,7 @@ class McpRate(OpenModel):
         self.keep_body = True
         self.session = McpSession(ctx, {})
         self.ops = {op.name: op for op in ctx.request.workload.mix}
+        self.sizes = size_mixes(ctx.request.workload.mix)
         self.starter: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -301,7 +320,10 @@ class McpRate(OpenModel):
         if self.ctx.ips is not None:
             extra[self.ctx.ips.header] = self.ctx.ips.for_index(ip_index)
         payload, exchange.rpc = self.session.dialect.request(
-            method_of(op), call_params(op, self.counter), self.session.session, extra
+            method_of(op),
+            call_params(op, self.counter, draw_size(self.sizes, op, self.ctx.rng)),
+            self.session.session,
+            extra,
         )
         return payload
 

@@ -22,6 +22,7 @@ from plimsoll.api.bounded import (
     HEADER_NAME_PATTERN,
     PATH_PATTERN,
     HeaderValue,
+    RequestBytes,
     Weight,
 )
 from plimsoll.api.units import Fraction, Seconds
@@ -51,6 +52,17 @@ class OperationKind(StrEnum):
     CHAT = "chat"  # one turn of an LLM conversation
 
 
+class BodySize(PlimsollModel):
+    """One entry of a request-body size mix ("mostly 1 KiB, 10% at 64 KiB")."""
+
+    size: RequestBytes
+    weight: Weight = 1.0
+
+
+# Methods whose requests carry a body (a GET with one is refused by many servers).
+BODY_METHODS = ("POST", "PUT", "PATCH")
+
+
 class Operation(PlimsollModel):
     """One entry of the request mix. Its name labels its latency and errors."""
 
@@ -61,6 +73,13 @@ class Operation(PlimsollModel):
     path: str = Field("/", pattern=PATH_PATTERN)
     headers: dict[str, HeaderValue] = Field(default_factory=dict)
     body: str | None = Field(None, description="Request body; '{{n}}' becomes a counter.")
+    body_sizes: list[BodySize] | None = Field(
+        None,
+        min_length=1,
+        max_length=16,
+        description="A body size mix: each request draws a size by weight and sends a JSON "
+        "body of exactly that many bytes (for a 'call', its arguments). Instead of 'body'.",
+    )
     tool: str | None = Field(None, description="For kind 'call': the MCP tool to call.")
     expect_status: list[int] = Field(
         default_factory=lambda: [200], min_length=1, description="Statuses counted as ok."
@@ -76,6 +95,25 @@ class Operation(PlimsollModel):
                     "(no spaces, colons, CR/LF or non-ASCII)"
                 )
         return headers
+
+    @model_validator(mode="after")
+    def _body_sizes(self) -> Operation:
+        if self.body_sizes is None:
+            return self
+        where = f"operation {self.name!r}: 'bodySizes'"
+        if self.kind not in (OperationKind.REQUEST, OperationKind.CALL):
+            raise ValueError(
+                f"{where} sizes the body of a 'request' or the arguments of a 'call'; "
+                f"kind {self.kind.value!r} builds its own body: remove 'bodySizes'"
+            )
+        if self.body is not None:
+            raise ValueError(f"{where} and 'body' both give the body: keep one of them")
+        if self.kind is OperationKind.REQUEST and self.method not in BODY_METHODS:
+            raise ValueError(
+                f"{where} needs a method that sends a body ({', '.join(BODY_METHODS)}); "
+                f"it is {self.method}: set 'method: POST'"
+            )
+        return self
 
 
 class Users(PlimsollModel):
