@@ -212,6 +212,8 @@ class McpUsers:
         due = time.perf_counter() + rng.uniform(0.0, interval)
         while await ctx.sleep_until(due):
             await open_calls.acquire()
+            if ctx.stopped.is_set() or time.perf_counter() >= ctx.end:
+                return  # the wait for a free slot outlasted the trial
             if await self._maybe_reconnect(user, behaviour):
                 open_calls.release()
                 due = time.perf_counter() + interval
