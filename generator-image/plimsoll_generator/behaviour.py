@@ -8,6 +8,12 @@ Gaps between calls come in bursts: a gap is either an in-burst gap (lognormal
 whose median is `burst_gap_median`) or, with probability 1 - BURST_CONTINUE, a
 pause between bursts (exponential) sized so that the mean of all gaps is
 `mean_gap`. Bursts therefore average 1 / (1 - BURST_CONTINUE) = 5 calls.
+Gaps run from one call's start to the next (as inter-call gaps are measured in
+production); a call that outlasts its gap is followed at once by the next.
+
+Bots (the seed: 1% of users, almost half of all traffic) are scripts: each starts
+calls at a steady `bot_rate` with up to `bot_in_flight` open at once, so a slow
+tool does not slow a bot down as it would a sequential caller.
 """
 
 from __future__ import annotations
@@ -54,6 +60,27 @@ def is_bot(user_index: int, fraction: float) -> bool:
     return math.floor((user_index + 1) * fraction) > math.floor(user_index * fraction)
 
 
+def bot_rate(users: Users) -> float:
+    """Calls per second one bot starts.
+
+    With `bot_share` s and bot fraction f, humans start (1 - f) / mean_gap calls per
+    second per user, and bots make s / (1 - s) times what humans make, spread over the f
+    bots: s / (1 - s) x (1 - f) / (f x mean_gap) each (at the seed's 1%, 50% and 90 s,
+    1.1 calls/s). Without a share, or when every user is a bot, one call every `bot_gap`.
+    """
+    share, fraction = users.bot_share, users.bot_fraction
+    if share is None or fraction >= 1.0 or fraction <= 0.0:
+        return 1.0 / users.bot_gap
+    return share / (1.0 - share) * (1.0 - fraction) / (fraction * users.mean_gap)
+
+
+def bot_in_flight(rate: float, timeout: float, cap: int) -> int:
+    """The most calls one bot holds open: as many as its rate keeps open for the
+    workload's timeout (Little's law; a call never outlives the timeout, so a bot that
+    needs more is facing a target that times out anyway), at least one, at most `cap`."""
+    return max(1, min(cap, math.ceil(rate * timeout)))
+
+
 class UserBehaviour:
     """One user's decisions: its gaps, page views, re-lists and reconnects."""
 
@@ -64,8 +91,7 @@ class UserBehaviour:
         self.gaps = GapModel(users.burst_gap_median, users.mean_gap)
 
     def next_gap(self) -> float:
-        if self.bot:
-            return self.users.bot_gap
+        """Seconds from this human's call start to its next (bots use `bot_rate`)."""
         return self.gaps.sample(self.rng)[0]
 
     def first_delay(self) -> float:

@@ -42,6 +42,8 @@ class TrialContext:
     dropped_starts: int = 0
     start_lag: Series = field(default_factory=Series)  # how late open-model starts left
     in_flight: int = 0
+    page_views: int = 0  # modeled users' page views sent inside the window
+    bot_requests: int = 0  # requests bots sent inside the window (part of `sent`)
 
     @classmethod
     def create(cls, request: TrialRequest, recorder: Recorder) -> TrialContext:

@@ -16,9 +16,9 @@ import time
 from typing import Any
 
 from plimsoll.api.workload import Protocol
-from plimsoll_generator.client import Exchange, build_request
+from plimsoll_generator.client import Exchange, build_request, upstream_seconds
 from plimsoll_generator.context import TrialContext
-from plimsoll_generator.recorder import classify
+from plimsoll_generator.recorder import OperationStats, classify
 from plimsoll_generator.sse import SseParser
 
 PATHS = {Protocol.OPENAI: "/v1/chat/completions", Protocol.ANTHROPIC: "/v1/messages"}
@@ -152,6 +152,21 @@ class Conversations:
                 if not await ctx.sleep_until(time.perf_counter() + self.config.think_time):
                     return
 
+    @staticmethod
+    def _added(stats: OperationStats, turn: Turn, start: float, end: float) -> None:
+        """What the target added to a turn. The upstream's Server-Timing travels in its
+        head, which a streamed answer sends with its first token: for a stream it is the
+        upstream's time to first token, so the client's time to first token minus it is
+        what the target added before the tokens flowed; a whole answer's is its total."""
+        upstream = upstream_seconds(turn.server_timing)
+        if upstream is None:
+            return
+        if turn.streamed:
+            if turn.first_token:
+                stats.added.add(max(turn.first_token - start - upstream, 0.0))
+        else:
+            stats.added.add(max(end - start - upstream, 0.0))
+
     async def _turn(self, history: list[dict[str, str]], headers: dict[str, str]) -> str | None:
         ctx = self.ctx
         payload = build_request("POST", self.path, ctx.host_header, headers, self._body(history))
@@ -189,4 +204,5 @@ class Conversations:
                 stats.latency.add(end - start)
                 if turn.first_token:
                     stats.ttft.add(turn.first_token - start)
+                self._added(stats, turn, start, end)
         return reply if outcome == "ok" else None

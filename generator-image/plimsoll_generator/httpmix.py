@@ -2,7 +2,8 @@
 
 Built once per trial; `choose` picks an operation by weight and `payload`
 returns its bytes. Requests without a body template or client address are
-encoded once; the others are assembled per request from precomputed parts.
+encoded once (once per size, for a body size mix); the others are assembled per
+request from precomputed parts.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import itertools
 import random
 
 from plimsoll.api.workload import Operation
+from plimsoll_generator.bodies import SizeMix, padded_json
 from plimsoll_generator.client import build_request
 from plimsoll_generator.clientips import ClientIpPool
 
 
 class MixEntry:
-    __slots__ = ("counter", "expected", "name", "operation", "static")
+    __slots__ = ("by_size", "counter", "expected", "name", "operation", "sizes", "static")
 
     def __init__(self, operation: Operation, static: bytes | None) -> None:
         self.operation = operation
@@ -25,6 +27,8 @@ class MixEntry:
         self.expected = frozenset(operation.expect_status)
         self.static = static
         self.counter = 0
+        self.sizes = SizeMix(operation.body_sizes) if operation.body_sizes else None
+        self.by_size: dict[int, bytes] = {}  # whole requests per body size, when static
 
 
 class HttpMix:
@@ -34,15 +38,17 @@ class HttpMix:
         host: str,
         path_of: dict[str, str],
         ips: ClientIpPool | None,
+        rng: random.Random | None = None,
     ) -> None:
         self.host = host
         self.ips = ips
+        self.rng = rng or random.Random(0)  # draws body sizes
         self.path_of = path_of
         self.entries = []
         for op in operations:
             templated = op.body is not None and "{{n}}" in op.body
             static = None
-            if ips is None and not templated:
+            if ips is None and not templated and op.body_sizes is None:
                 body = op.body.encode() if op.body is not None else None
                 static = build_request(op.method, path_of[op.name], host, op.headers, body)
             self.entries.append(MixEntry(op, static))
@@ -57,6 +63,8 @@ class HttpMix:
     def payload(self, entry: MixEntry, ip_index: int = 0) -> bytes:
         if entry.static is not None:
             return entry.static
+        if entry.sizes is not None:
+            return self._sized(entry, ip_index)
         op = entry.operation
         entry.counter += 1
         headers = dict(op.headers)
@@ -66,3 +74,20 @@ class HttpMix:
         if op.body is not None:
             body = op.body.replace("{{n}}", str(entry.counter)).encode()
         return build_request(op.method, self.path_of[op.name], self.host, headers, body)
+
+    def _sized(self, entry: MixEntry, ip_index: int) -> bytes:
+        """A request whose body is a JSON object of a size drawn from the mix."""
+        assert entry.sizes is not None
+        op = entry.operation
+        size = entry.sizes.draw(self.rng)
+        if self.ips is None:
+            whole = entry.by_size.get(size)
+            if whole is None:
+                path = self.path_of[op.name]
+                whole = build_request(op.method, path, self.host, op.headers, padded_json(size))
+                entry.by_size[size] = whole
+            return whole
+        headers = {**op.headers, self.ips.header: self.ips.for_index(ip_index)}
+        return build_request(
+            op.method, self.path_of[op.name], self.host, headers, padded_json(size)
+        )

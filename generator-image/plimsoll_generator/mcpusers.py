@@ -2,8 +2,9 @@
 
 `McpUsers`: each user connects (handshake + tools/list, or server/discover on
 the stateless revision), holds its notifications stream, and calls in bursts
-drawn by `behaviour.UserBehaviour`; bots call back to back; users reconnect now
-and then, re-list tools before some calls, and some calls come with a page
+drawn by `behaviour.UserBehaviour`; bots start calls at a steady rate, several
+open at once (`behaviour.bot_rate`, `behaviour.bot_in_flight`); users reconnect
+now and then, re-list tools before some calls, and some calls come with a page
 view. Each user sends its own client address when a pool is configured.
 
 `McpRate`: the open model over MCP calls (synthetic probes), one
@@ -17,11 +18,13 @@ import contextlib
 import json
 import random
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from plimsoll.api.workload import Operation, OperationKind
-from plimsoll_generator.behaviour import UserBehaviour
-from plimsoll_generator.client import Exchange, build_request
+from plimsoll_generator.behaviour import UserBehaviour, bot_in_flight, bot_rate
+from plimsoll_generator.bodies import SizeMix, padded_arguments
+from plimsoll_generator.client import Exchange, build_request, upstream_seconds
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.mcp import McpDialect, answer
 from plimsoll_generator.openmodel import OpenModel, TimedExchange
@@ -32,13 +35,27 @@ INITIALIZE = "initialize"
 RELIST = "relist"
 
 
-def call_params(op: Operation, counter: int) -> dict[str, Any]:
+def call_params(op: Operation, counter: int, size: int | None = None) -> dict[str, Any]:
+    """A call's params: the body template's arguments, or (given a `size` drawn from
+    its `bodySizes`) arguments whose compact JSON is exactly that many bytes."""
     if op.kind is OperationKind.LIST:
         return {}
     arguments: Any = {}
     if op.body is not None:
         arguments = json.loads(op.body.replace("{{n}}", str(counter)))
+    elif size is not None:
+        arguments = padded_arguments(size)
     return {"name": op.tool, "arguments": arguments}
+
+
+def size_mixes(ops: list[Operation]) -> dict[str, SizeMix]:
+    """Each operation's body size mix, by name (built once per trial)."""
+    return {op.name: SizeMix(op.body_sizes) for op in ops if op.body_sizes}
+
+
+def draw_size(mixes: dict[str, SizeMix], op: Operation, rng: random.Random) -> int | None:
+    mix = mixes.get(op.name)
+    return mix.draw(rng) if mix is not None else None
 
 
 def method_of(op: Operation) -> str:
@@ -48,9 +65,10 @@ def method_of(op: Operation) -> str:
 class McpSession:
     """One MCP client identity: its dialect, session id and extra headers."""
 
-    def __init__(self, ctx: TrialContext, extra: dict[str, str]) -> None:
+    def __init__(self, ctx: TrialContext, extra: dict[str, str], bot: bool = False) -> None:
         workload = ctx.request.workload
         self.ctx = ctx
+        self.bot = bot  # its requests count in `bot_requests` too
         self.dialect = McpDialect(
             workload.mcp_revision, ctx.host_header, ctx.path(workload.mcp_path)
         )
@@ -71,6 +89,7 @@ class McpSession:
             ctx.sent += 1
             ctx.intended += 1
             ctx.on_time += 1  # sent when the user decided to: there is no schedule
+            ctx.bot_requests += self.bot
         exchange = Exchange(keep_body=True, keep_headers=True, timeout=ctx.request.workload.timeout)
         try:
             exchange = await ctx.pool.fetch(payload, exchange)
@@ -81,7 +100,7 @@ class McpSession:
             stats = ctx.recorder.op(name)
             ctx.recorder.outcome(stats, outcome, f"{name}: {message}" if message else None)
             if outcome != "transport":
-                stats.latency.add(time.perf_counter() - start)
+                stats.timed(time.perf_counter() - start, upstream_seconds(exchange.server_timing))
         if rpc_id >= 0 and exchange.status == 200 and name == INITIALIZE:
             session = exchange.header(b"mcp-session-id")
             self.session = session.decode() if session else None
@@ -102,6 +121,16 @@ class McpSession:
         return await self.rpc(RELIST, "tools/list", {}) != "transport"
 
 
+@dataclass
+class _Connected:
+    """One modeled user's connection: its session, held stream and next reconnect."""
+
+    session: McpSession
+    connected: bool = False
+    stream: HeldStream | None = None
+    reconnect_at: float = 0.0
+
+
 class McpUsers:
     def __init__(self, ctx: TrialContext, users: int) -> None:
         workload = ctx.request.workload
@@ -113,14 +142,22 @@ class McpUsers:
         self.calls = [
             op for op in workload.mix if op.kind in (OperationKind.CALL, OperationKind.LIST)
         ]
-        self.pages = [op for op in workload.mix if op.kind is OperationKind.REQUEST]
+        # A page view is a plain GET of `pageViewPath` (the seed's dashboard), or one of
+        # the mix's `request` operations by weight when the mix names the pages itself.
+        pages = [op for op in workload.mix if op.kind is OperationKind.REQUEST]
+        self.pages = pages or [Operation(name=PAGE_VIEW, path=self.config.page_view_path)]
+        self.page_weights = [op.weight for op in self.pages]
         if not self.calls:
             raise ValueError("an MCP users workload needs at least one 'call' or 'list' in 'mix'")
         self.weights = [op.weight for op in self.calls]
+        self.sizes = size_mixes(self.calls)
         self.watch = StreamWatch(
             ctx.streams, self.config.keep_alive_timeout, lambda: ctx.measuring(time.perf_counter())
         )
         self.tasks: list[asyncio.Task[None]] = []
+        self.bot_calls: set[asyncio.Task[None]] = set()  # bots' open calls, for `stop`
+        self.bot_rate = bot_rate(self.config)
+        self.bot_limit = bot_in_flight(self.bot_rate, workload.timeout, workload.max_in_flight)
         self.counter = 0
 
     def start(self) -> None:
@@ -128,7 +165,7 @@ class McpUsers:
         self.tasks = self.ctx.start_users(self.users, self._user)
 
     def stop(self) -> None:
-        for task in self.tasks:
+        for task in [*self.tasks, *self.bot_calls]:
             task.cancel()
         self.watch.stop()
 
@@ -149,39 +186,82 @@ class McpUsers:
         ctx = self.ctx
         rng = random.Random(f"{ctx.request.seed}/{index}")
         behaviour = UserBehaviour(self.config, index, rng)
-        extra = self._headers(index)
-        session = McpSession(ctx, extra)
-        stream: HeldStream | None = None
+        user = _Connected(McpSession(ctx, self._headers(index), bot=behaviour.bot))
         if not await ctx.sleep_until(time.perf_counter() + behaviour.first_delay()):
             return
-        connected = await session.connect()
-        stream = self._open_stream(session) if connected else None
-        reconnect_at = time.perf_counter() + behaviour.next_reconnect()
-        while await ctx.sleep_until(time.perf_counter() + behaviour.next_gap()):
-            if not connected or time.perf_counter() >= reconnect_at:
-                if stream is not None:
-                    stream.cancel()
-                connected = await session.connect()
-                stream = self._open_stream(session) if connected else None
-                reconnect_at = time.perf_counter() + behaviour.next_reconnect()
+        await self._reconnect(user, behaviour)
+        if behaviour.bot:
+            await self._bot(user, behaviour, rng)
+            return
+        due = time.perf_counter()
+        while True:
+            # Gaps run start to start; a call that outlasted its gap is followed at once.
+            due = max(due + behaviour.next_gap(), time.perf_counter())
+            if not await ctx.sleep_until(due):
+                return
+            if await self._maybe_reconnect(user, behaviour):
                 continue
-            if stream is not None and stream.error is not None and not stream.cancelled:
-                stream = self._open_stream(session)  # the server dropped it: reopen
-            if behaviour.relist():
-                await session.rpc(RELIST, "tools/list", {})
-            op = rng.choices(self.calls, self.weights)[0]
-            self.counter += 1
-            call = session.rpc(op.name, method_of(op), call_params(op, self.counter))
-            if self.pages and behaviour.page_view():
-                await asyncio.gather(call, self._page_view(extra, rng))
-            else:
-                await call
+            await self._call(user, behaviour, rng)
 
-    async def _page_view(self, extra: dict[str, str], rng: random.Random) -> None:
+    async def _bot(self, user: _Connected, behaviour: UserBehaviour, rng: random.Random) -> None:
+        """Start a call every 1/rate seconds, at most `bot_limit` open: when all are open
+        the bot waits for one to end (a script with that many workers)."""
         ctx = self.ctx
-        op = rng.choice(self.pages)
+        interval = 1.0 / self.bot_rate
+        open_calls = asyncio.Semaphore(self.bot_limit)
+        due = time.perf_counter() + rng.uniform(0.0, interval)
+        while await ctx.sleep_until(due):
+            await open_calls.acquire()
+            if ctx.stopped.is_set() or time.perf_counter() >= ctx.end:
+                return  # the wait for a free slot outlasted the trial
+            if await self._maybe_reconnect(user, behaviour):
+                open_calls.release()
+                due = time.perf_counter() + interval
+                continue
+            task = asyncio.get_running_loop().create_task(self._call(user, behaviour, rng))
+            self.bot_calls.add(task)
+            task.add_done_callback(self.bot_calls.discard)
+            task.add_done_callback(lambda _: open_calls.release())
+            # Never catch up in a burst after waiting for a free slot.
+            due = max(due + interval, time.perf_counter())
+
+    async def _reconnect(self, user: _Connected, behaviour: UserBehaviour) -> None:
+        if user.stream is not None:
+            user.stream.cancel()
+        user.connected = await user.session.connect()
+        user.stream = self._open_stream(user.session) if user.connected else None
+        user.reconnect_at = time.perf_counter() + behaviour.next_reconnect()
+
+    async def _maybe_reconnect(self, user: _Connected, behaviour: UserBehaviour) -> bool:
+        """Reconnect when the user is not connected or its reconnect is due; True if so."""
+        if user.connected and time.perf_counter() < user.reconnect_at:
+            return False
+        await self._reconnect(user, behaviour)
+        return True
+
+    async def _call(self, user: _Connected, behaviour: UserBehaviour, rng: random.Random) -> None:
+        """One call of the mix, after a tools/list now and then, with a page view now and then."""
+        stream = user.stream
+        if stream is not None and stream.error is not None and not stream.cancelled:
+            user.stream = self._open_stream(user.session)  # the server dropped it: reopen
+        session = user.session
+        if behaviour.relist():
+            await session.rpc(RELIST, "tools/list", {})
+        op = rng.choices(self.calls, self.weights)[0]
+        self.counter += 1
+        call = session.rpc(
+            op.name, method_of(op), call_params(op, self.counter, draw_size(self.sizes, op, rng))
+        )
+        if behaviour.page_view():
+            await asyncio.gather(call, self._page_view(session, rng))
+        else:
+            await call
+
+    async def _page_view(self, session: McpSession, rng: random.Random) -> None:
+        ctx = self.ctx
+        op = rng.choices(self.pages, self.page_weights)[0]
         payload = build_request(
-            op.method, ctx.path(op.path), ctx.host_header, {**op.headers, **extra}
+            op.method, ctx.path(op.path), ctx.host_header, {**op.headers, **session.extra}
         )
         start = time.perf_counter()
         record = ctx.measuring(start)
@@ -194,6 +274,8 @@ class McpUsers:
             ctx.sent += 1
             ctx.intended += 1
             ctx.on_time += 1  # sent when the user decided to: there is no schedule
+            ctx.page_views += 1
+            ctx.bot_requests += session.bot
             stats = ctx.recorder.op(op.name)
             outcome = (
                 "transport"
@@ -210,7 +292,7 @@ class McpUsers:
                 stats, outcome, exchange.error or f"{op.name}: HTTP {exchange.status}"
             )
             if exchange.error is None:
-                stats.latency.add(time.perf_counter() - start)
+                stats.timed(time.perf_counter() - start, upstream_seconds(exchange.server_timing))
 
 
 class McpRate(OpenModel):
@@ -221,6 +303,7 @@ class McpRate(OpenModel):
         self.keep_body = True
         self.session = McpSession(ctx, {})
         self.ops = {op.name: op for op in ctx.request.workload.mix}
+        self.sizes = size_mixes(ctx.request.workload.mix)
         self.starter: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -239,7 +322,10 @@ class McpRate(OpenModel):
         if self.ctx.ips is not None:
             extra[self.ctx.ips.header] = self.ctx.ips.for_index(ip_index)
         payload, exchange.rpc = self.session.dialect.request(
-            method_of(op), call_params(op, self.counter), self.session.session, extra
+            method_of(op),
+            call_params(op, self.counter, draw_size(self.sizes, op, self.ctx.rng)),
+            self.session.session,
+            extra,
         )
         return payload
 

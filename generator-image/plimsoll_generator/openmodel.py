@@ -56,6 +56,7 @@ class HttpDriver:
             ctx.host_header,
             {op.name: ctx.path(op.path) for op in workload.mix},
             ctx.ips,
+            ctx.rng,
         )
         self.stats: dict[str, OperationStats] = {
             e.name: ctx.recorder.op(e.name) for e in self.mix.entries

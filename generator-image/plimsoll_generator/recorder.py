@@ -59,6 +59,13 @@ class OperationStats:
         self.ttft = Series()
         self.ok = self.application = self.transport = self.unexpected = self.shed = 0
 
+    def timed(self, elapsed: float, upstream: float | None) -> None:
+        """One answered call's latency and, when the answer carried the upstream's
+        Server-Timing, what came on top of it (the target's added latency)."""
+        self.latency.add(elapsed)
+        if upstream is not None:
+            self.added.add(max(elapsed - upstream, 0.0))
+
     def result(self) -> OperationResult:
         return OperationResult(
             latency=self.latency.encoded(),

@@ -152,6 +152,8 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
         late_tolerance=request.workload.late_tolerance,
         start_lag=ctx.start_lag.encoded() if ctx.start_lag.count() else None,
         dropped_starts=ctx.dropped_starts,
+        page_views=ctx.page_views,
+        bot_requests=ctx.bot_requests,
         measured_seconds=measured,
         cpu_seconds=meter.cpu_seconds,
         cpu_wait_seconds=wait[0] if wait is not None else None,

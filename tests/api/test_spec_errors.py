@@ -163,3 +163,43 @@ def test_the_spec_round_trips_through_its_wire_form() -> None:
         for test in read_capacity_tests(path):
             again = load_capacity_test(yaml.safe_load(yaml.safe_dump(test.to_wire())))
             assert again.model_dump() == test.model_dump()
+
+
+BODY_SIZES = [{"size": "1Ki", "weight": 90}, {"size": "64Ki", "weight": 10}]
+
+
+def test_a_body_size_mix_parses_its_sizes() -> None:
+    document = copy.deepcopy(MINIMAL)
+    document["spec"]["workload"]["mix"] = [
+        {"name": "upload", "method": "POST", "path": "/u", "bodySizes": BODY_SIZES}
+    ]
+    (op,) = load_capacity_test(document).spec.workload.mix
+    assert [(s.size, s.weight) for s in op.body_sizes or []] == [(1024, 90), (65536, 10)]
+
+
+@pytest.mark.parametrize(
+    ("operation", "field", "words"),
+    [
+        ({"method": "GET"}, "mix[0]", "needs a method that sends a body (POST, PUT, PATCH)"),
+        ({"method": "POST", "body": "{}"}, "mix[0]", "'bodySizes' and 'body' both give the body"),
+        (
+            {"method": "POST", "bodySizes": [{"size": "5Mi"}]},
+            "mix[0].bodySizes[0].size",
+            "generator holds each body size in memory",
+        ),
+        ({"method": "POST", "bodySizes": [{"size": 0}]}, "mix[0].bodySizes[0].size", ""),
+        ({"method": "POST", "bodySizes": []}, "mix[0].bodySizes", ""),
+    ],
+)
+def test_a_bad_body_size_mix_names_the_field_and_the_fix(
+    operation: dict[str, Any], field: str, words: str
+) -> None:
+    op = {"name": "upload", "path": "/u", "bodySizes": BODY_SIZES, **operation}
+    problems = problems_of({"spec.workload.mix": [op]})
+    assert any(p.startswith(f"spec.workload.{field}") and words in p for p in problems), problems
+
+
+def test_body_sizes_are_refused_on_a_list_or_chat() -> None:
+    op = {"name": "list", "kind": "list", "bodySizes": BODY_SIZES}
+    problems = problems_of({"spec.workload.protocol": "mcp", "spec.workload.mix": [op]})
+    assert any("kind 'list' builds its own body: remove 'bodySizes'" in p for p in problems)

@@ -74,3 +74,19 @@ def test_size_rejects_a_bad_share_with_exit_code_2() -> None:
     )
     assert result.exit_code == 2
     assert "utilisation" in result.stderr
+
+
+def test_validate_warns_when_page_views_would_land_on_the_root(tmp_path: Path) -> None:
+    document = yaml.safe_load((ROOT / "examples" / "mcp-gateway-users-per-pod.yaml").read_text())
+    del document["spec"]["workload"]["users"]["pageViewPath"]
+    unset = tmp_path / "unset.yaml"
+    unset.write_text(yaml.safe_dump(document))
+    result = runner.invoke(app, ["validate", str(unset)])
+    assert result.exit_code == 0  # valid: a warning, not an error
+    assert "warning (mcp-gateway-users-per-pod)" in result.stderr
+    assert "users.pageViewPath" in result.stderr
+    # The example names its dashboard: nothing to warn about.
+    named = runner.invoke(
+        app, ["validate", str(ROOT / "examples" / "mcp-gateway-users-per-pod.yaml")]
+    )
+    assert "warning" not in named.stderr

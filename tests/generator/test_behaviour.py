@@ -6,7 +6,7 @@ import statistics
 import pytest
 
 from plimsoll.api.workload import Users
-from plimsoll_generator.behaviour import GapModel, UserBehaviour, is_bot
+from plimsoll_generator.behaviour import GapModel, UserBehaviour, bot_in_flight, bot_rate, is_bot
 
 
 def test_bursty_gaps_have_the_seed_median_in_bursts_and_mean_overall() -> None:
@@ -44,8 +44,30 @@ def test_page_views_and_relists_come_out_as_configured() -> None:
     assert relists / n == pytest.approx(0.1, rel=0.05)
 
 
-def test_a_bot_calls_on_its_fixed_gap() -> None:
-    users = Users(bot_fraction=1.0, bot_gap=0.5)
-    behaviour = UserBehaviour(users, 0, random.Random(1))
-    assert behaviour.bot
-    assert {behaviour.next_gap() for _ in range(10)} == {0.5}
+def test_a_bots_rate_gives_the_declared_share_of_calls() -> None:
+    # The seed: 1% of users make half the calls, humans call every 90 s on average.
+    seed = Users(bot_fraction=0.01, bot_share=0.5, mean_gap=90)
+    per_bot = bot_rate(seed)
+    assert per_bot == pytest.approx(99 / 90)  # 99 humans per bot, each at 1/90 s
+    bots, humans = 10 * per_bot, 990 / 90  # 1,000 users
+    assert bots / (bots + humans) == pytest.approx(0.5)
+    # A quarter of the calls from 2% of the users.
+    quarter = Users(bot_fraction=0.02, bot_share=0.25, mean_gap=10)
+    bots, humans = 2 * bot_rate(quarter), 98 / 10
+    assert bots / (bots + humans) == pytest.approx(0.25)
+
+
+def test_without_a_share_or_humans_a_bot_calls_every_bot_gap() -> None:
+    assert bot_rate(Users(bot_fraction=1.0, bot_gap=0.5)) == 2.0
+    assert bot_rate(Users(bot_fraction=0.1, bot_share=None, bot_gap=0.25)) == 4.0
+
+
+def test_a_bots_open_calls_are_bounded_by_its_rate_over_the_timeout() -> None:
+    assert bot_in_flight(1.1, 60.0, 10_000) == 66
+    assert bot_in_flight(0.001, 60.0, 10_000) == 1  # at least one
+    assert bot_in_flight(500.0, 60.0, 10_000) == 10_000  # never past the workload's cap
+
+
+def test_a_share_of_all_calls_needs_humans() -> None:
+    with pytest.raises(ValueError, match="'botShare' must be below 100%"):
+        Users(bot_fraction=0.5, bot_share=1.0)

@@ -28,7 +28,9 @@ def users_workload(**users: Any) -> dict[str, Any]:
 async def test_users_hold_streams_call_and_bots_dominate(target: tuple[TargetState, str]) -> None:
     state, url = target
     state.tool_error_every = 4
-    workload = users_workload(botFraction="10%", botGap="50ms", pageViewFraction="50%")
+    workload = users_workload(
+        botFraction="10%", botShare=None, botGap="50ms", pageViewFraction="50%"
+    )
     result = await run(request(url, workload, level=20, duration=1.5))
     assert result.state is TrialState.DONE, result.errors
     # Every user held one stream all trial, and keep-alives (every 0.2 s) were on time.

@@ -10,6 +10,7 @@ import pytest
 
 from plimsoll.api.resource import load_capacity_test
 from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.api.target import PodShape
 from plimsoll.kube import manifests
 from plimsoll.kube.names import Images, RunIdentity, run_namespace_name
 from plimsoll.kube.pod_specs import merge_template
@@ -229,3 +230,18 @@ def test_an_external_host_name_narrows_to_its_port_and_says_so() -> None:
     warning = manifests.external_target_warning(spec)
     assert warning is not None
     assert "port 8080 on any address" in warning
+
+
+def test_a_mock_with_a_shape_is_pinned_to_it_and_one_without_only_asks_for_room() -> None:
+    spec = _spec()
+    plain = manifests.mock_pod(RUN, 0, spec.upstream, "mock:1")
+    (container,) = plain["spec"]["containers"]
+    assert "limits" not in container["resources"]  # no shape: no quota, never saturated
+    shape = PodShape.model_validate({"cpu": "250m", "memory": "128Mi"})
+    shaped = spec.upstream.model_copy(update={"resources": shape})
+    (container,) = manifests.mock_pod(RUN, 0, shaped, "mock:1")["spec"]["containers"]
+    amounts = {"cpu": "250m", "memory": "128Mi"}
+    assert container["resources"] == {"requests": amounts, "limits": amounts}
+    kubernetes_validate.validate(
+        manifests.mock_pod(RUN, 0, shaped, "mock:1"), K8S_VERSION, strict=True
+    )

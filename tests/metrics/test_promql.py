@@ -66,7 +66,9 @@ def test_role_queries_are_the_exact_text_recorded() -> None:
         f"sum(increase(container_cpu_cfs_throttled_periods_total{m}[90s]))"
         f" / sum(increase(container_cpu_cfs_periods_total{m}[90s]))"
     )
-    assert q.cpu_limit == f"max(container_spec_cpu_quota{m} / container_spec_cpu_period{m})"
+    assert q.cpu_limit == (
+        f"sum(max by (pod) (container_spec_cpu_quota{m} / container_spec_cpu_period{m}))"
+    )
     assert q.memory_limit == f"max(container_spec_memory_limit_bytes{m} > 0)"
     restarts = f"kube_pod_container_status_restarts_total{m}"
     assert q.restarts == (f"sum((max_over_time({restarts}[90s]) - min_over_time({restarts}[90s])))")

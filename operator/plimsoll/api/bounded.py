@@ -85,6 +85,14 @@ ResponseBytes = Annotated[
 ]
 """A mock response's size: up to 64Mi, which the mock holds in memory."""
 
+RequestBytes = Annotated[
+    Bytes,
+    _between(1, 4 * MIB, "the generator holds each body size in memory"),
+    PlainSerializer(format_memory, return_type=str),
+    WithJsonSchema(memory_schema(1, 4 * MIB)),
+]
+"""A request body's size: up to 4Mi, which the generator builds once and holds."""
+
 
 # A path: '/' then visible ASCII (no space, CR, LF or other control, no non-ASCII:
 # percent-encode those). Also the CRD's pattern.

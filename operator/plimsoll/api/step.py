@@ -143,6 +143,9 @@ class StepRecord(PlimsollModel):
     p50_ms: float | None = None
     p95_ms: float | None = None
     p99_ms: float | None = None
+    added_p99_ms: float | None = Field(
+        None, description="p99 of what the target added: client time minus Server-Timing."
+    )
     error_rate: float | None = Field(None, description="Transport + unexpected share.")
     achieved_rate: float | None = None
     cpu_cores: float | None = None

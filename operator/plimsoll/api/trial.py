@@ -126,6 +126,10 @@ class TrialResult(PlimsollModel):
         None, description="HdrHistogram of how late scheduled starts left, microseconds."
     )
     dropped_starts: int = Field(0, description="Starts skipped at the in-flight cap.")
+    page_views: int = Field(0, description="Modeled users' page views sent in the window.")
+    bot_requests: int = Field(
+        0, description="Requests the modeled users' bots sent in the window (of `sent`)."
+    )
     measured_seconds: float = 0.0
     cpu_seconds: float = Field(0.0, description="The generator's own CPU time in the window.")
     cpu_wait_seconds: float | None = Field(

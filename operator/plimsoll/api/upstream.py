@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import PATH_PATTERN, ResponseBytes, Weight
+from plimsoll.api.target import PodShape
 from plimsoll.api.units import Fraction, Seconds
 
 
@@ -158,6 +159,12 @@ class Upstream(PlimsollModel):
     )
     server_timing: bool = Field(True, description="Send the mock's own time in Server-Timing.")
     image: str | None = Field(None, description="Overrides the operator's default mock image.")
+    resources: PodShape | None = Field(
+        None,
+        description="The mock's shape, requests == limits (per replica on Kubernetes; a "
+        "cgroup locally). With it, a step whose mock used more than generators.maxCpu of "
+        "its CPU is invalid: the mock saturated. Without it the mock is unlimited.",
+    )
 
     @model_validator(mode="after")
     def _unique_routes(self) -> Upstream:

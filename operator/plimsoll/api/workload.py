@@ -22,6 +22,7 @@ from plimsoll.api.bounded import (
     HEADER_NAME_PATTERN,
     PATH_PATTERN,
     HeaderValue,
+    RequestBytes,
     Weight,
 )
 from plimsoll.api.units import Fraction, Seconds
@@ -51,6 +52,17 @@ class OperationKind(StrEnum):
     CHAT = "chat"  # one turn of an LLM conversation
 
 
+class BodySize(PlimsollModel):
+    """One entry of a request-body size mix ("mostly 1 KiB, 10% at 64 KiB")."""
+
+    size: RequestBytes
+    weight: Weight = 1.0
+
+
+# Methods whose requests carry a body (a GET with one is refused by many servers).
+BODY_METHODS = ("POST", "PUT", "PATCH")
+
+
 class Operation(PlimsollModel):
     """One entry of the request mix. Its name labels its latency and errors."""
 
@@ -61,6 +73,13 @@ class Operation(PlimsollModel):
     path: str = Field("/", pattern=PATH_PATTERN)
     headers: dict[str, HeaderValue] = Field(default_factory=dict)
     body: str | None = Field(None, description="Request body; '{{n}}' becomes a counter.")
+    body_sizes: list[BodySize] | None = Field(
+        None,
+        min_length=1,
+        max_length=16,
+        description="A body size mix: each request draws a size by weight and sends a JSON "
+        "body of exactly that many bytes (for a 'call', its arguments). Instead of 'body'.",
+    )
     tool: str | None = Field(None, description="For kind 'call': the MCP tool to call.")
     expect_status: list[int] = Field(
         default_factory=lambda: [200], min_length=1, description="Statuses counted as ok."
@@ -77,6 +96,25 @@ class Operation(PlimsollModel):
                 )
         return headers
 
+    @model_validator(mode="after")
+    def _body_sizes(self) -> Operation:
+        if self.body_sizes is None:
+            return self
+        where = f"operation {self.name!r}: 'bodySizes'"
+        if self.kind not in (OperationKind.REQUEST, OperationKind.CALL):
+            raise ValueError(
+                f"{where} sizes the body of a 'request' or the arguments of a 'call'; "
+                f"kind {self.kind.value!r} builds its own body: remove 'bodySizes'"
+            )
+        if self.body is not None:
+            raise ValueError(f"{where} and 'body' both give the body: keep one of them")
+        if self.kind is OperationKind.REQUEST and self.method not in BODY_METHODS:
+            raise ValueError(
+                f"{where} needs a method that sends a body ({', '.join(BODY_METHODS)}); "
+                f"it is {self.method}: set 'method: POST'"
+            )
+        return self
+
 
 class Users(PlimsollModel):
     """How a modeled user behaves (calibrated on an MCP gateway's real traffic)."""
@@ -84,14 +122,29 @@ class Users(PlimsollModel):
     hold_stream: bool = Field(True, description="Each user holds one SSE stream all trial.")
     burst_gap_median: Seconds = Field(6.0, description="Median gap between calls in a burst.")
     mean_gap: Seconds = Field(90.0, description="Mean gap between calls overall.")
-    bot_fraction: Fraction = Field(0.01, description="Users who call back to back.")
-    bot_gap: Seconds = Field(1.0, description="A bot's pause between its calls.")
+    bot_fraction: Fraction = Field(0.01, description="Users who are bots (unattended scripts).")
+    bot_share: Fraction | None = Field(
+        0.5,
+        description="Share of the users' requests the bots make (the seed: 1% of users made "
+        "almost half). Sets each bot's call rate; null: one call every 'botGap' instead.",
+    )
+    bot_gap: Seconds = Field(
+        1.0,
+        gt=0,
+        description="Without 'botShare' (or when every user is a bot): a bot starts one "
+        "call every this long.",
+    )
     reconnect_every: Seconds | None = Field(
         600.0, description="Mean time between a user's reconnects (handshake + listing)."
     )
     relist_fraction: Fraction = Field(0.1, description="Calls preceded by a tools/list.")
     page_view_fraction: Fraction = Field(0.05, description="Calls that come with a page view.")
-    page_view_path: str = Field("/", pattern=PATH_PATTERN)
+    page_view_path: str = Field(
+        "/",
+        pattern=PATH_PATTERN,
+        description="A page view GETs this path of the target, unless the mix has 'request' "
+        "operations: those are then the pages, chosen by weight.",
+    )
     keep_alive_timeout: Seconds = Field(
         45.0, description="A held stream silent for this long counts as unhealthy."
     )
@@ -101,6 +154,11 @@ class Users(PlimsollModel):
     def _gaps(self) -> Users:
         if self.burst_gap_median > self.mean_gap:
             raise ValueError("'burstGapMedian' must not exceed 'meanGap'")
+        if self.bot_share is not None and self.bot_share >= 1.0 and self.bot_fraction < 1.0:
+            raise ValueError(
+                "'botShare' must be below 100% while some users are human "
+                "('botFraction' below 100%): humans make some of the requests"
+            )
         return self
 
 

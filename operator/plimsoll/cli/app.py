@@ -23,6 +23,7 @@ from plimsoll.cli.report import report
 from plimsoll.cli.run import run
 from plimsoll.cli.size import size
 from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.decide.workload_advice import workload_warnings
 
 app = typer.Typer(
     name="plimsoll",
@@ -77,6 +78,9 @@ def validate(
             continue
         names = ", ".join(t.metadata.name for t in tests)
         typer.echo(f"{path}: valid ({names})")
+        for test in tests:
+            for warning in workload_warnings(test.spec.workload):
+                typer.echo(f"  warning ({test.metadata.name}): {warning}", err=True)
     if failed:
         raise typer.Exit(1)
 

@@ -33,6 +33,17 @@ def latency_ms(client: TrialResult | None, quantile: float, operation: str = "*"
     return histogram.quantile_ms(histogram.merge(encoded), quantile)
 
 
+def added_ms(client: TrialResult | None, quantile: float) -> float | None:
+    """A quantile of the added latency (client time minus the upstream's Server-Timing)
+    over every operation that measured one; None when none did."""
+    if client is None:
+        return None
+    encoded = [op.added for op in client.operations.values() if op.added is not None]
+    if not encoded:
+        return None
+    return histogram.quantile_ms(histogram.merge(encoded), quantile)
+
+
 def error_rate(client: TrialResult | None) -> float | None:
     """Transport and unexpected answers as a share of all attempts."""
     if client is None:
@@ -59,6 +70,7 @@ def record_of(result: StepResult) -> StepRecord:
         p50_ms=latency_ms(client, 0.50),
         p95_ms=latency_ms(client, 0.95),
         p99_ms=latency_ms(client, 0.99),
+        added_p99_ms=added_ms(client, 0.99),
         error_rate=error_rate(client),
         achieved_rate=client.achieved_rate if client is not None else None,
         cpu_cores=target.cpu_mean_cores if target is not None else None,

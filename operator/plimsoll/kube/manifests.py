@@ -110,7 +110,10 @@ def mock_pod(run: RunIdentity, index: int, upstream: Upstream, image: str) -> di
     container["env"] = [pod_ip_env(), {"name": MOCK_CONFIG_ENV, "valueFrom": config_ref}]
     container["ports"] = [{"name": "http", "containerPort": upstream.port}]
     container["readinessProbe"] = http_probe("/healthz", upstream.port)
-    container["resources"] = {"requests": dict(_MOCK_REQUESTS)}
+    # A declared shape pins the mock (requests == limits), so its CPU quota is readable
+    # and "the mock saturated" can be judged; otherwise it only asks for room.
+    shape = upstream.resources
+    container["resources"] = guaranteed(shape) if shape else {"requests": dict(_MOCK_REQUESTS)}
     volume, _ = tmp_volume()
     spec = {"securityContext": pod_security(), "containers": [container], "volumes": [volume]}
     return _pod(run, names.mock_pod_name(index), names.ROLE_MOCK, spec)

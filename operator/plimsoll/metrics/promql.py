@@ -127,7 +127,12 @@ def role_queries(selector: Selector, p: Plan) -> RoleQueries:
             f"sum(increase(container_cpu_cfs_throttled_periods_total{m}[{w}]))"
             f" / sum(increase(container_cpu_cfs_periods_total{m}[{w}]))"
         ),
-        cpu_limit=f"max(container_spec_cpu_quota{m} / container_spec_cpu_period{m})",
+        # Per pod the largest quota (a restarted container's old series may linger), summed
+        # over the role's pods: the CPU above sums them too, so two mock replicas at half
+        # their quota each are at half, not at 100% of one pod's quota.
+        cpu_limit=(
+            f"sum(max by (pod) (container_spec_cpu_quota{m} / container_spec_cpu_period{m}))"
+        ),
         memory_limit=f"max(container_spec_memory_limit_bytes{m} > 0)",
         restarts=f"sum({grew})",
         # An OOM kill shows as a restart whose last termination was OOMKilled; 'or

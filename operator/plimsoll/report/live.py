@@ -27,11 +27,12 @@ from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import CurrentStep, Phase
 from plimsoll.api.step import StepRecord, StepResult, TrialKind, Verdict
 from plimsoll.report.files import write_json
-from plimsoll.report.table import COLUMNS, row
+from plimsoll.report.table import COLUMNS, OPTIONAL_COLUMNS, row
 
 _STYLES = {"pass": "green", "fail": "red", "invalid": "magenta", "noisy": "yellow"}
 # The panel's table keeps the columns that decide a step; report.md has them all.
-_PANEL_COLUMNS = ["#", "level", "kind", "p50 ms", "p99 ms", "errors", "achieved/s", "CPU"]
+_PANEL_COLUMNS = ["#", "level", "kind", "p50 ms", "p99 ms", "added p99 ms", "errors"]
+_PANEL_COLUMNS += ["achieved/s", "CPU"]
 _PANEL_COLUMNS += ["memory", "verdict"]
 _PANEL_ROWS = 12  # the latest steps; older ones scroll out of the panel, not out of the report
 
@@ -184,7 +185,9 @@ class ConsoleSink:
         if self._live is None:
             cells = row(result).cells
             figures = ", ".join(
-                f"{name} {value}" for name, value in zip(COLUMNS[4:-1], cells[4:-1], strict=True)
+                f"{name} {value}"
+                for name, value in zip(COLUMNS[4:-1], cells[4:-1], strict=True)
+                if not (name in OPTIONAL_COLUMNS and value == "—")
             )
             self.console.print(f"  [{style}]{record.verdict.value.upper()}[/{style}] {figures}")
             for reason in record.reasons:

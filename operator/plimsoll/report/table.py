@@ -20,7 +20,9 @@ COLUMNS = [
     "p50 ms",
     "p95 ms",
     "p99 ms",
+    "added p99 ms",
     "errors",
+    "page views",
     "achieved/s",
     "CPU",
     "throttled",
@@ -29,6 +31,10 @@ COLUMNS = [
     "CPU wait",
     "verdict",
 ]
+
+# Columns only some steps fill (added latency needs the upstream's Server-Timing, page
+# views need modeled users): a plain log line leaves them out when they are empty.
+OPTIONAL_COLUMNS = frozenset({"added p99 ms", "page views"})
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,9 @@ def row(result: StepResult) -> Row:
         _num(record.p50_ms),
         _num(record.p95_ms),
         _num(record.p99_ms),
+        _num(record.added_p99_ms),
         "—" if record.error_rate is None else f"{record.error_rate:.2%}",
+        _page_views(result),
         _num(record.achieved_rate),
         _num(record.cpu_cores, 2),
         "—" if record.throttled_ratio is None else f"{record.throttled_ratio:.0%}",
@@ -63,6 +71,12 @@ def row(result: StepResult) -> Row:
         record.verdict.value,
     ]
     return Row(cells, record.verdict.value, list(record.reasons))
+
+
+def _page_views(result: StepResult) -> str:
+    """The modeled users' page views in the window ("—" when the workload makes none)."""
+    client = result.client
+    return f"{client.page_views:,}" if client is not None and client.page_views else "—"
 
 
 def _starts(record: StepRecord) -> str:

@@ -32,6 +32,7 @@ from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord
 from plimsoll.decide.stepsummary import record_of
 from plimsoll.decide.unitcosts import unit_costs
+from plimsoll.decide.workload_advice import workload_warnings
 from plimsoll.platforms.base import Endpoints, Platform
 from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
@@ -72,6 +73,8 @@ async def _run_variant(
     try:
         endpoints = await platform.start(spec, variant)
         report.warnings.extend(w for w in endpoints.warnings if w not in report.warnings)
+        advice = workload_warnings(spec.workload)
+        report.warnings.extend(w for w in advice if w not in report.warnings)
         report.placement.extend(endpoints.placement)
         if report.pinned is None:
             # An existing service (target.url) was not pinned by us, whatever its shape.

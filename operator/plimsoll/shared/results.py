@@ -103,6 +103,8 @@ def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
         late_tolerance=max(r.late_tolerance for r in results),
         start_lag=_merge_encoded([r.start_lag for r in results]),
         dropped_starts=sum(r.dropped_starts for r in results),
+        page_views=sum(r.page_views for r in results),
+        bot_requests=sum(r.bot_requests for r in results),
         measured_seconds=max(r.measured_seconds for r in results),
         cpu_seconds=sum(r.cpu_seconds for r in results),
         cpu_wait_seconds=_sum_known([r.cpu_wait_seconds for r in results]),

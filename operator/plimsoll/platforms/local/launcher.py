@@ -53,16 +53,22 @@ class Launcher:
         self.processes.append(process)
         return process
 
-    def pin(self, role: str, cores: float, memory: int) -> pinning.PinnedGroup | None:
+    def pin(
+        self, role: str, cores: float, memory: int, consequence: str | None = None
+    ) -> pinning.PinnedGroup | None:
         """A cgroup with the shape's limits, or None (with a warning) where cgroups can't be
-        written: the piece then runs unpinned and the report says so."""
+        written: the piece then runs unpinned and the report says so. `consequence` says
+        what that costs, for a piece whose shape is not the ceiling's (the mock)."""
         try:
             hierarchy = pinning.discover(self.cgroup_root)
             group = pinning.create_group(hierarchy, self.run_id, role, cores, memory)
         except pinning.CgroupsUnavailableError as exc:
+            what = consequence or (
+                f"the {role} runs UNPINNED, so its ceiling is not that of the requested shape"
+            )
             self.warnings.append(
-                f"cgroups not permitted ({exc}): the {role} runs UNPINNED, so its ceiling is "
-                "not that of the requested shape (run as root, or on a host with writable cgroups)"
+                f"cgroups not permitted ({exc}): {what} "
+                "(run as root, or on a host with writable cgroups)"
             )
             log.warning("%s", self.warnings[-1])
             return None

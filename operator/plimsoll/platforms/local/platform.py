@@ -37,6 +37,7 @@ from plimsoll.platforms.local.metrics import (
     prometheus_source,
 )
 from plimsoll.platforms.local.pieces import start_services
+from plimsoll.platforms.local.pinning import PinnedGroup
 from plimsoll.platforms.local.processes import ManagedProcess, cpu_list, free_port, wait_ready
 from plimsoll.platforms.local.restarter import Restarter
 from plimsoll.platforms.local.target import start_target
@@ -84,16 +85,26 @@ class LocalPlatform:
         return self.launcher.processes
 
     async def _start_equipment(
-        self, role: str, argv: list[str], port: int, env: dict[str, str], cpus: set[int] | None
+        self,
+        role: str,
+        argv: list[str],
+        port: int,
+        env: dict[str, str],
+        cpus: set[int] | None,
+        group: PinnedGroup | None = None,
     ) -> tuple[ManagedProcess, str]:
-        """Start the mock or a generator on `port` of 127.0.0.1, off the target's CPUs, and
-        measure it once /healthz answers; the process and its URL."""
+        """Start the mock or a generator on `port` of 127.0.0.1, off the target's CPUs (in
+        `group` when it has a shape), and measure it once /healthz answers; the process and
+        its URL."""
         argv = [*argv, "--port", str(port), "--host", "127.0.0.1"]
-        process = self.launcher.process(role, argv, env, cpus=cpus)
+        process = self.launcher.process(role, argv, env, group=group, cpus=cpus)
         await process.start()
         url = f"http://127.0.0.1:{port}"
         await wait_ready(process, url=f"{url}/healthz", within=30)
-        self.launcher.watch_process_group(role, process.pid or 0)
+        if group is not None:
+            self.launcher.watch_group(role, group)  # its limit is then known: saturation too
+        else:
+            self.launcher.watch_process_group(role, process.pid or 0)
         return process, url
 
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
@@ -113,14 +124,28 @@ class LocalPlatform:
         config = launcher.workdir / "mock-config.json"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(spec.upstream.model_dump_json(by_alias=True, exclude_none=True))
+        mock_shape = spec.upstream.resources
+        mock_group = (
+            launcher.pin(
+                ROLE_MOCK,
+                mock_shape.cpu,
+                mock_shape.memory,
+                "the mock runs without its upstream.resources shape, so a saturated mock "
+                "cannot be told from a slow target",
+            )
+            if mock_shape is not None
+            else None
+        )
         mock, mock_url = await self._start_equipment(
             ROLE_MOCK,
             [sys.executable, "-m", "plimsoll_mock", "--config", str(config)],
             mock_port,
             base_env,
             other_cpus,
+            mock_group,
         )
-        placement.append(f"mock: pid {mock.pid}, {mock_url}, CPUs {cpu_list(other_cpus)}")
+        pinned = f", cgroup v{mock_group.version} {mock_group.cpu_dir}" if mock_group else ""
+        placement.append(f"mock: pid {mock.pid}, {mock_url}{pinned}, CPUs {cpu_list(other_cpus)}")
 
         if spec.target.url is not None:
             target_url = spec.target.url.rstrip("/")
