@@ -66,6 +66,7 @@ async def _run_variant(
 ) -> Ceiling:
     name = variant.name if variant is not None else "default"
     spec = test.spec.for_variant(variant)  # the one place a variant's overrides are applied
+    await sink.variant_started(name)
     await sink.phase(Phase.PROVISIONING, f"starting the target, mock and generators ({name})")
     succeeded = False
     endpoints: Endpoints | None = None
@@ -129,9 +130,9 @@ async def run_test(
         for variant in variants:
             platform = make_platform(variant)
             report.platform = platform.name
-            report.ceilings.append(
-                await _run_variant(test, variant, platform, sink, history, report)
-            )
+            ceiling = await _run_variant(test, variant, platform, sink, history, report)
+            report.ceilings.append(ceiling)
+            await sink.variant_finished(ceiling)
         incomplete = [c for c in report.ceilings if not c.complete]
         report.outcome = Outcome.FAILED if incomplete else Outcome.SUCCEEDED
         report.message = "; ".join(
