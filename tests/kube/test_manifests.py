@@ -105,8 +105,8 @@ def test_each_variants_objects_have_names_of_their_own_and_refer_to_each_other()
     assert ("Pod", "mock-1-light") in names
     for obj in children:
         assert len(obj["metadata"]["name"]) <= 63
-        assert light.owns_for_variant(obj["metadata"]["labels"])
-        assert not heavy.owns_for_variant(obj["metadata"]["labels"])
+        assert light.owns(obj["metadata"]["labels"])
+        assert not heavy.owns(obj["metadata"]["labels"])
         kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
     # What refers to another object by name names this variant's own.
     by_name = {o["metadata"]["name"]: o for o in children}

@@ -49,3 +49,14 @@ def test_the_metric_patterns_pick_only_their_variants_pods() -> None:
     assert picks(names.generator_pod_pattern("b"), names.generator_pod_name(12, "b"))
     assert not picks(names.target_pod_pattern("b"), "target-a")
     assert picks(names.target_pod_pattern(), "target")
+
+
+def test_a_run_owns_its_namespace_whatever_the_variant_but_only_its_variants_pods() -> None:
+    light = names.RunIdentity("ns", "r1", "uid-1", "pair", "default", variant="light")
+    heavy = names.RunIdentity("ns", "r1", "uid-1", "pair", "default", variant="heavy")
+    other_run = names.RunIdentity("ns", "r2", "uid-1", "pair", "default", variant="light")
+    assert heavy.owns_run(light.labels())  # the namespace the variants share
+    assert not heavy.owns(light.labels(names.ROLE_TARGET))  # light's target is not heavy's
+    assert light.owns(light.labels(names.ROLE_TARGET))
+    assert not other_run.owns_run(light.labels())
+    assert not light.owns(None)

@@ -110,18 +110,19 @@ class RunIdentity:
         """The labels that pick this run's pods of one role (Services, NetworkPolicies)."""
         return {LABEL_RUN: self.run_id, LABEL_VARIANT: self.variant, LABEL_ROLE: role}
 
-    def owns(self, labels: dict[str, str] | None) -> bool:
-        """True when an existing object was made by this run (any of its variants): what the
-        run's variants share, such as the namespace, may be adopted on this alone."""
+    def owns_run(self, labels: dict[str, str] | None) -> bool:
+        """True when an existing object was made by this run, for any of its variants: what
+        the variants share, the namespace, may be adopted on this alone."""
         labels = labels or {}
         return (
             labels.get(LABEL_RUN) == self.run_id and labels.get(LABEL_OWNER_UID) == self.owner_uid
         )
 
-    def owns_for_variant(self, labels: dict[str, str] | None) -> bool:
+    def owns(self, labels: dict[str, str] | None) -> bool:
         """True when an existing object was made by this run *for this variant*: only then
-        may a pod be adopted, or the second variant would measure the first one's target."""
-        return self.owns(labels) and (labels or {}).get(LABEL_VARIANT) == self.variant
+        may a pod be adopted (or replaced), or the second variant would measure the first
+        one's target."""
+        return self.owns_run(labels) and (labels or {}).get(LABEL_VARIANT) == self.variant
 
     def child(self, base: str) -> str:
         """The name of this variant's child object called `base` (see `child_name`)."""

@@ -127,11 +127,11 @@ class KubernetesPlatform:
                 return await self._client.create(body)
             labels = existing.get("metadata", {}).get("labels")
             shared = body["kind"] == "Namespace"  # every variant of a run lives in it
-            if shared and self.run.owns(labels):
+            if shared and self.run.owns_run(labels):
                 return existing
-            if not shared and self.run.owns_for_variant(labels):
+            if not shared and self.run.owns(labels):
                 return existing
-            if self.run.owns(labels):
+            if self.run.owns_run(labels):
                 other = (labels or {}).get(names.LABEL_VARIANT, "?")
                 raise PlatformError(
                     f"{body['kind']} {meta['name']} was made for variant {other!r} of this run, "
@@ -151,7 +151,7 @@ class KubernetesPlatform:
         meta = body["metadata"]
         existing = await self._client.get(kind_of(body), meta["namespace"], meta["name"])
         labels = existing.get("metadata", {}).get("labels") if existing is not None else None
-        if existing is not None and self.run.owns_for_variant(labels):
+        if existing is not None and self.run.owns(labels):
             await self._client.delete(kind_of(body), meta["namespace"], meta["name"])
             await self._wait_gone(body, limit)
         return await self.apply(body)
@@ -184,7 +184,7 @@ class KubernetesPlatform:
                 pod["metadata"]["name"]
                 for pod in pods
                 if pod["metadata"].get("deletionTimestamp")
-                and not self.run.owns_for_variant(pod["metadata"].get("labels"))
+                and not self.run.owns(pod["metadata"].get("labels"))
             )
             if not leaving:
                 return
