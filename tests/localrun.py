@@ -18,7 +18,7 @@ from typing import Any
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.resource import CapacityTest
-from plimsoll.api.status import CurrentStep, Phase
+from plimsoll.api.status import Ceiling, CurrentStep, Phase
 from plimsoll.api.step import StepRecord, StepResult
 from plimsoll.cli.specfile import read_capacity_tests
 
@@ -36,9 +36,16 @@ class RecordingSink:
         self.records: list[StepRecord] = []
         self.report: RunReport | None = None
         self.on_step_started: list[CurrentStep] = []
+        self.variants: list[tuple[str, Ceiling | None]] = []  # (name, None) when it started
 
     async def phase(self, phase: Phase, message: str) -> None:
         self.phases.append(phase)
+
+    async def variant_started(self, name: str) -> None:
+        self.variants.append((name, None))
+
+    async def variant_finished(self, ceiling: Ceiling) -> None:
+        self.variants.append((ceiling.variant, ceiling))
 
     async def step_started(self, step: CurrentStep) -> None:
         self.on_step_started.append(step)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from plimsoll.api.comparison import Difference
 from plimsoll.api.resource import API_VERSION, KIND
 from plimsoll.api.status import (
     CapacityTestStatus,
@@ -21,6 +22,8 @@ from plimsoll.api.status import (
     CurrentStep,
     Phase,
     Reason,
+    VariantState,
+    VariantStatus,
     set_condition,
 )
 from plimsoll.api.step import LimitedBy
@@ -200,18 +203,48 @@ def fixtures() -> list[Fixture]:
                 CapacityTestStatus(
                     phase=Phase.SUCCEEDED,
                     observed_generation=1,
-                    ceiling=ceiling,
-                    variant_ceilings=[
-                        ceiling.model_copy(update={"variant": "embedded"}),
-                        ceiling.model_copy(
-                            update={"variant": "postgres", "level": 90, "limited_by": LimitedBy.CPU}
+                    ceiling=ceiling.model_copy(update={"variant": "embedded"}),
+                    variants=[
+                        VariantStatus(
+                            name="embedded",
+                            state=VariantState.SUCCEEDED,
+                            ceiling=120,
+                            unit="users",
+                            last_pass=120,
+                            first_fail=130,
+                            limited_by=LimitedBy.MEMORY,
+                            delta_percent=0.0,
+                            verdict=Difference.BASELINE,
+                        ),
+                        VariantStatus(
+                            name="postgres",
+                            state=VariantState.SUCCEEDED,
+                            ceiling=90,
+                            unit="users",
+                            last_pass=90,
+                            first_fail=100,
+                            limited_by=LimitedBy.CPU,
+                            delta_percent=-25.0,
+                            verdict=Difference.LOWER,
+                        ),
+                        VariantStatus(
+                            name="sharded",
+                            state=VariantState.SUCCEEDED,
+                            ceiling=110,
+                            unit="users",
+                            last_pass=110,
+                            first_fail=140,
+                            delta_percent=-8.3,
+                            verdict=Difference.WITHIN_NOISE,
                         ),
                     ],
+                    variant_count=3,
                 )
             ),
             "Healthy",
-            "Succeeded: embedded: ceiling 120 users, limited by memory; "
-            "postgres: ceiling 90 users, limited by cpu",
+            "Succeeded: embedded: ceiling 120 users, limited by memory (baseline); "
+            "postgres: ceiling 90 users, limited by cpu, -25.0% (lower); "
+            "sharded: ceiling 110 users, -8.3% (within noise)",
         ),
         Fixture(
             "failed-invalid-spec",

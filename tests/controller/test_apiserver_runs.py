@@ -124,32 +124,6 @@ async def test_concurrency_limit_queues_the_second_run_until_the_first_ends(
     assert forbidden(sa_operator) == []
 
 
-async def test_variants_run_one_after_another_each_with_its_ceiling(
-    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
-) -> None:
-    prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
-    try:
-        sa_operator.start(prometheus=prometheus.url)
-        body = quickstart("sides", prometheus.url, levels=[20])
-        body["spec"]["variants"] = [
-            {"name": "light", "env": {"WORK_MS": "1"}},
-            {"name": "heavy", "env": {"WORK_MS": "3"}},
-        ]
-        await apiserver.apply(body)
-        status = await wait_for(
-            lambda: apiserver.phase_in("sides", "Succeeded", "Failed"), 120, "a finished run"
-        )
-    finally:
-        prometheus.stop()
-    assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
-    # The target pod of the second variant replaced the first's under the same name:
-    # deleted gracefully, confirmed by the kubelet, created again.
-    assert [(s["variant"], s["level"]) for s in status["steps"]] == [("light", 20), ("heavy", 20)]
-    ceilings = {c["variant"]: c["level"] for c in status["variantCeilings"]}
-    assert ceilings == {"light": 20, "heavy": 20}
-    assert forbidden(sa_operator) == []
-
-
 async def test_a_failing_setup_job_fails_the_run_naming_the_job(
     apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess
 ) -> None:

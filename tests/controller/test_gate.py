@@ -16,6 +16,8 @@ from plimsoll.api.status import (
     ConditionType,
     Phase,
     Reason,
+    VariantState,
+    VariantStatus,
 )
 from plimsoll.controller.events import EventRecorder, EventType
 from plimsoll.controller.gate import apply_gate
@@ -156,3 +158,31 @@ def test_result_gauges_carry_the_ceiling_its_range_and_the_regression() -> None:
     )
     metrics.results.forget("perf", "gate")
     assert "plimsoll_ceiling{" not in metrics.render()
+
+
+def test_result_gauges_carry_each_finished_variants_ceiling() -> None:
+    status = CapacityTestStatus(
+        phase=Phase.FAILED,
+        variants=[
+            VariantStatus(
+                name="embedded",
+                state=VariantState.SUCCEEDED,
+                ceiling=120,
+                unit="users",
+                last_pass=120,
+                first_fail=130,
+            ),
+            VariantStatus(name="postgres", state=VariantState.FAILED, unit="users", first_fail=40),
+            VariantStatus(name="sharded", state=VariantState.PENDING),  # never ran: no series
+        ],
+    )
+    metrics = OperatorMetrics()
+    metrics.record_result("perf", "pair", status)
+    text = metrics.render()
+    embedded = 'namespace="perf",name="pair",variant="embedded",unit="users"'
+    postgres = 'namespace="perf",name="pair",variant="postgres",unit="users"'
+    assert f"plimsoll_ceiling{{{embedded}}} 120" in text
+    assert f"plimsoll_ceiling_high{{{embedded}}} 130" in text
+    assert f"plimsoll_ceiling_high{{{postgres}}} 40" in text
+    assert f"plimsoll_ceiling{{{postgres}}}" not in text  # no level passed
+    assert "sharded" not in text

@@ -3,6 +3,7 @@ pinned, labelled for adoption, and merged with the user's pod template."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import kubernetes_validate
@@ -64,8 +65,8 @@ def _spec() -> CapacityTestSpec:
     ).spec
 
 
-def all_objects() -> list[dict[str, Any]]:
-    spec, images = _spec(), Images()
+def all_objects(run: RunIdentity = RUN) -> list[dict[str, Any]]:
+    spec, images, RUN = _spec(), Images(), run  # noqa: N806 (the same builders per variant)
     return [
         manifests.namespace(RUN),
         manifests.mock_config_map(RUN, spec.upstream),
@@ -93,6 +94,34 @@ def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("obj", all_objects(), ids=lambda o: f"{o['kind']}-{o['metadata']['name']}")
 def test_every_object_is_valid_kubernetes(obj: dict[str, Any]) -> None:
     kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+def test_each_variants_objects_have_names_of_their_own_and_refer_to_each_other() -> None:
+    light, heavy = (replace(RUN, variant=v) for v in ("light", "heavy"))
+    children = [o for o in all_objects(light) if o["kind"] != "Namespace"]
+    names = {(o["kind"], o["metadata"]["name"]) for o in children}
+    others = {(o["kind"], o["metadata"]["name"]) for o in all_objects(heavy)}
+    assert not names & others  # with cleanup: Never both sets stay side by side
+    assert ("Pod", "target-light") in names
+    assert ("Pod", "mock-1-light") in names
+    for obj in children:
+        assert len(obj["metadata"]["name"]) <= 63
+        assert light.owns(obj["metadata"]["labels"])
+        assert not heavy.owns(obj["metadata"]["labels"])
+        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+    # What refers to another object by name names this variant's own.
+    by_name = {o["metadata"]["name"]: o for o in children}
+    mock = by_name["mock-0-light"]["spec"]["containers"][0]["env"][1]["valueFrom"]
+    assert ("ConfigMap", mock["configMapKeyRef"]["name"]) in names
+    generator = by_name["generator-0-light"]["spec"]["containers"][0]["env"][1]["valueFrom"]
+    assert ("Secret", generator["secretKeyRef"]["name"]) in names
+    env = {
+        e["name"]: e.get("value") for e in by_name["target-light"]["spec"]["containers"][0]["env"]
+    }
+    assert f"redis://valkey-light.{RUN.namespace}.svc:6379" in env.values()
+    assert env["UPSTREAM_URL"] == f"http://plimsoll-mock-light.{RUN.namespace}.svc:8765"
+    assert ("Service", "valkey-light") in names
+    assert ("Service", "plimsoll-mock-light") in names
 
 
 @pytest.mark.parametrize("obj", all_objects(), ids=lambda o: f"{o['kind']}-{o['metadata']['name']}")

@@ -64,11 +64,32 @@ local function describe_ceiling(ceiling)
   return text
 end
 
+-- One entry of status.variants: "heavy: ceiling 80 rps, limited by cpu, -20.0% (lower)".
+-- Only a Succeeded run is described this way, so every variant has its ceiling.
+local function describe_variant(variant)
+  local text
+  if variant.ceiling ~= nil then
+    text = variant.name .. ": ceiling " .. number(variant.ceiling) .. " " .. (variant.unit or "")
+  else
+    text = variant.name .. ": no level passed"
+  end
+  if variant.limitedBy ~= nil and variant.limitedBy ~= "unknown" then
+    text = text .. ", limited by " .. variant.limitedBy
+  end
+  if variant.verdict == "baseline" then
+    text = text .. " (baseline)"
+  elseif variant.verdict ~= nil and variant.deltaPercent ~= nil then
+    local sign = variant.deltaPercent >= 0 and "+" or ""
+    text = text .. ", " .. sign .. string.format("%.1f", variant.deltaPercent) .. "% (" .. variant.verdict .. ")"
+  end
+  return text
+end
+
 local function describe_success(status)
   local parts = {}
-  if status.variantCeilings ~= nil and #status.variantCeilings > 0 then
-    for _, ceiling in ipairs(status.variantCeilings) do
-      table.insert(parts, describe_ceiling(ceiling))
+  if status.variants ~= nil and #status.variants > 0 then
+    for _, variant in ipairs(status.variants) do
+      table.insert(parts, describe_variant(variant))
     end
   else
     local text = describe_ceiling(status.ceiling)

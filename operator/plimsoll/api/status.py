@@ -14,6 +14,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.comparison import Difference
 from plimsoll.api.gate import HistoryEntry, RegressionStatus
 from plimsoll.api.step import LimitedBy, StepRecord, TrialKind
 
@@ -155,6 +156,31 @@ class Ceiling(PlimsollModel):
     variant: str = "default"
 
 
+class VariantState(StrEnum):
+    PENDING = "Pending"  # not started yet
+    RUNNING = "Running"  # its pods are starting, or its steps are under way
+    SUCCEEDED = "Succeeded"  # a ceiling was found
+    FAILED = "Failed"  # it stopped early: a range at most
+
+
+class VariantStatus(PlimsollModel):
+    """One variant in `status.variants`: its state, ceiling, range and change vs baseline."""
+
+    # A few scalars per variant keep the status small: the report has the full comparison.
+
+    name: str
+    state: VariantState = VariantState.PENDING
+    ceiling: int | None = Field(None, description="Highest passing level; None if none passed.")
+    unit: str = ""
+    last_pass: int | None = Field(None, description="The range: the last passing level …")
+    first_fail: int | None = Field(None, description="… and the first failing level above it.")
+    limited_by: LimitedBy | None = None
+    delta_percent: float | None = Field(None, description="Ceiling against the baseline's.")
+    verdict: Difference | None = Field(
+        None, description="baseline, higher, lower, within noise or unknown (the noise rule)."
+    )
+
+
 class CurrentStep(PlimsollModel):
     index: int
     level: int
@@ -181,11 +207,14 @@ class CapacityTestStatus(PlimsollModel):
     steps: list[StepRecord] = Field(default_factory=list, max_length=20_000)
     step_count: int = Field(0, description="len(steps), for `kubectl get`'s Steps column.")
     ceiling: Ceiling | None = None
-    variant_ceilings: list[Ceiling] = Field(
-        default_factory=list, description="Every variant's ceiling, when there are several."
+    # Bounded like spec.variants; `ceiling` above is the baseline's.
+    variants: list[VariantStatus] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Each variant's state, ceiling and change against the baseline.",
     )
     variant_count: int | None = Field(
-        None, description="How many variants were compared, for `kubectl get`'s Variants column."
+        None, description="How many variants the spec compares, for `kubectl get`'s Variants."
     )
     report: ReportRef | None = None
     start_time: datetime | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from plimsoll.api.status import CapacityTestStatus, Ceiling, Phase
+from plimsoll.api.status import CapacityTestStatus, Phase, VariantState
 
 GAUGES = (
     ("plimsoll_ceiling", "The latest ceiling per CapacityTest and variant."),
@@ -24,9 +24,34 @@ def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+@dataclass(frozen=True)
+class _Ceiling:
+    """One variant's latest answer, whichever part of the status it came from."""
+
+    variant: str
+    unit: str
+    level: int | None
+    low: int | None
+    high: int | None
+
+
+def _ceilings(status: CapacityTestStatus) -> list[_Ceiling]:
+    """Every finished variant's ceiling (`status.variants`), else the run's one ceiling."""
+    done = (VariantState.SUCCEEDED, VariantState.FAILED)
+    rows = [
+        _Ceiling(v.name, v.unit, v.ceiling, v.last_pass, v.first_fail)
+        for v in status.variants
+        if v.state in done
+    ]
+    if rows or status.ceiling is None:
+        return rows
+    c = status.ceiling
+    return [_Ceiling(c.variant, c.unit, c.level, c.low, c.high)]
+
+
 @dataclass
 class _Result:
-    ceilings: list[Ceiling]
+    ceilings: list[_Ceiling]
     regressed: dict[str, bool]
 
 
@@ -36,7 +61,7 @@ class ResultGauges:
     last_success: dict[tuple[str, str], float] = field(default_factory=dict)
 
     def record(self, namespace: str, name: str, status: CapacityTestStatus) -> None:
-        ceilings = status.variant_ceilings or ([status.ceiling] if status.ceiling else [])
+        ceilings = _ceilings(status)
         regressed = {v.variant: v.regressed for v in status.regression}
         self.results[(namespace, name)] = _Result(ceilings, regressed)
         if status.phase is Phase.SUCCEEDED and status.completion_time is not None:

@@ -24,6 +24,7 @@ from typing import Any
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.status import (
     CapacityTestStatus,
+    Ceiling,
     ConditionStatus,
     ConditionType,
     CurrentStep,
@@ -38,6 +39,7 @@ from plimsoll.controller.events import Event, EventRecorder, ceiling_event, phas
 from plimsoll.controller.report_map import write_report_config_map
 from plimsoll.decide.plan import conditions_for
 from plimsoll.decide.statussteps import compact_steps
+from plimsoll.decide.variantstatus import run_ended, variant_finished, variant_started
 from plimsoll.kube.client import CAPACITY_TESTS, KubeClient
 
 log = logging.getLogger(__name__)
@@ -151,6 +153,18 @@ class OperatorSink:
             self._on_phase(phase)
         await self.writer.write()
 
+    async def variant_started(self, name: str) -> None:
+        if self._detached or not self.writer.status.variants:
+            return  # a run without variants has only `status.ceiling`
+        self.writer.status.variants = variant_started(self.writer.status.variants, name)
+        await self.writer.write()
+
+    async def variant_finished(self, ceiling: Ceiling) -> None:
+        if self._detached or not self.writer.status.variants:
+            return
+        self.writer.status.variants = variant_finished(self.writer.status.variants, ceiling)
+        await self.writer.write()
+
     async def step_started(self, step: CurrentStep) -> None:
         if self._detached:
             return
@@ -181,9 +195,9 @@ class OperatorSink:
             return
         status = self.writer.status
         status.current_step = None
-        status.ceiling = report.ceiling
-        status.variant_ceilings = list(report.ceilings) if len(report.ceilings) > 1 else []
-        status.variant_count = len(report.ceilings) if len(report.ceilings) > 1 else None
+        status.ceiling = report.ceiling  # the baseline's: `kubectl get`'s Ceiling column
+        if status.variants:
+            status.variants = run_ended(status.variants, report.ceilings, report.comparison)
         status.completion_time = report.ended_at or _now()
         try:
             name = await write_report_config_map(self.writer.client, self.owner, report)

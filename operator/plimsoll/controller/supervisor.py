@@ -41,6 +41,7 @@ from plimsoll.controller.metrics import OperatorMetrics
 from plimsoll.controller.status import OperatorSink, StatusWriter
 from plimsoll.decide.plan import Action, Desired, decide, restart_reason, short_run_id
 from plimsoll.decide.schedule import due_slot, parse_token, slot_token
+from plimsoll.decide.variantstatus import pending_variants
 from plimsoll.kube.client import NAMESPACES, KubeClient
 from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
 from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
@@ -215,6 +216,8 @@ class Supervisor:
                 start_time=_now(),
                 conditions=status.conditions if status else [],
                 history=status.history if status else [],
+                variants=pending_variants([v.name for v in test.spec.variants]),
+                variant_count=len(test.spec.variants) or None,
             )
         writer = self.writer(fresh)
         writer.generation = desired.generation

@@ -65,7 +65,7 @@ def service_host(run: RunIdentity, service: str) -> str:
 
 
 def mock_url(run: RunIdentity, upstream: Upstream) -> str:
-    return f"http://{service_host(run, names.MOCK_SERVICE)}:{upstream.port}"
+    return f"http://{service_host(run, run.child(names.MOCK_SERVICE))}:{upstream.port}"
 
 
 def _pod(run: RunIdentity, name: str, role: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def mock_config_map(run: RunIdentity, upstream: Upstream) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": _meta(run, names.MOCK_CONFIG_MAP, names.ROLE_MOCK),
+        "metadata": _meta(run, run.child(names.MOCK_CONFIG_MAP), names.ROLE_MOCK),
         "data": {MOCK_CONFIG_KEY: json.dumps(upstream.to_wire(), sort_keys=True)},
     }
 
@@ -98,7 +98,7 @@ def control_token_secret(run: RunIdentity, token: str) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Secret",
         "type": "Opaque",
-        "metadata": _meta(run, names.CONTROL_TOKEN_SECRET, names.ROLE_GENERATOR),
+        "metadata": _meta(run, run.child(names.CONTROL_TOKEN_SECRET), names.ROLE_GENERATOR),
         "stringData": {CONTROL_TOKEN_KEY: token},
     }
 
@@ -106,7 +106,8 @@ def control_token_secret(run: RunIdentity, token: str) -> dict[str, Any]:
 def mock_pod(run: RunIdentity, index: int, upstream: Upstream, image: str) -> dict[str, Any]:
     command = ["python", "-m", "plimsoll_mock", "--host", "$(POD_IP)", "--port", str(upstream.port)]
     container = _our_container("mock", upstream.image or image, command)
-    config_ref = {"configMapKeyRef": {"name": names.MOCK_CONFIG_MAP, "key": MOCK_CONFIG_KEY}}
+    config_map = run.child(names.MOCK_CONFIG_MAP)
+    config_ref = {"configMapKeyRef": {"name": config_map, "key": MOCK_CONFIG_KEY}}
     container["env"] = [pod_ip_env(), {"name": MOCK_CONFIG_ENV, "valueFrom": config_ref}]
     container["ports"] = [{"name": "http", "containerPort": upstream.port}]
     container["readinessProbe"] = http_probe("/healthz", upstream.port)
@@ -116,14 +117,15 @@ def mock_pod(run: RunIdentity, index: int, upstream: Upstream, image: str) -> di
     container["resources"] = guaranteed(shape) if shape else {"requests": dict(_MOCK_REQUESTS)}
     volume, _ = tmp_volume()
     spec = {"securityContext": pod_security(), "containers": [container], "volumes": [volume]}
-    return _pod(run, names.mock_pod_name(index), names.ROLE_MOCK, spec)
+    return _pod(run, names.mock_pod_name(index, run.variant), names.ROLE_MOCK, spec)
 
 
-def cluster_service(run: RunIdentity, name: str, role: str, port: int) -> dict[str, Any]:
+def cluster_service(run: RunIdentity, base: str, role: str, port: int) -> dict[str, Any]:
+    """This variant's Service `base` (named by `RunIdentity.child`) for its pods of `role`."""
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _meta(run, name, role),
+        "metadata": _meta(run, run.child(base), role),
         "spec": {
             "selector": run.selector(role),
             "ports": [{"name": "tcp", "port": port, "targetPort": port, "protocol": "TCP"}],
@@ -152,14 +154,15 @@ def dependency_pod(run: RunIdentity, service: Service) -> dict[str, Any]:
         else tcp_probe(service.port)
     )
     spec = {"securityContext": pod_security(run_as_user=None), "containers": [container]}
-    pod = _pod(run, names.service_pod_name(service.name), names.ROLE_SERVICE, spec)
+    pod = _pod(run, names.service_pod_name(service.name, run.variant), names.ROLE_SERVICE, spec)
     # Each dependency gets its own selector value, so its Service picks only it.
     pod["metadata"]["labels"][names.LABEL_ROLE] = f"{names.ROLE_SERVICE}-{service.name}"
     return pod
 
 
 def dependency_service(run: RunIdentity, service: Service) -> dict[str, Any]:
-    return cluster_service(run, service.name, f"{names.ROLE_SERVICE}-{service.name}", service.port)
+    role = f"{names.ROLE_SERVICE}-{service.name}"
+    return cluster_service(run, service.name, role, service.port)
 
 
 def target_env(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, str]:
@@ -170,7 +173,7 @@ def target_env(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, str]:
     if target.port_env:
         env[target.port_env] = str(target.port)
     for service in spec.services:
-        host = service_host(run, service.name)
+        host = service_host(run, run.child(service.name))
         for name, template in service.target_env.items():
             env[name] = template.replace("{host}", host).replace("{port}", str(service.port))
     return env
@@ -195,7 +198,7 @@ def target_pod(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
     if target.resources is not None:
         container["resources"] = guaranteed(target.resources)
     spec_doc = {"securityContext": pod_security(run_as_user=None), "containers": [container]}
-    pod = _pod(run, names.target_pod_name(), names.ROLE_TARGET, spec_doc)
+    pod = _pod(run, names.target_pod_name(run.variant), names.ROLE_TARGET, spec_doc)
     if target.pod_template:
         template = target.pod_template
         if "metadata" in template:
@@ -243,7 +246,7 @@ def setup_job(run: RunIdentity, step: SetupStep, spec: CapacityTestSpec) -> dict
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": _meta(run, f"setup-{step.name}", names.ROLE_SETUP),
+        "metadata": _meta(run, run.child(f"setup-{step.name}"), names.ROLE_SETUP),
         "spec": {
             "backoffLimit": 0,
             "activeDeadlineSeconds": max(1, round(step.timeout)),
@@ -262,7 +265,8 @@ def generator_pod(
         "--port", str(names.GENERATOR_PORT), "--processes", str(processes),
     ]  # fmt: skip
     container = _our_container("generator", generators.image or image, command)
-    token_ref = {"secretKeyRef": {"name": names.CONTROL_TOKEN_SECRET, "key": CONTROL_TOKEN_KEY}}
+    token = run.child(names.CONTROL_TOKEN_SECRET)
+    token_ref = {"secretKeyRef": {"name": token, "key": CONTROL_TOKEN_KEY}}
     container["env"] = [pod_ip_env(), {"name": CONTROL_TOKEN_ENV, "valueFrom": token_ref}]
     container["ports"] = [{"name": "control", "containerPort": names.GENERATOR_PORT}]
     container["readinessProbe"] = http_probe("/healthz", names.GENERATOR_PORT)
@@ -286,7 +290,7 @@ def generator_pod(
         "volumes": [volume],
         "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": anti}},
     }
-    return _pod(run, names.generator_pod_name(index), names.ROLE_GENERATOR, spec)
+    return _pod(run, names.generator_pod_name(index, run.variant), names.ROLE_GENERATOR, spec)
 
 
 _DNS = {
@@ -317,7 +321,7 @@ def run_egress_policy(run: RunIdentity) -> dict[str, Any]:
         ]
     }
     inside: dict[str, Any] = {"to": [{"podSelector": {}}]}
-    return _egress_policy(run, "run-egress", not_generators, [inside, _DNS])
+    return _egress_policy(run, run.child(names.RUN_EGRESS_POLICY), not_generators, [inside, _DNS])
 
 
 def _external_target(spec: CapacityTestSpec) -> dict[str, Any] | None:
@@ -361,5 +365,8 @@ def generator_network_policy(run: RunIdentity, spec: CapacityTestSpec) -> dict[s
     targets = [external] if external is not None else [to(names.ROLE_TARGET, spec.target.port)]
     egress = [*targets, to(names.ROLE_MOCK, spec.upstream.port), _DNS]
     return _egress_policy(
-        run, "generators-egress", {"matchLabels": run.selector(names.ROLE_GENERATOR)}, egress
+        run,
+        run.child(names.GENERATORS_EGRESS_POLICY),
+        {"matchLabels": run.selector(names.ROLE_GENERATOR)},
+        egress,
     )

@@ -7,6 +7,7 @@ so "is this object ours?" is answered by one set of labels everywhere. Pure: no 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -90,7 +91,7 @@ class RunIdentity:
     owner_uid: str
     owner_name: str
     owner_namespace: str
-    variant: str = "default"
+    variant: str = "default"  # DEFAULT_VARIANT
 
     def labels(self, role: str | None = None) -> dict[str, str]:
         labels = {
@@ -109,37 +110,91 @@ class RunIdentity:
         """The labels that pick this run's pods of one role (Services, NetworkPolicies)."""
         return {LABEL_RUN: self.run_id, LABEL_VARIANT: self.variant, LABEL_ROLE: role}
 
-    def owns(self, labels: dict[str, str] | None) -> bool:
-        """True when an existing object was made by this run (any of its variants): what the
-        run's variants share, such as the namespace, may be adopted on this alone."""
+    def owns_run(self, labels: dict[str, str] | None) -> bool:
+        """True when an existing object was made by this run, for any of its variants: what
+        the variants share, the namespace, may be adopted on this alone."""
         labels = labels or {}
         return (
             labels.get(LABEL_RUN) == self.run_id and labels.get(LABEL_OWNER_UID) == self.owner_uid
         )
 
-    def owns_for_variant(self, labels: dict[str, str] | None) -> bool:
+    def owns(self, labels: dict[str, str] | None) -> bool:
         """True when an existing object was made by this run *for this variant*: only then
-        may a pod be adopted, or the second variant would measure the first one's target."""
-        return self.owns(labels) and (labels or {}).get(LABEL_VARIANT) == self.variant
+        may a pod be adopted (or replaced), or the second variant would measure the first
+        one's target."""
+        return self.owns_run(labels) and (labels or {}).get(LABEL_VARIANT) == self.variant
+
+    def child(self, base: str) -> str:
+        """The name of this variant's child object called `base` (see `child_name`)."""
+        return child_name(base, self.variant)
+
+    def run_selector(self) -> dict[str, str]:
+        """The labels every child of this run carries, whichever its variant."""
+        return {LABEL_RUN: self.run_id, LABEL_OWNER_UID: self.owner_uid}
 
 
-def target_pod_name() -> str:
-    return "target"
+DEFAULT_VARIANT = "default"  # a run without variants: its children keep their plain names
+_SLUG_MAX = 12  # so `setup-<step, 40>-<slug>` still fits a 63-character label (Job names)
 
 
-def mock_pod_name(index: int) -> str:
-    return f"mock-{index}"
+def variant_slug(variant: str) -> str:
+    """A short DNS-label form of a variant's name for its children's names; a long name is
+    cut and given a hash of the whole, so two variants never share a slug."""
+    cleaned = _dns_label(variant)
+    if cleaned == variant and len(cleaned) <= _SLUG_MAX:
+        return cleaned
+    digest = hashlib.sha256(variant.encode()).hexdigest()[:6]
+    return f"{cleaned[: _SLUG_MAX - 7].rstrip('-')}-{digest}"
 
 
-def generator_pod_name(index: int) -> str:
-    return f"generator-{index}"
+def child_name(base: str, variant: str = DEFAULT_VARIANT) -> str:
+    """`base` for a run without variants, else `base-<variant slug>`: each variant's pods,
+    Services, ConfigMaps, Jobs and policies are its own, so with `cleanup: Never` they all
+    stay side by side and a variant never adopts another's. The one place such names are made."""
+    if variant == DEFAULT_VARIANT:
+        return base
+    suffix = f"-{variant_slug(variant)}"
+    return f"{base[: _MAX_NAME - len(suffix)].rstrip('-')}{suffix}"
 
 
-def service_pod_name(name: str) -> str:
-    return f"svc-{name}"
+def child_pattern(base_pattern: str, variant: str = DEFAULT_VARIANT) -> str:
+    """The regex for `child_name(base, variant)` when `base_pattern` matches `base` (the
+    pods' names are all Prometheus' cAdvisor series carry). A slug is [a-z0-9-] only."""
+    return base_pattern if variant == DEFAULT_VARIANT else f"{base_pattern}-{variant_slug(variant)}"
 
 
+def target_pod_name(variant: str = DEFAULT_VARIANT) -> str:
+    return child_name("target", variant)
+
+
+def mock_pod_name(index: int, variant: str = DEFAULT_VARIANT) -> str:
+    return child_name(f"mock-{index}", variant)
+
+
+def generator_pod_name(index: int, variant: str = DEFAULT_VARIANT) -> str:
+    return child_name(f"generator-{index}", variant)
+
+
+def service_pod_name(name: str, variant: str = DEFAULT_VARIANT) -> str:
+    return child_name(f"svc-{name}", variant)
+
+
+def target_pod_pattern(variant: str = DEFAULT_VARIANT) -> str:
+    return child_pattern("target", variant)
+
+
+def mock_pod_pattern(variant: str = DEFAULT_VARIANT) -> str:
+    return child_pattern("mock-[0-9]+", variant)
+
+
+def generator_pod_pattern(variant: str = DEFAULT_VARIANT) -> str:
+    return child_pattern("generator-[0-9]+", variant)
+
+
+# The bases of a run's other children; `child_name(base, variant)` gives the object's name.
 MOCK_SERVICE = "plimsoll-mock"
 MOCK_CONFIG_MAP = "plimsoll-mock-config"
 CONTROL_TOKEN_SECRET = "plimsoll-control-token"  # the generators' control API secret
 TARGET_SERVICE = "plimsoll-target"
+RUN_EGRESS_POLICY = "run-egress"
+GENERATORS_EGRESS_POLICY = "generators-egress"

@@ -24,7 +24,7 @@ from rich.text import Text
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.resource import CapacityTest
-from plimsoll.api.status import CurrentStep, Phase
+from plimsoll.api.status import Ceiling, CurrentStep, Phase
 from plimsoll.api.step import StepRecord, StepResult, TrialKind, Verdict
 from plimsoll.report.files import write_json
 from plimsoll.report.table import COLUMNS, OPTIONAL_COLUMNS, row
@@ -161,6 +161,12 @@ class ConsoleSink:
         self.console.print(f"[bold]{phase.value}[/bold]: {message}")
         if self._live is not None and phase in (Phase.PROVISIONING, Phase.RUNNING):
             self._live.start()  # idempotent; printing above it keeps working
+
+    async def variant_started(self, name: str) -> None:
+        """Nothing to add: the Provisioning line names the variant."""
+
+    async def variant_finished(self, ceiling: Ceiling) -> None:
+        """Nothing to add: the report opens with every variant's ceiling."""
 
     async def step_started(self, step: CurrentStep) -> None:
         self.current, self._current_since = step, time.monotonic()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from plimsoll.api.report import RunReport
-from plimsoll.api.status import CurrentStep, Phase
+from plimsoll.api.status import Ceiling, CurrentStep, Phase
 from plimsoll.api.step import StepRecord, StepResult
 
 
@@ -20,6 +20,12 @@ class ProgressSink(Protocol):
 
     async def phase(self, phase: Phase, message: str) -> None:
         """Provisioning (per variant), Running, then Succeeded or Failed."""
+
+    async def variant_started(self, name: str) -> None:
+        """A variant starts (its pods first); with no variants, "default"."""
+
+    async def variant_finished(self, ceiling: Ceiling) -> None:
+        """A variant ended with this ceiling (or range); the comparison comes in `finished`."""
 
     async def step_started(self, step: CurrentStep) -> None: ...
 

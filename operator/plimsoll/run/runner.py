@@ -16,7 +16,8 @@ and a run that fails or is cancelled still produces a report holding every
 step, the range found so far, and why it stopped. A run resumes from
 `history` (the `StepRecord`s of an earlier, interrupted run): the search is a
 pure function of the history, so completed steps are skipped and only the step
-that was under way is repeated.
+that was under way is repeated; a variant whose search the history already
+completed is not provisioned again.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from plimsoll.run.clientips import check_client_ips
 from plimsoll.run.progress import ProgressSink
 from plimsoll.run.scrapecheck import check_scrape_window
 from plimsoll.run.streamsprobe import probe_streams, release_streams
-from plimsoll.run.variant import run_variant
+from plimsoll.run.variant import concluded_ceiling, run_variant
 
 __all__ = ["ProgressSink", "RunStoppedError", "record_of", "run_test"]
 
@@ -67,6 +68,13 @@ async def _run_variant(
 ) -> Ceiling:
     name = variant.name if variant is not None else "default"
     spec = test.spec.for_variant(variant)  # the one place a variant's overrides are applied
+    await sink.variant_started(name)
+    done = concluded_ceiling(spec, name, history, report)
+    if done is not None:
+        # A resumed run past this variant: its steps stand and nothing is left to measure,
+        # so its pods are not started again, only what an interrupted clean-up left removed.
+        await asyncio.shield(platform.stop(keep=_keep(spec.cleanup, done.complete)))
+        return done
     await sink.phase(Phase.PROVISIONING, f"starting the target, mock and generators ({name})")
     succeeded = False
     endpoints: Endpoints | None = None
@@ -132,9 +140,9 @@ async def run_test(
         for variant in variants:
             platform = make_platform(variant)
             report.platform = platform.name
-            report.ceilings.append(
-                await _run_variant(test, variant, platform, sink, history, report)
-            )
+            ceiling = await _run_variant(test, variant, platform, sink, history, report)
+            report.ceilings.append(ceiling)
+            await sink.variant_finished(ceiling)
         incomplete = [c for c in report.ceilings if not c.complete]
         report.outcome = Outcome.FAILED if incomplete else Outcome.SUCCEEDED
         report.message = "; ".join(

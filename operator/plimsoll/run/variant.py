@@ -66,6 +66,20 @@ def searchable(records: Sequence[StepRecord]) -> list[StepRecord]:
     return kept
 
 
+def concluded_ceiling(
+    spec: CapacityTestSpec, variant: str, history: Sequence[StepRecord], report: RunReport
+) -> Ceiling | None:
+    """The variant's ceiling when `history` (a resumed run's) already holds its whole
+    search, so none of its trials is left to run; None otherwise."""
+    records = [r for r in history if r.variant == variant]
+    if not records:
+        return None
+    action = next_action(spec.search, spec.trial, searchable(records), retries=spec.noise.retries)
+    if not isinstance(action, Finished):
+        return None
+    return _final(action.ceiling, spec, variant, report.steps)
+
+
 async def run_variant(
     spec: CapacityTestSpec,
     variant: str,

@@ -1,5 +1,6 @@
-"""A variant adopts only its own pods, waits out the previous variant's deletion, and names
-what another variant left behind, against kmock's emulated API server."""
+"""Each variant's pods have names of their own; a variant adopts only its own, waits until the
+previous variant's pods being deleted are gone, and names an object made for another variant,
+against kmock's emulated API server."""
 
 from __future__ import annotations
 
@@ -59,16 +60,47 @@ async def client() -> AsyncIterator[KubeClient]:
             await api.aclose()
 
 
-async def test_the_namespace_is_shared_but_a_pod_of_another_variant_is_not_adopted(
+async def test_each_variant_has_its_own_target_and_adopts_only_its_own(
     client: KubeClient,
 ) -> None:
     second = platform(client, "b")
     await second.apply(manifests.namespace(identity("b")))  # the run's namespace: shared
     await platform(client, "a").apply(target("a"))  # variant a's target, kept (cleanup: Never)
-    with pytest.raises(PlatformError, match="left by variant 'a' of this run"):
-        await second.apply(target("b"))
-    adopted = await platform(client, "a").apply(target("a"))  # its own: adopted on resume
-    assert adopted["metadata"]["labels"]["plimsoll.dev/variant"] == "a"
+    made = await second.apply(target("b"))  # created beside it under its own name, not adopted
+    assert made["metadata"]["name"] == "target-b"
+    pods = {p["metadata"]["name"]: p for p in await client.list(PODS, NS)}
+    assert sorted(pods) == ["target-a", "target-b"]
+    assert pods["target-a"]["metadata"]["labels"]["plimsoll.dev/variant"] == "a"
+    adopted = await second.apply(target("b"))  # its own, on resume: adopted, not a conflict
+    assert adopted["metadata"]["labels"]["plimsoll.dev/variant"] == "b"
+    assert len(await client.list(PODS, NS)) == 2
+    # An object of another variant under the same name is never adopted.
+    with pytest.raises(PlatformError, match="made for variant 'a' of this run, not 'b'"):
+        await second.apply(target("a"))
+
+
+async def test_a_variant_waits_until_the_previous_variants_pods_are_gone(
+    client: KubeClient,
+) -> None:
+    await leaving(client)
+    await platform(client, "a").apply(
+        {**target("a"), "metadata": {**target("a")["metadata"], "name": "kept-a"}}
+    )  # not being deleted (cleanup: Never): not waited for
+
+    async def kubelet_finishes() -> None:
+        await asyncio.sleep(0.3)
+        await client.patch(PODS, NS, "target-a", {"metadata": {"finalizers": None}})
+
+    finishing = asyncio.create_task(kubelet_finishes())
+    await platform(client, "b").wait_other_variants_gone(5)
+    assert finishing.done()
+    assert [p["metadata"]["name"] for p in await client.list(PODS, NS)] == ["kept-a"]
+
+
+async def test_a_previous_variant_that_never_leaves_is_named(client: KubeClient) -> None:
+    await leaving(client)
+    with pytest.raises(PlatformError, match=r"pods target-a are still being deleted after 0\.2 s"):
+        await platform(client, "b").wait_other_variants_gone(0.2)
 
 
 async def leaving(client: KubeClient) -> None:
@@ -76,8 +108,8 @@ async def leaving(client: KubeClient) -> None:
     pod = target("a")
     pod["metadata"]["finalizers"] = ["test.plimsoll.dev/terminating"]
     await client.create(pod)
-    await client.delete(PODS, NS, "target")
-    held = await client.get(PODS, NS, "target")
+    await client.delete(PODS, NS, "target-a")
+    held = await client.get(PODS, NS, "target-a")
     assert held is not None
     assert held["metadata"].get("deletionTimestamp")
 
@@ -85,22 +117,23 @@ async def leaving(client: KubeClient) -> None:
 async def test_a_pod_still_being_deleted_is_waited_for_then_created_anew(
     client: KubeClient,
 ) -> None:
-    await leaving(client)
+    await leaving(client)  # e.g. deleted by an interrupted attempt at the same variant
 
     async def kubelet_finishes() -> None:
         await asyncio.sleep(0.3)
-        await client.patch(PODS, NS, "target", {"metadata": {"finalizers": None}})
+        await client.patch(PODS, NS, "target-a", {"metadata": {"finalizers": None}})
 
     finishing = asyncio.create_task(kubelet_finishes())
-    created = await platform(client, "b").apply(target("b"))
+    created = await platform(client, "a").apply(target("a"))
     await finishing
-    assert created["metadata"]["labels"]["plimsoll.dev/variant"] == "b"
+    assert not created["metadata"].get("deletionTimestamp")
+    assert created["metadata"]["labels"]["plimsoll.dev/variant"] == "a"
 
 
 async def test_a_deletion_that_never_ends_is_named(client: KubeClient) -> None:
     await leaving(client)
     slow = KubernetesPlatform(
-        client, identity("b"), KubernetesOptions(ready_timeout=0.3, poll=0.05)
+        client, identity("a"), KubernetesOptions(ready_timeout=0.3, poll=0.05)
     )
-    with pytest.raises(PlatformError, match=r"Pod target is still being deleted after 0\.3 s"):
-        await slow.apply(target("b"))
+    with pytest.raises(PlatformError, match=r"Pod target-a is still being deleted after 0\.3 s"):
+        await slow.apply(target("a"))

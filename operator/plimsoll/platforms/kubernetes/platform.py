@@ -8,8 +8,12 @@ for each group to be ready; `metrics` reads the pods from Prometheus; `stop`
 removes this variant's children (the operator removes the namespace itself when
 the run ends, as `spec.cleanup` says, and on deletion).
 
-Creation is idempotent: an object that already exists and carries this run's
-labels is adopted, so an operator restarted mid-run picks its pods up again.
+Each variant's children have names of their own (`plimsoll.kube.names.child_name`)
+and carry its name in a label: with `cleanup: Never` every variant's pods stay side
+by side, and with `cleanup: Always` a variant starts only once the previous
+variant's pods are gone. Creation is idempotent: an object that already exists and
+carries this run's labels *and this variant's* is adopted, so an operator restarted
+mid-run (say, in the second variant) picks that variant's pods up again.
 """
 
 from __future__ import annotations
@@ -109,8 +113,8 @@ class KubernetesPlatform:
 
     async def apply(self, body: dict[str, Any]) -> dict[str, Any]:
         """Create `body`, or adopt the existing object if this run (and, inside the run's
-        namespace, this variant) made it. An object still being deleted, such as the previous
-        variant's target, is waited for, then created anew."""
+        namespace, this variant) made it. An object still being deleted, such as this variant's
+        own target from an interrupted earlier attempt, is waited for, then created anew."""
         try:
             return await self._client.create(body)
         except ConflictError:
@@ -123,16 +127,15 @@ class KubernetesPlatform:
                 return await self._client.create(body)
             labels = existing.get("metadata", {}).get("labels")
             shared = body["kind"] == "Namespace"  # every variant of a run lives in it
-            if shared and self.run.owns(labels):
+            if shared and self.run.owns_run(labels):
                 return existing
-            if not shared and self.run.owns_for_variant(labels):
+            if not shared and self.run.owns(labels):
                 return existing
-            if self.run.owns(labels):
+            if self.run.owns_run(labels):
                 other = (labels or {}).get(names.LABEL_VARIANT, "?")
                 raise PlatformError(
-                    f"{body['kind']} {meta['name']} was left by variant {other!r} of this run "
-                    "(cleanup keeps each variant's pods): with several variants use "
-                    "cleanup: Always, or one CapacityTest per variant"
+                    f"{body['kind']} {meta['name']} was made for variant {other!r} of this run, "
+                    f"not {self.run.variant!r}: a variant never adopts another's objects"
                 ) from None
             raise PlatformError(
                 f"{body['kind']} {meta['name']} already exists and belongs to another run"
@@ -147,7 +150,8 @@ class KubernetesPlatform:
         operator that was killed mid-trial may still be loading the target."""
         meta = body["metadata"]
         existing = await self._client.get(kind_of(body), meta["namespace"], meta["name"])
-        if existing is not None and self.run.owns(existing.get("metadata", {}).get("labels")):
+        labels = existing.get("metadata", {}).get("labels") if existing is not None else None
+        if existing is not None and self.run.owns(labels):
             await self._client.delete(kind_of(body), meta["namespace"], meta["name"])
             await self._wait_gone(body, limit)
         return await self.apply(body)
@@ -161,6 +165,33 @@ class KubernetesPlatform:
             if time.monotonic() > deadline:
                 raise PlatformError(
                     f"{body['kind']} {meta['name']} is still being deleted after {limit:g} s"
+                )
+            await asyncio.sleep(self._options.poll)
+
+    async def wait_other_variants_gone(self, limit: float) -> None:
+        """Wait until the pods of this run's other variants that are being deleted are gone
+        (`cleanup: Always`: the previous variant's, confirmed by the kubelet), so a variant
+        never shares the nodes with its predecessor's processes; pods kept on purpose
+        (`cleanup: Never`) are not being deleted and are not waited for. A PlatformError
+        naming them after `limit` seconds."""
+        deadline = time.monotonic() + limit
+        while True:
+            try:
+                pods = await self._client.list(PODS, self.run.namespace, self.run.run_selector())
+            except KubeError as exc:
+                raise PlatformError(f"cannot list the run's pods: {exc.message}") from exc
+            leaving = sorted(
+                pod["metadata"]["name"]
+                for pod in pods
+                if pod["metadata"].get("deletionTimestamp")
+                and not self.run.owns(pod["metadata"].get("labels"))
+            )
+            if not leaving:
+                return
+            if time.monotonic() > deadline:
+                raise PlatformError(
+                    f"the previous variant's pods {', '.join(leaving)} are still being "
+                    f"deleted after {limit:g} s"
                 )
             await asyncio.sleep(self._options.poll)
 
@@ -193,6 +224,7 @@ class KubernetesPlatform:
         if any(problems):
             raise PlatformError("; ".join(p for p in problems if p))
         await self._namespace()
+        await self.wait_other_variants_gone(limit)
         # Policies before any pod: nothing in the namespace ever runs without them.
         await self.apply(manifests.run_egress_policy(run))
         await self.apply(manifests.generator_network_policy(run, spec))
@@ -202,14 +234,14 @@ class KubernetesPlatform:
             await self.apply(manifests.dependency_pod(run, service))
             await self.apply(manifests.dependency_service(run, service))
         await self.apply(manifests.mock_config_map(run, spec.upstream))
-        mock_names = [names.mock_pod_name(i) for i in range(spec.upstream.replicas)]
+        mock_names = [names.mock_pod_name(i, run.variant) for i in range(spec.upstream.replicas)]
         for index in range(spec.upstream.replicas):
             await self.apply(manifests.mock_pod(run, index, spec.upstream, images.mock))
         await self.apply(
             manifests.cluster_service(run, names.MOCK_SERVICE, names.ROLE_MOCK, spec.upstream.port)
         )
         mocks = await self._ready(
-            mock_names + [names.service_pod_name(s.name) for s in services], limit
+            mock_names + [names.service_pod_name(s.name, run.variant) for s in services], limit
         )
 
         target: dict[str, Any] | None = None
@@ -220,7 +252,7 @@ class KubernetesPlatform:
                     run, names.TARGET_SERVICE, names.ROLE_TARGET, spec.target.port
                 )
             )
-            target_name = names.target_pod_name()
+            target_name = names.target_pod_name(run.variant)
             target = (await self._ready([target_name], spec.target.startup_timeout))[target_name]
             for container in target.get("status", {}).get("containerStatuses", []) or []:
                 if container.get("name") == "target" and container.get("imageID"):
@@ -231,7 +263,9 @@ class KubernetesPlatform:
             await self._job_done(job["metadata"]["name"], step.timeout)
 
         token = await self._control_token()
-        gen_names = [names.generator_pod_name(i) for i in range(spec.generators.replicas)]
+        gen_names = [
+            names.generator_pod_name(i, run.variant) for i in range(spec.generators.replicas)
+        ]
         for index in range(spec.generators.replicas):
             await self.fresh(manifests.generator_pod(run, index, spec.generators, images.generator))
         generators = await self._ready(gen_names, limit)
@@ -330,12 +364,14 @@ class KubernetesPlatform:
             await wait_pods_ready(
                 self._client,
                 self.run.namespace,
-                [names.target_pod_name()],
+                [names.target_pod_name(self.run.variant)],
                 spec.target.startup_timeout,
                 self._options.poll,
             )
         except NotReadyError as exc:
-            pod = await self._client.get(PODS, self.run.namespace, names.target_pod_name())
+            pod = await self._client.get(
+                PODS, self.run.namespace, names.target_pod_name(self.run.variant)
+            )
             last = last_termination(pod) if pod is not None else None
             reason = f"the target cannot run: {exc}" + (f"; {last}" if last else "")
             raise PlatformError(reason) from exc
@@ -345,13 +381,14 @@ class KubernetesPlatform:
         if spec is None:
             raise PlatformError("metrics() asked before start()")
         ns = self.run.namespace
+        variant = self.run.variant  # this variant's pods only, by their names
         selectors = {
-            ROLE_TARGET: Selector(ns, "target", container="target"),
-            ROLE_MOCK: Selector(ns, "mock-[0-9]+"),
-            ROLE_GENERATOR: Selector(ns, "generator-[0-9]+"),
+            ROLE_TARGET: Selector(ns, names.target_pod_pattern(variant), container="target"),
+            ROLE_MOCK: Selector(ns, names.mock_pod_pattern(variant)),
+            ROLE_GENERATOR: Selector(ns, names.generator_pod_pattern(variant)),
         }
         for service in spec.services:
-            selectors[service.name] = Selector(ns, names.service_pod_name(service.name))
+            selectors[service.name] = Selector(ns, names.service_pod_name(service.name, variant))
         if spec.target.url is not None:  # nothing of ours to select: no target series
             del selectors[ROLE_TARGET]
         url = spec.metrics.prometheus_url or self._options.prometheus_url
