@@ -31,7 +31,7 @@ run: $(STAMP)
 ## The whole test suite (what CI runs); tests/images builds the images first
 ## (scripts/build-images, cached after the first time).
 test: $(STAMP) debian
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .

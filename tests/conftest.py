@@ -19,14 +19,59 @@ import inspect
 import uuid
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.controller.apiserver_fixtures import control_plane_installed
+from tests.hostshare import OVERLAPS, host_share, shared_folder, under_xdist
 from tests.localrun import ROOT
 
 # One real control plane per session, for every folder's tests that need one.
 __all__ = ["control_plane_installed"]
+
+
+# Tests that judge nothing measured on this host, so any two may run at once under
+# `pytest -n 2` (tests/hostshare.py). Whole folders: models, pure decisions, rendering,
+# the chart, the CRD on a real API server. Single modules: they wait on a real API
+# server or Prometheus and judge what the operator wrote (objects, phases, steps kept
+# across a restart, rights), with pass bars no busy host can fail.
+OVERLAPPING = (
+    "api/",
+    "decide/",
+    "report/",
+    "charts/",
+    "controller/test_apiserver_lifecycle.py",
+    "controller/test_apiserver_rbac.py",
+    "controller/test_apiserver_schema.py",
+    "controller/test_apiserver_variants.py",
+    "controller/test_control_plane.py",
+    "controller/test_real_cluster.py",
+    "controller/test_real_kubelet.py",
+    "controller/test_relogin.py",
+    "kube/test_client_real_apiserver.py",
+    "metrics/test_prometheus_intervals.py",  # compares with the cgroup's own counter
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        where = Path(str(item.path)).relative_to(ROOT / "tests").as_posix()
+        if where.startswith(OVERLAPPING):
+            item.add_marker(OVERLAPS)
+
+
+@pytest.fixture(autouse=True)
+def _share_the_host(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Under `pytest -n 2`: run alone unless marked `overlaps` (tests/hostshare.py)."""
+    if not under_xdist():
+        yield
+        return
+    alone = request.node.get_closest_marker(OVERLAPS) is None
+    with host_share(shared_folder(tmp_path_factory), alone=alone):
+        yield
 
 
 @pytest.fixture

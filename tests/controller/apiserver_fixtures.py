@@ -30,6 +30,7 @@ from tests.controller import control_plane
 from tests.controller.admin_api import CT_PATH, AdminApi
 from tests.controller.control_plane import ControlPlane
 from tests.controller.real_kubelet import RealKubelet
+from tests.hostshare import alone_on_host
 from tests.localrun import ROOT
 
 RELEASE_NAMESPACE = "plimsoll-system"
@@ -68,7 +69,8 @@ def _install(plane: ControlPlane, folder: Path) -> Installed:
 def control_plane_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     control_plane.require_control_plane()
     folder = tmp_path_factory.mktemp("k8s")
-    plane = control_plane.start(folder / "cluster")
+    with alone_on_host(tmp_path_factory):  # a cold start takes both cores for ~16 s
+        plane = control_plane.start(folder / "cluster")
     try:
         yield _install(plane, folder)
     finally:

@@ -23,6 +23,7 @@ from importlib.metadata import version
 
 import pytest
 
+from tests.hostshare import alone_on_host
 from tests.images.engine import ROOT, Network, network_of, podman, podman_command
 
 BUILD_TIMEOUT_S = 1200
@@ -39,7 +40,7 @@ class Images:
 
 
 @pytest.fixture(scope="session")
-def images() -> Images:
+def images(tmp_path_factory: pytest.TempPathFactory) -> Images:
     reason = None
     if podman_command() is None:
         reason = (
@@ -54,15 +55,16 @@ def images() -> Images:
             pytest.fail(f"{reason}; under CI the image tests must run")
         pytest.skip(reason)
     started = time.monotonic()
-    done = subprocess.run(
-        [str(ROOT / "scripts" / "build-images")],
-        cwd=ROOT,
-        env={**os.environ, "DOCKER": "podman", "PYTHON": sys.executable},
-        capture_output=True,
-        text=True,
-        timeout=BUILD_TIMEOUT_S,
-        check=False,
-    )
+    with alone_on_host(tmp_path_factory):  # a build takes both cores
+        done = subprocess.run(
+            [str(ROOT / "scripts" / "build-images")],
+            cwd=ROOT,
+            env={**os.environ, "DOCKER": "podman", "PYTHON": sys.executable},
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+            check=False,
+        )
     _build_seconds.append(time.monotonic() - started)
     if done.returncode != 0:
         pytest.fail(f"scripts/build-images failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from plimsoll.kube.names import DEFAULT_GENERATOR_IMAGE, DEFAULT_MOCK_IMAGE
+from tests.hostshare import alone_on_host
 from tests.images.conftest import Images
 from tests.images.engine import ROOT, podman
 
@@ -35,15 +36,16 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def saved(images: Images, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("saved")
-    done = subprocess.run(
-        [str(ROOT / "scripts" / "build-images"), "--save", str(out)],
-        cwd=ROOT,
-        env={**os.environ, "DOCKER": "podman", "PYTHON": sys.executable},
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    with alone_on_host(tmp_path_factory):
+        done = subprocess.run(
+            [str(ROOT / "scripts" / "build-images"), "--save", str(out)],
+            cwd=ROOT,
+            env={**os.environ, "DOCKER": "podman", "PYTHON": sys.executable},
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out
 
