@@ -36,6 +36,7 @@ class RecordingSink:
         self.records: list[StepRecord] = []
         self.report: RunReport | None = None
         self.on_step_started: list[CurrentStep] = []
+        self.replaced: list[str] = []
 
     async def phase(self, phase: Phase, message: str) -> None:
         self.phases.append(phase)
@@ -45,6 +46,9 @@ class RecordingSink:
 
     async def step_finished(self, record: StepRecord, result: StepResult) -> None:
         self.records.append(record)
+
+    async def equipment_replaced(self, message: str) -> None:
+        self.replaced.append(message)
 
     async def finished(self, report: RunReport) -> None:
         self.report = report

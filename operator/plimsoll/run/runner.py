@@ -90,9 +90,19 @@ async def _run_variant(
                 report.placement.append(note)
         await probe_streams(spec, name, endpoints, metrics, interval, report)
         await sink.phase(Phase.RUNNING, f"searching for the ceiling ({name})")
-        ceiling = await run_variant(
-            spec, name, endpoints, metrics, sink, history, report, platform.ensure_ready
-        )
+
+        async def prepare(current: Endpoints) -> Endpoints:
+            """Before each trial: the target back up, dead generators and mocks replaced."""
+            nonlocal endpoints
+            await platform.ensure_ready()
+            restored = await platform.replace_lost(current)
+            for line in restored.replaced:
+                report.warnings.append(f"{name}: {line}")
+                await sink.equipment_replaced(line)
+            endpoints = restored.endpoints  # what release_streams must reach at the end
+            return restored.endpoints
+
+        ceiling = await run_variant(spec, name, endpoints, metrics, sink, history, report, prepare)
         succeeded = ceiling.complete
         return ceiling
     finally:

@@ -3,7 +3,8 @@
 Called by `plimsoll.run.runner` once the platform is up. The search is a pure
 function of the step records, so resuming is only a matter of passing the
 records of an earlier run. A trial whose generators failed is judged invalid
-and tried once more; a second failure stops the variant, which then reports
+and tried once more (after the platform started again any generator or mock
+that died: `prepare`); a second failure stops the variant, which then reports
 the range found so far. Any other failure (the target died, metrics vanished)
 also ends with that range, never with the steps lost.
 """
@@ -74,11 +75,12 @@ async def run_variant(
     sink: ProgressSink,
     history: Sequence[StepRecord],
     report: RunReport,
-    ensure_ready: Callable[[], Awaitable[None]],
+    prepare: Callable[[Endpoints], Awaitable[Endpoints]],
 ) -> Ceiling:
     """Search one variant's ceiling, step by step, from `history`; before every trial,
-    `ensure_ready` waits while the target restarts, or raises when it cannot run (the run
-    then stops with the range found so far and the platform's reason)."""
+    `prepare` waits while the target restarts and replaces dead equipment, handing back
+    the endpoints to use, or raises when the run cannot go on (it then stops with the
+    range found so far and the platform's reason)."""
     records = [r for r in history if r.variant == variant]
     next_index = max((r.index for r in history), default=-1) + 1
     next_index = max(next_index, max((s.index for s in report.steps), default=-1) + 1)
@@ -90,7 +92,7 @@ async def run_variant(
             action = next_action(spec.search, spec.trial, seen, retries=spec.noise.retries)
             if isinstance(action, Finished):
                 break
-            await ensure_ready()
+            endpoints = await prepare(endpoints)
             plan = StepPlan(
                 index=next_index,
                 level=action.level,

@@ -28,7 +28,7 @@ from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.source import ROLE_MOCK, ROLE_TARGET, MetricsSource
-from plimsoll.platforms.base import Endpoints
+from plimsoll.platforms.base import Endpoints, Restored
 from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.metrics import (
     LocalExport,
@@ -40,6 +40,7 @@ from plimsoll.platforms.local.pieces import start_services
 from plimsoll.platforms.local.processes import ManagedProcess, cpu_list, free_port, wait_ready
 from plimsoll.platforms.local.restarter import Restarter
 from plimsoll.platforms.local.target import start_target
+from plimsoll.platforms.replacements import ReplacementBudget
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,8 @@ class LocalPlatform:
         self.prometheus_url = prometheus_url
         self.prometheus: PrometheusSource | None = None
         self.scrape_wait = scrape_wait
+        self.equipment: list[tuple[str, ManagedProcess, str]] = []  # role, process, URL
+        self._replacements = ReplacementBudget()
 
     @property
     def processes(self) -> list[ManagedProcess]:
@@ -94,6 +97,7 @@ class LocalPlatform:
         url = f"http://127.0.0.1:{port}"
         await wait_ready(process, url=f"{url}/healthz", within=30)
         self.launcher.watch_process_group(role, process.pid or 0)
+        self.equipment.append((role, process, url))
         return process, url
 
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
@@ -179,6 +183,20 @@ class LocalPlatform:
         """Before each trial: wait out a restart of the target; raise if it cannot run."""
         if self.restarter is not None:
             await self.restarter.ensure_ready(within=120)
+
+    async def replace_lost(self, endpoints: Endpoints) -> Restored:
+        """Before each trial: start again, on the same port, any mock or generator process
+        that exited (killed, crashed), within the variant's budget; the URLs stay the same."""
+        replaced: list[str] = []
+        for role, process, url in self.equipment:
+            if process.returncode is None:
+                continue
+            replaced.append(self._replacements.spend(role, f"exited (code {process.returncode})"))
+            log.warning("%s", replaced[-1])
+            await process.start()
+            await wait_ready(process, url=f"{url}/healthz", within=30)
+            await self.launcher.rewatch_process_group(role, process.pid or 0)
+        return Restored(endpoints, replaced)
 
     def metrics(self) -> MetricsSource:
         if self.prometheus is not None:
