@@ -55,6 +55,11 @@ class Platform(Protocol):
         crash); raise `PlatformError` naming the target's last words when it cannot run."""
         ...
 
+    async def lost_equipment(self) -> dict[str, str]:
+        """Which generators or mocks are gone now (piece -> why), replacing nothing: asked
+        after each trial, since a trial a piece died in cannot be trusted."""
+        ...
+
     async def replace_lost(self, endpoints: Endpoints) -> Restored:
         """Called before every trial: start again any generator or mock that died, was
         evicted or deleted, wait until it answers, and return `endpoints` with its new

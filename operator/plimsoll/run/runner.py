@@ -36,6 +36,7 @@ from plimsoll.platforms.base import Endpoints, Platform
 from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.run.clientips import check_client_ips
+from plimsoll.run.equipment import Equipment
 from plimsoll.run.progress import ProgressSink
 from plimsoll.run.scrapecheck import check_scrape_window
 from plimsoll.run.streamsprobe import probe_streams, release_streams
@@ -90,19 +91,11 @@ async def _run_variant(
                 report.placement.append(note)
         await probe_streams(spec, name, endpoints, metrics, interval, report)
         await sink.phase(Phase.RUNNING, f"searching for the ceiling ({name})")
-
-        async def prepare(current: Endpoints) -> Endpoints:
-            """Before each trial: the target back up, dead generators and mocks replaced."""
-            nonlocal endpoints
-            await platform.ensure_ready()
-            restored = await platform.replace_lost(current)
-            for line in restored.replaced:
-                report.warnings.append(f"{name}: {line}")
-                await sink.equipment_replaced(line)
-            endpoints = restored.endpoints  # what release_streams must reach at the end
-            return restored.endpoints
-
-        ceiling = await run_variant(spec, name, endpoints, metrics, sink, history, report, prepare)
+        equipment = Equipment(platform, sink, report, name, endpoints)
+        try:
+            ceiling = await run_variant(spec, name, equipment, metrics, sink, history, report)
+        finally:
+            endpoints = equipment.endpoints  # replaced generators answer at new addresses
         succeeded = ceiling.complete
         return ceiling
     finally:

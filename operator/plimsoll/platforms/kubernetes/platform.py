@@ -265,6 +265,25 @@ class KubernetesPlatform:
             for i in range(spec.generators.replicas)
         }
 
+    async def lost_equipment(self) -> dict[str, str]:
+        """Every mock or generator pod that is missing, being deleted or ended: one list."""
+        spec = self._spec
+        if spec is None:
+            raise PlatformError("lost_equipment() asked before start()")
+        try:
+            present = {
+                pod["metadata"]["name"]: pod
+                for pod in await self._client.list(PODS, self.run.namespace, self.run.labels())
+            }
+        except KubeError as exc:
+            raise PlatformError(f"cannot list the run's pods: {exc.message}") from exc
+        lost = {}
+        for name in [*self._mock_pods(spec), *self._generator_pods(spec)]:
+            why = pod_lost(present.get(name))
+            if why is not None:
+                lost[f"pod {name}"] = why
+        return lost
+
     async def replace_lost(self, endpoints: Endpoints) -> Restored:
         """Before each trial: create again (same spec, same name) every mock or generator
         pod that is missing, being deleted (evicted) or ended, within the variant's budget;
@@ -274,19 +293,11 @@ class KubernetesPlatform:
         if spec is None:
             raise PlatformError("replace_lost() asked before start()")
         mocks, generators = self._mock_pods(spec), self._generator_pods(spec)
-        try:
-            present = {
-                pod["metadata"]["name"]: pod
-                for pod in await self._client.list(PODS, self.run.namespace, self.run.labels())
-            }
-        except KubeError as exc:
-            raise PlatformError(f"cannot list the run's pods: {exc.message}") from exc
+        wanted = {**mocks, **generators}
         replaced: list[str] = []
-        for name, body in {**mocks, **generators}.items():
-            why = pod_lost(present.get(name))
-            if why is not None:
-                replaced.append(self._replacements.spend(f"pod {name}", why))
-                await self.fresh(body, self._options.ready_timeout)
+        for piece, why in (await self.lost_equipment()).items():
+            replaced.append(self._replacements.spend(piece, why))
+            await self.fresh(wanted[piece.removeprefix("pod ")], self._options.ready_timeout)
         if not replaced:
             return Restored(endpoints)
         ready = await self._ready([*mocks, *generators], self._options.ready_timeout)

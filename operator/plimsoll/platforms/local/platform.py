@@ -184,6 +184,13 @@ class LocalPlatform:
         if self.restarter is not None:
             await self.restarter.ensure_ready(within=120)
 
+    async def lost_equipment(self) -> dict[str, str]:
+        return {
+            role: f"exited (code {process.returncode})"
+            for role, process, _ in self.equipment
+            if process.returncode is not None
+        }
+
     async def replace_lost(self, endpoints: Endpoints) -> Restored:
         """Before each trial: start again, on the same port, any mock or generator process
         that exited (killed, crashed), within the variant's budget; the URLs stay the same."""
