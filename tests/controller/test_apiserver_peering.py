@@ -16,13 +16,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.controller.admin_api import wait_for
 from tests.controller.apiserver_fixtures import ApiServer
 from tests.controller.conftest import OperatorProcess, forbidden, quickstart
 from tests.controller.real_kubelet import RealKubelet
-from tests.metrics.conftest import start_prometheus
+from tests.metrics.conftest import free_port, start_prometheus
 
 pytestmark = pytest.mark.slow
 
@@ -66,12 +67,17 @@ async def test_one_replica_runs_the_test_and_the_standby_resumes_it_when_killed(
     try:
         sa_operator.start(*peering, prometheus=prometheus.url, env=_replica("replica-a"))
         await wait_for(lambda: _peers(apiserver, "replica-a"), 60, "replica-a's keep-alive")
-        standby.start(*peering, prometheus=prometheus.url, env=_replica("replica-b"))
+        health = free_port()
+        liveness = f"--liveness=http://127.0.0.1:{health}/healthz"
+        standby.start(*peering, liveness, prometheus=prometheus.url, env=_replica("replica-b"))
         peers = await wait_for(lambda: _peers(apiserver, "replica-a", "replica-b"), 60, "both")
         await apiserver.apply(quickstart("duo", prometheus.url, levels=[20, 30, 40]))
         before = await wait_for(lambda: _steps(apiserver, "duo", 1), 90, "the first step")
         namespace = (await apiserver.status("duo"))["namespace"]
         events_before = await apiserver.events("duo")
+        # Paused, yet live and ready to the chart's probes: a rolling update can go on.
+        async with httpx.AsyncClient(timeout=5) as http:
+            paused_health = await http.get(f"http://127.0.0.1:{health}/healthz")
         killed_at = datetime.now()  # local time, as the operators' log lines
         sa_operator.kill()  # SIGKILL mid-run: no goodbye in the peering object
         status = await wait_for(
@@ -88,6 +94,7 @@ async def test_one_replica_runs_the_test_and_the_standby_resumes_it_when_killed(
     # The senior replica was active, the other paused: it announced nothing until the
     # active one's keep-alive ran out, then resumed the run and finished it.
     assert peers["replica-a"]["priority"] > peers["replica-b"]["priority"]
+    assert paused_health.status_code == 200
     assert {e["reportingInstance"] for e in events_before} == {"replica-a"}
     events = await apiserver.events("duo")
     after = [e for e in events if e not in events_before]
