@@ -24,6 +24,17 @@ from tests.localrun import RecordingSink, marked_processes, short_cpu_test
 pytestmark = pytest.mark.usefixtures("mark")
 
 
+def _named(platforms: list[LocalPlatform], name: str) -> ManagedProcess:
+    return next(p for p in platforms[0].processes if p.name == name)
+
+
+async def _kill(process: ManagedProcess) -> None:
+    """SIGKILL the process group, and wait until the platform can see it gone."""
+    assert process.process is not None
+    os.killpg(process.process.pid, signal.SIGKILL)
+    await process.process.wait()
+
+
 class CrashingSink(RecordingSink):
     """Kills the generator half a second into the second step, and the mock once the third
     step is judged: both are dead when the next trial is due."""
@@ -33,13 +44,10 @@ class CrashingSink(RecordingSink):
         self.platforms = platforms
         self.killed: dict[str, int] = {}  # name -> pid killed
 
-    def _process(self, name: str) -> ManagedProcess:
-        return next(p for p in self.platforms[0].processes if p.name == name)
-
     async def step_started(self, step: CurrentStep) -> None:
         await super().step_started(step)
         if step.index == 1:
-            generator = self._process("generator")
+            generator = _named(self.platforms, "generator")
             self.killed["generator"] = generator.pid or 0
             loop = asyncio.get_running_loop()
             loop.call_later(0.5, os.killpg, generator.pid, signal.SIGKILL)
@@ -47,11 +55,9 @@ class CrashingSink(RecordingSink):
     async def step_finished(self, record: StepRecord, result: StepResult) -> None:
         await super().step_finished(record, result)
         if record.index == 2:
-            mock = self._process("mock")
-            assert mock.process is not None
+            mock = _named(self.platforms, "mock")
             self.killed["mock"] = mock.pid or 0
-            os.killpg(mock.process.pid, signal.SIGKILL)
-            await mock.process.wait()
+            await _kill(mock)
 
 
 async def test_dead_generator_and_mock_are_started_again_and_the_run_finds_its_ceiling(
@@ -89,7 +95,49 @@ async def test_dead_generator_and_mock_are_started_again_and_the_run_finds_its_c
         f"default: {line}" for line in sink.replaced
     ]
     for name, pid in sink.killed.items():  # new processes, not the killed ones
-        assert sink._process(name).pid not in (None, pid)
+        assert _named(platforms, name).pid not in (None, pid)
+    assert marked_processes(mark) == []
+
+
+class MockKillingSink(RecordingSink):
+    """Kills the mock after every judged step."""
+
+    def __init__(self, platforms: list[LocalPlatform]) -> None:
+        super().__init__()
+        self.platforms = platforms
+
+    async def step_finished(self, record: StepRecord, result: StepResult) -> None:
+        await super().step_finished(record, result)
+        await _kill(_named(self.platforms, "mock"))
+
+
+async def test_a_mock_that_keeps_dying_stops_the_run_after_three_replacements(
+    tmp_path: Path, mark: str
+) -> None:
+    platforms: list[LocalPlatform] = []
+
+    def make(variant: Variant | None) -> LocalPlatform:
+        platforms.append(LocalPlatform(f"t-{mark[:6]}", tmp_path))
+        return platforms[-1]
+
+    test = short_cpu_test()
+    test.spec.search = Search.model_validate(
+        {"strategy": "steps", "levels": [4, 5, 6, 7, 8], "repeats": 0}
+    )
+    sink = MockKillingSink(platforms)
+    report = await run_test(test, make, sink)
+
+    # Each trial ran on a fresh mock; before the fifth, the budget was spent.
+    assert [(r.level, r.verdict) for r in sink.records] == [
+        (level, Verdict.PASS) for level in (4, 5, 6, 7)
+    ], [r.reasons for r in sink.records]
+    assert len(sink.replaced) == 3
+    assert report.outcome is Outcome.FAILED
+    ceiling = report.ceilings[0]
+    assert not ceiling.complete
+    assert ceiling.low == 7
+    assert ceiling.stop_reason is not None
+    assert ceiling.stop_reason.startswith("mock exited (code -9), and 3 generators or mocks")
     assert marked_processes(mark) == []
 
 
