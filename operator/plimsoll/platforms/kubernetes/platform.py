@@ -266,10 +266,14 @@ class KubernetesPlatform:
         }
 
     async def lost_equipment(self) -> dict[str, str]:
-        """Every mock or generator pod that is missing, being deleted or ended: one list."""
+        return {f"pod {name}": why for name, why in (await self._lost_pods()).items()}
+
+    async def _lost_pods(self) -> dict[str, str]:
+        """Every mock or generator pod (by name) that is missing, being deleted or ended,
+        and why: one LIST of the variant's pods."""
         spec = self._spec
         if spec is None:
-            raise PlatformError("lost_equipment() asked before start()")
+            raise PlatformError("asked for the run's pods before start()")
         try:
             present = {
                 pod["metadata"]["name"]: pod
@@ -281,7 +285,7 @@ class KubernetesPlatform:
         for name in [*self._mock_pods(spec), *self._generator_pods(spec)]:
             why = pod_lost(present.get(name))
             if why is not None:
-                lost[f"pod {name}"] = why
+                lost[name] = why
         return lost
 
     async def replace_lost(self, endpoints: Endpoints) -> Restored:
@@ -295,9 +299,9 @@ class KubernetesPlatform:
         mocks, generators = self._mock_pods(spec), self._generator_pods(spec)
         wanted = {**mocks, **generators}
         replaced: list[str] = []
-        for piece, why in (await self.lost_equipment()).items():
-            replaced.append(self._replacements.spend(piece, why))
-            await self.fresh(wanted[piece.removeprefix("pod ")], self._options.ready_timeout)
+        for name, why in (await self._lost_pods()).items():
+            replaced.append(self._replacements.spend(f"pod {name}", why))
+            await self.fresh(wanted[name], self._options.ready_timeout)
         if not replaced:
             return Restored(endpoints)
         ready = await self._ready([*mocks, *generators], self._options.ready_timeout)
