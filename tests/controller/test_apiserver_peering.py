@@ -11,6 +11,7 @@ status, with no step lost or run twice.
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -111,3 +112,24 @@ async def test_one_replica_runs_the_test_and_the_standby_resumes_it_when_killed(
     print(f"standby resumed {(resumed_at - killed_at).total_seconds():.1f} s after the kill")
     assert forbidden(sa_operator) == []
     assert forbidden(standby) == []
+
+
+async def test_a_peering_object_that_is_not_there_stops_the_operator_saying_what_to_install(
+    apiserver: ApiServer, sa_operator: OperatorProcess
+) -> None:
+    # kopf would wait, paused, for an object that never comes: no run, and not a word.
+    sa_operator.start("--peering=nosuch")
+    process = sa_operator.process
+    assert process is not None
+    code = await wait_for(lambda: _exited(process), 60, "the operator to exit")
+    log = sa_operator.log()
+    assert code == "1", log
+    assert "--peering nosuch: ClusterKopfPeering nosuch not found" in log
+    assert "peering.enabled=true" in log
+    assert forbidden(sa_operator) == []
+
+
+async def _exited(process: subprocess.Popen[bytes]) -> str | None:
+    """Its exit code once it ended, as text so that `wait_for` takes a 0 too."""
+    code = process.poll()
+    return None if code is None else str(code)

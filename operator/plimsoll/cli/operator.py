@@ -26,6 +26,8 @@ from typing import Annotated
 
 import typer
 
+from plimsoll.cli.exits import EXIT_INCOMPLETE
+from plimsoll.controller.peering import PeeringMissingError, require_peering_objects
 from plimsoll.controller.supervisor import OperatorContext
 from plimsoll.decide.peering import seniority_priority
 from plimsoll.kube.names import Images
@@ -96,6 +98,7 @@ async def run_operator(
 
     settings = kopf.OperatorSettings()
     if peering is not None:
+        await require_peering_objects(peering.name, namespaces, settings)
         settings.peering.lifetime = peering.lifetime
     await kopf.operator(
         registry=registry,
@@ -167,6 +170,10 @@ def operator_cmd(
         prometheus_url=os.environ.get("PLIMSOLL_PROMETHEUS_URL"),
     )
     peers = Peering(peering, peering_lifetime) if peering is not None else None
-    asyncio.run(
-        run_operator(ctx, namespaces=list(namespace or []), liveness=liveness, peering=peers)
-    )
+    try:
+        asyncio.run(
+            run_operator(ctx, namespaces=list(namespace or []), liveness=liveness, peering=peers)
+        )
+    except PeeringMissingError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from None
