@@ -114,6 +114,48 @@ async def test_one_replica_runs_the_test_and_the_standby_resumes_it_when_killed(
     assert forbidden(standby) == []
 
 
+async def test_a_stopped_replica_hands_over_at_once_without_waiting_for_its_lifetime(
+    apiserver: ApiServer,
+    node_kubelet: RealKubelet,
+    sa_operator: OperatorProcess,
+    standby: OperatorProcess,
+    tmp_path: Path,
+) -> None:
+    """A rolling update: SIGTERM detaches the run and withdraws the keep-alive on the way
+    out, so the standby resumes long before the (here, 5-minute) lifetime would run out."""
+    prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
+    peering = ("--peering=plimsoll", "--peering-lifetime=300")
+    try:
+        sa_operator.start(*peering, prometheus=prometheus.url, env=_replica("old-pod"))
+        await wait_for(lambda: _peers(apiserver, "old-pod"), 60, "old-pod's keep-alive")
+        standby.start(*peering, prometheus=prometheus.url, env=_replica("new-pod"))
+        await wait_for(lambda: _peers(apiserver, "old-pod", "new-pod"), 60, "both")
+        await apiserver.apply(quickstart("roll", prometheus.url, levels=[20, 30]))
+        await wait_for(lambda: _steps(apiserver, "roll", 1), 90, "the first step")
+        stopped_at = datetime.now()  # SIGTERM, as Kubernetes stops the old pod
+        assert await sa_operator.terminate() == 0, sa_operator.log()[-3000:]
+        peers = await _peers(apiserver) or {}
+        status = await wait_for(
+            lambda: apiserver.phase_in("roll", "Succeeded", "Failed"), 120, "the handed-over run"
+        )
+    finally:
+        prometheus.stop()
+    shown = json.dumps(status, indent=1)
+    assert status["phase"] == "Succeeded", shown + standby.log()
+    assert [s["level"] for s in status["steps"]] == [20, 30], shown
+    assert "old-pod" not in peers  # withdrawn on the way out, not left to expire
+    log = "\n".join(p.read_text() for p in sorted(standby.log_dir.glob("operator-*.log")))
+    resumed = [line for line in log.splitlines() if "Resuming operations after the pause" in line]
+    assert len(resumed) == 1, log[-3000:]
+    waited = (
+        datetime.strptime(resumed[0][:23], "%Y-%m-%d %H:%M:%S,%f") - stopped_at
+    ).total_seconds()
+    assert 0 < waited < 150, waited  # under half the lifetime: it did not wait it out
+    print(f"standby resumed {waited:.1f} s after the SIGTERM")  # the README's figure (-s)
+    assert forbidden(sa_operator) == []
+    assert forbidden(standby) == []
+
+
 async def test_a_peering_object_that_is_not_there_stops_the_operator_saying_what_to_install(
     apiserver: ApiServer, sa_operator: OperatorProcess
 ) -> None:
