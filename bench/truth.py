@@ -78,6 +78,9 @@ class QuietSink:
     async def step_finished(self, record: StepRecord, result: StepResult) -> None:
         return None
 
+    async def equipment_replaced(self, message: str) -> None:
+        return None
+
     async def finished(self, report: RunReport) -> None:
         return None
 

@@ -42,6 +42,7 @@ OVERLAPPING = (
     "report/",
     "charts/",
     "controller/test_apiserver_lifecycle.py",
+    "controller/test_apiserver_peering.py",
     "controller/test_apiserver_rbac.py",
     "controller/test_apiserver_schema.py",
     "controller/test_apiserver_variants.py",

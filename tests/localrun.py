@@ -37,6 +37,7 @@ class RecordingSink:
         self.report: RunReport | None = None
         self.on_step_started: list[CurrentStep] = []
         self.variants: list[tuple[str, Ceiling | None]] = []  # (name, None) when it started
+        self.replaced: list[str] = []
 
     async def phase(self, phase: Phase, message: str) -> None:
         self.phases.append(phase)
@@ -52,6 +53,9 @@ class RecordingSink:
 
     async def step_finished(self, record: StepRecord, result: StepResult) -> None:
         self.records.append(record)
+
+    async def equipment_replaced(self, message: str) -> None:
+        self.replaced.append(message)
 
     async def finished(self, report: RunReport) -> None:
         self.report = report

@@ -20,6 +20,8 @@ KUBE_VERSIONS = ["1.27.0", kubernetes_validate.latest_version()]
 # Kinds from other projects' CRDs, which kubernetes-validate has no schema for;
 # they are checked by what they must select instead (test_metrics_wiring).
 FOREIGN_KINDS = {"ServiceMonitor", "PrometheusRule"}
+# kopf's peering kinds: their CRDs ship in crds/kopf-peering.yaml (checked below).
+PEERING_KINDS = {"ClusterKopfPeering", "KopfPeering"}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -36,20 +38,60 @@ def test_every_object_validates(mode: str, version: str) -> None:
     rendered = objects(MODES[mode])
     assert rendered
     for item in rendered:
-        if item["kind"] in FOREIGN_KINDS:
+        if item["kind"] in FOREIGN_KINDS | PEERING_KINDS:
             continue
         kubernetes_validate.validate(item, version, strict=True)
 
 
 @pytest.mark.parametrize("version", KUBE_VERSIONS)
-def test_chart_crd_validates(version: str) -> None:
+def test_chart_crds_validate(version: str) -> None:
     crd = yaml.safe_load((CHART / "crds" / "capacitytest.yaml").read_text())
     kubernetes_validate.validate(crd, version, strict=True)
+    peering = list(yaml.safe_load_all((CHART / "crds" / "kopf-peering.yaml").read_text()))
+    assert {c["spec"]["names"]["kind"] for c in peering} == PEERING_KINDS
+    for crd in peering:
+        kubernetes_validate.validate(crd, version, strict=True)
+
+
+def test_two_replicas_join_one_peering_object_and_roll_without_a_gap() -> None:
+    items = objects({"replicas": 2})
+    deployment = one(items, "Deployment")
+    assert deployment["spec"]["replicas"] == 2
+    assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}
+    peering = one(items, "ClusterKopfPeering")
+    assert peering["apiVersion"] == "kopf.dev/v1"
+    env = _env(_container(items))
+    assert env["PLIMSOLL_PEERING"] == peering["metadata"]["name"] == "plimsoll"
+    assert env["PLIMSOLL_PEERING_LIFETIME"] == "30"
+    assert env["POD_ID"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    rules = one(items, "ClusterRole")["rules"]
+    assert any("clusterkopfpeerings" in r["resources"] and "patch" in r["verbs"] for r in rules)
+
+
+def test_namespaced_mode_has_a_peering_object_and_its_rights_in_each_namespace() -> None:
+    items = objects(MODES["namespaced"])
+    peerings = of_kind(items, "KopfPeering")
+    assert sorted(p["metadata"]["namespace"] for p in peerings) == ["team-a", "team-b"]
+    assert {p["metadata"]["name"] for p in peerings} == {"plimsoll"}
+    for role in of_kind(items, "Role"):
+        assert any(
+            "kopfpeerings" in r["resources"] and "watch" in r["verbs"] for r in role["rules"]
+        )
+
+
+def test_without_peering_one_replica_is_recreated_and_two_are_refused() -> None:
+    items = objects({"peering": {"enabled": False}})
+    assert of_kind(items, "ClusterKopfPeering") == []
+    assert one(items, "Deployment")["spec"]["strategy"] == {"type": "Recreate"}
+    assert "PLIMSOLL_PEERING" not in _env(_container(items))
+    with pytest.raises(helm_python.HelmError, match=r"replicas > 1 needs peering\.enabled"):
+        render({"peering": {"enabled": False}, "replicas": 2})
 
 
 def test_default_objects() -> None:
     kinds = sorted(item["kind"] for item in objects())
     assert kinds == [
+        "ClusterKopfPeering",
         "ClusterRole",
         "ClusterRoleBinding",
         "Deployment",
@@ -167,7 +209,7 @@ def test_sync_wave_annotates_every_object() -> None:
 
 def test_bring_your_own_service_account() -> None:
     items = objects(MODES["bring-your-own-rbac"])
-    assert sorted(i["kind"] for i in items) == ["Deployment"]
+    assert sorted(i["kind"] for i in items) == ["ClusterKopfPeering", "Deployment"]
     pod = one(items, "Deployment")["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == "platform-operator"
 
@@ -225,6 +267,9 @@ def test_operator_cli_accepts_the_rendered_args(mode: str) -> None:
         parsed = ctx.params
     assert parsed["liveness"].startswith("http://0.0.0.0:")
     assert parsed["all_namespaces"] == (mode != "namespaced")
+    env = _env(_container(objects(MODES[mode])))
+    assert env["PLIMSOLL_PEERING"] == "plimsoll"  # read by the same command as --peering
+    assert 3 <= int(env["PLIMSOLL_PEERING_LIFETIME"]) <= 3600
 
 
 def test_prometheus_rule_alerts_on_regressions_and_stale_results() -> None:

@@ -1,9 +1,10 @@
 """Fixtures for the operator tests against the real API server (imported by conftest.py).
 
 `control_plane` (one per session) starts the real control plane, applies the
-generated CRD, and installs the chart's ServiceAccounts and RBAC exactly as
-`helm install` renders them, twice: release `plimsoll` watching every namespace
-and release `plimsoll-ns` watching only `team-a` and `team-b`. The operator
+generated CRD and kopf's peering CRDs, and installs the chart's ServiceAccounts,
+RBAC and peering objects exactly as `helm install` renders them, twice: release
+`plimsoll` watching every namespace and release `plimsoll-ns` watching only
+`team-a` and `team-b`. The operator
 under test logs in with a TokenRequest token of one of those ServiceAccounts,
 so every call it makes is authorized by the chart's rules and nothing else.
 Each test gets its own namespace (`apiserver`), its own Node played by the test
@@ -39,6 +40,7 @@ RELEASES = {  # release name -> chart values
     "plimsoll-ns": {"watch": {"scope": "namespaced", "namespaces": ["team-a", "team-b"]}},
 }
 RBAC_KINDS = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+PEERING_KINDS = {"ClusterKopfPeering", "KopfPeering"}  # what `--peering` joins
 
 
 @dataclass
@@ -49,11 +51,18 @@ class Installed:
 
 def _install(plane: ControlPlane, folder: Path) -> Installed:
     plane.kubectl("apply", "--server-side", "-f", str(ROOT / "crds" / "capacitytest.yaml"))
+    peering_crds = ROOT / "charts" / "plimsoll" / "crds" / "kopf-peering.yaml"
+    plane.kubectl("apply", "--server-side", "-f", str(peering_crds))
     for namespace in (RELEASE_NAMESPACE, "team-a", "team-b"):
         plane.kubectl("create", "namespace", namespace)
+    plane.kubectl(
+        "wait", "--for=condition=Established", "--timeout=60s",
+        "crd/clusterkopfpeerings.kopf.dev", "crd/kopfpeerings.kopf.dev",
+    )  # fmt: skip
     kubeconfigs = {}
     for release, values in RELEASES.items():
-        rbac = [o for o in objects(values, name=release) if o["kind"] in RBAC_KINDS]
+        kinds = RBAC_KINDS | PEERING_KINDS
+        rbac = [o for o in objects(values, name=release) if o["kind"] in kinds]
         plane.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(rbac))
         account = next(o for o in rbac if o["kind"] == "ServiceAccount")["metadata"]["name"]
         kubeconfigs[release] = plane.token_kubeconfig(

@@ -119,12 +119,15 @@ class OperatorProcess:
         self.count = 0
         self.metrics_port = 0
 
-    def start(self, *extra: str, prometheus: str | None = None) -> None:
+    def start(
+        self, *extra: str, prometheus: str | None = None, env: dict[str, str] | None = None
+    ) -> None:
         """Start the operator; `prometheus` is a server the test's CRs may name (the
-        operator refuses any Prometheus URL its configuration does not list)."""
+        operator refuses any Prometheus URL its configuration does not list); `env` adds
+        to its environment."""
         self.count += 1
         log = (self.log_dir / f"operator-{self.count}.log").open("wb")
-        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
+        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), **(env or {})}
         if prometheus is not None:
             env["PLIMSOLL_ALLOWED_PROMETHEUS_URLS"] = prometheus
         env.pop("KUBERNETES_SERVICE_HOST", None)

@@ -3,17 +3,21 @@
 Values with `$(VAR)` expansion, the downward API (`status.podIP`, the pod's name
 and namespace) and ConfigMap keys; and, standing in for cluster DNS, a Service
 name the operator injected (`svc.ns.svc[:port]`) is replaced by the IP of a ready
-pod the Service selects. None means "not yet" (a ConfigMap or a ready backend is
-missing): a kubelet keeps the pod waiting and tries again.
+pod the Service selects, or, given `ServiceProxies` (kube-proxy's stand-in), by the
+Service's own stable address. None means "not yet" (a ConfigMap or a ready backend
+is missing): a kubelet keeps the pod waiting and tries again.
 """
 
 from __future__ import annotations
 
 import base64
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tests.controller.admin_api import AdminApi
+
+if TYPE_CHECKING:  # it imports `backend_ip` from here
+    from tests.controller.service_proxy import ServiceProxies
 
 SERVICE_NAME = re.compile(r"\b([a-z0-9-]+)\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?(?::(\d+))?")
 VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
@@ -29,7 +33,7 @@ def _ready(pod: dict[str, Any]) -> bool:
     return ready and bool(pod["status"].get("podIP"))
 
 
-async def _backend(api: AdminApi, service: str, namespace: str) -> str | None:
+async def backend_ip(api: AdminApi, service: str, namespace: str) -> str | None:
     """The IP of a ready pod behind the Service, or None."""
     found = await api.get(f"/api/v1/namespaces/{namespace}/services/{service}")
     if found is None:
@@ -40,10 +44,14 @@ async def _backend(api: AdminApi, service: str, namespace: str) -> str | None:
     return str(ready[0]["status"]["podIP"]) if ready else None
 
 
-async def dns(api: AdminApi, value: str) -> str | None:
+async def dns(api: AdminApi, value: str, services: ServiceProxies | None = None) -> str | None:
     out, last = [], 0
     for match in SERVICE_NAME.finditer(value):
-        ip = await _backend(api, match.group(1), match.group(2))
+        service, namespace, port = match.group(1), match.group(2), match.group(3)
+        if services is not None and port:
+            ip = await services.address(namespace, service, int(port))
+        else:
+            ip = await backend_ip(api, service, namespace)
         if ip is None:
             return None
         port = match.group(3)
@@ -53,7 +61,11 @@ async def dns(api: AdminApi, value: str) -> str | None:
 
 
 async def resolve(
-    api: AdminApi, pod: dict[str, Any], ip: str, container: dict[str, Any]
+    api: AdminApi,
+    pod: dict[str, Any],
+    ip: str,
+    container: dict[str, Any],
+    services: ServiceProxies | None = None,
 ) -> dict[str, str] | None:
     meta = pod["metadata"]
     env: dict[str, str] = {}
@@ -83,7 +95,7 @@ async def resolve(
                 if config_map is None:
                     return None
                 value = config_map["data"][key["key"]]
-        resolved = await dns(api, value)
+        resolved = await dns(api, value, services)
         if resolved is None:
             return None
         env[item["name"]] = resolved

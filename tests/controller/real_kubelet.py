@@ -39,6 +39,7 @@ from tests.controller.pinning import NodeCgroups
 from tests.controller.pod_env import expand, resolve
 from tests.controller.pod_status import ContainerState, pod_status, terminated
 from tests.controller.probe import probe_ok
+from tests.controller.service_proxy import ServiceProxies
 
 KEPT_ENV = ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV", "PLIMSOLL_TEST_MARK")
 GRACE = 2.0  # seconds a deleted pod's process gets after SIGTERM
@@ -74,6 +75,9 @@ class RealKubelet:
     _deleting: dict[str, float] = field(default_factory=dict)  # pod uid -> first seen deleted
     _next_ip: int = field(default_factory=lambda: random.randrange(2, 242))
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    # kube-proxy's stand-in: on, a Service name resolves to a stable address whose
+    # connections follow the Service to whichever pod is ready behind it now.
+    services: ServiceProxies | None = None
 
     async def start(self) -> None:
         await self.exporter.start()
@@ -91,6 +95,8 @@ class RealKubelet:
             self._release(uid)
         await node.unregister(self.api, self.name)
         await self.exporter.stop()
+        if self.services is not None:
+            await self.services.stop()
 
     def pids(self, namespace: str) -> list[int]:
         return [
@@ -126,7 +132,7 @@ class RealKubelet:
     async def _start(self, uid: str, pod: dict[str, Any]) -> None:
         container = pod["spec"]["containers"][0]
         ip = self._pick_ip()
-        env = await resolve(self.api, pod, ip, container)
+        env = await resolve(self.api, pod, ip, container, self.services)
         if env is None:
             return  # a ConfigMap or a Service backend is not there yet: try next tick
         self._next_ip = self._next_ip % 240 + 2

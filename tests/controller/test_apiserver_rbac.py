@@ -4,8 +4,9 @@ Release `plimsoll-ns` of the chart (`watch.scope: namespaced`, namespaces team-a
 and team-b) is installed once per session (`apiserver_fixtures.py`): a Role per
 watched namespace for the CapacityTests, a ClusterRole for the run namespaces.
 The operator logs in with a token of that release's ServiceAccount and runs
-`-n team-a -n team-b`. A run there, with a user's podTemplate and a setup Job,
-must succeed with no call refused (no 403 in its log), every pod and Job
+`-n team-a -n team-b` and, as the chart runs it, `--peering` (joining the
+release's KopfPeering in each of them). A run there, with a user's podTemplate
+and a setup Job, must succeed with no call refused (no 403 in its log), every pod and Job
 admitted by PodSecurity `restricted` in the run namespace; a CapacityTest
 outside the watched namespaces is left alone.
 """
@@ -51,7 +52,10 @@ async def test_namespaced_operator_runs_a_test_with_a_pod_template_and_a_setup_j
     prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
     name = f"ns-{apiserver.namespace}"  # team-a is shared by the session: a name of our own
     try:
-        operator.start(prometheus=prometheus.url)
+        # A short lifetime: this replica is killed below, and its keep-alive must not
+        # hold back a later namespaced operator of the session for long.
+        peering = ("--peering=plimsoll-ns", "--peering-lifetime=10")
+        operator.start(*peering, prometheus=prometheus.url, env={"POD_ID": "ns-replica"})
         body = quickstart(name, prometheus.url, levels=[20])
         body["spec"]["target"]["podTemplate"] = {
             "metadata": {"labels": {"team": "perf"}, "annotations": {"owner": "perf-team"}},
@@ -69,6 +73,10 @@ async def test_namespaced_operator_runs_a_test_with_a_pod_template_and_a_setup_j
         run_ns = await apiserver.api.get(f"/api/v1/namespaces/{running['namespace']}") or {}
         labels = run_ns["metadata"]["labels"]
         assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+        for team in ("team-a", "team-b"):  # the keep-alive, through the Role's rights only
+            path = f"/apis/kopf.dev/v1/namespaces/{team}/kopfpeerings/plimsoll-ns"
+            peering_object = await apiserver.api.get(path) or {}
+            assert "ns-replica" in (peering_object.get("status") or {}), (team, peering_object)
         pods_path = f"/api/v1/namespaces/{running['namespace']}/pods"
         target = await apiserver.api.items(pods_path, labelSelector="team=perf")
         assert len(target) == 1

@@ -5,6 +5,13 @@ Registered in `plimsoll.cli.app`. Cluster-wide by default (`-A`); `--namespace`
 runner reaches the generators through the API server's pod proxy; inside, by
 pod IP (`--reach` overrides). The Helm chart passes the images, Prometheus URL
 and metrics port through the PLIMSOLL_* environment variables it sets.
+
+Replicas: with `--peering NAME` (the chart sets PLIMSOLL_PEERING) the operator
+joins kopf's peering object NAME (a ClusterKopfPeering, or a KopfPeering in each
+watched namespace) and only the senior live replica works; the others stand by,
+paused, and the next in seniority takes over (resuming the runs from their
+status) once the active one's keep-alive is `--peering-lifetime` seconds old.
+Without it the operator runs standalone: run one replica only.
 """
 
 from __future__ import annotations
@@ -12,11 +19,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
+import time
+from dataclasses import dataclass
 from typing import Annotated
 
 import typer
 
+from plimsoll.cli.exits import EXIT_INCOMPLETE
+from plimsoll.controller.peering import PeeringMissingError, require_peering_objects
 from plimsoll.controller.supervisor import OperatorContext
+from plimsoll.decide.peering import seniority_priority
 from plimsoll.kube.names import Images
 from plimsoll.platforms.kubernetes.platform import (
     REACH_AUTO,
@@ -52,11 +65,29 @@ def build_context(
     )
 
 
+@dataclass(frozen=True)
+class Peering:
+    """kopf's peering object this replica joins, and how soon a silent peer counts as dead."""
+
+    name: str
+    lifetime: int = 30  # seconds: also how long a standby waits before it takes over
+
+    def __post_init__(self) -> None:
+        if not self.name.strip():
+            raise typer.BadParameter("--peering needs the peering object's name")
+        if not 3 <= self.lifetime <= 3600:
+            raise typer.BadParameter(
+                f"--peering-lifetime {self.lifetime}: give 3 to 3600 seconds (the keep-alive "
+                "is sent a few seconds before it runs out; the standby waits this long)"
+            )
+
+
 async def run_operator(
     ctx: OperatorContext,
     *,
     namespaces: list[str],
     liveness: str | None,
+    peering: Peering | None = None,
     stop_flag: asyncio.Event | None = None,
     ready_flag: asyncio.Event | None = None,
 ) -> None:
@@ -65,11 +96,20 @@ async def run_operator(
 
     from plimsoll.controller.handlers import registry
 
+    settings = kopf.OperatorSettings()
+    if peering is not None:
+        await require_peering_objects(peering.name, namespaces, settings)
+        settings.peering.lifetime = peering.lifetime
     await kopf.operator(
         registry=registry,
+        settings=settings,
         clusterwide=not namespaces,
         namespaces=namespaces,
-        standalone=True,  # one replica (the chart's Deployment uses Recreate)
+        # A named peering is mandatory: kopf stays paused until the peering object
+        # exists and says no senior peer is alive, so two replicas never both run.
+        standalone=peering is None,
+        peering_name=peering.name if peering is not None else None,
+        priority=seniority_priority(time.time(), random.randrange(100)) if peering else None,
         liveness_endpoint=liveness,
         memo=kopf.Memo(plimsoll=ctx),
         stop_flag=stop_flag,
@@ -99,6 +139,20 @@ def operator_cmd(
     metrics_host: Annotated[
         str, typer.Option(help="Address of the operator's /metrics (all interfaces by default).")
     ] = os.environ.get("PLIMSOLL_METRICS_HOST", "0.0.0.0"),
+    peering: Annotated[
+        str | None,
+        typer.Option(
+            help="Join kopf's peering object of this name: one replica works, the others "
+            "stand by (needs the chart's peering CRDs and object). Unset: standalone."
+        ),
+    ] = os.environ.get("PLIMSOLL_PEERING") or None,
+    peering_lifetime: Annotated[
+        int,
+        typer.Option(
+            help="Seconds after its last keep-alive a replica counts as dead and a standby "
+            "takes over."
+        ),
+    ] = int(os.environ.get("PLIMSOLL_PEERING_LIFETIME", "30")),
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
 ) -> None:
     """Run the operator: watch CapacityTests and run each in its own namespace."""
@@ -115,4 +169,11 @@ def operator_cmd(
         metrics_host=metrics_host,
         prometheus_url=os.environ.get("PLIMSOLL_PROMETHEUS_URL"),
     )
-    asyncio.run(run_operator(ctx, namespaces=list(namespace or []), liveness=liveness))
+    peers = Peering(peering, peering_lifetime) if peering is not None else None
+    try:
+        asyncio.run(
+            run_operator(ctx, namespaces=list(namespace or []), liveness=liveness, peering=peers)
+        )
+    except PeeringMissingError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from None

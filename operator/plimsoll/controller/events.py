@@ -109,6 +109,11 @@ def step_event(record: StepRecord, unit: str) -> Event:
     return Event(kind, STEP_REASONS[record.verdict], " | ".join(p for p in parts if p))
 
 
+def replaced_event(message: str) -> Event:
+    """A dead generator or mock was started again: a Warning, since something killed it."""
+    return Event(EventType.WARNING, "EquipmentReplaced", message)
+
+
 def ceiling_event(ceiling: Ceiling) -> Event:
     variant = "" if ceiling.variant == "default" else f"variant {ceiling.variant}: "
     if ceiling.level is None:

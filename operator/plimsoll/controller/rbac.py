@@ -1,9 +1,10 @@
 """The operator's RBAC rules, written once: the Helm chart renders them, a test checks them.
 
 Three groups, as `charts/plimsoll/files/rbac-rules.yaml` binds them:
-- `cluster`: cluster-scoped objects (each run's namespace; kopf's discovery);
+- `cluster`: cluster-scoped objects (each run's namespace; kopf's discovery; the
+  ClusterKopfPeering that keeps one replica active when watching every namespace);
 - `watched`: the namespaces holding CapacityTests (the resource, its status,
-  its report ConfigMap, events);
+  its report ConfigMap, events, and in namespaced mode each one's KopfPeering);
 - `runs`: inside each run's own namespace (pods, services, jobs, ...).
 `tests/controller` runs the operator on a real API server as the chart's
 ServiceAccount, with exactly these rules, cluster-wide and namespaced, and fails
@@ -39,6 +40,13 @@ RULES: dict[str, list[dict[str, Any]]] = {
             "resources": ["customresourcedefinitions"],
             "verbs": ["get", "list", "watch"],
         },
+        # kopf's peering (`plimsoll operator --peering`): each replica watches the
+        # peering object and patches its own keep-alive into its status.
+        {
+            "apiGroups": ["kopf.dev"],
+            "resources": ["clusterkopfpeerings"],
+            "verbs": ["get", "list", "watch", "patch"],
+        },
     ],
     "watched": [
         {
@@ -53,6 +61,11 @@ RULES: dict[str, list[dict[str, Any]]] = {
         },
         {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "get", "patch"]},
         {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create"]},
+        {
+            "apiGroups": ["kopf.dev"],
+            "resources": ["kopfpeerings"],
+            "verbs": ["get", "list", "watch", "patch"],
+        },
     ],
     "runs": [
         {"apiGroups": [""], "resources": ["pods", "services", "configmaps"], "verbs": _CRUD},

@@ -35,7 +35,14 @@ from plimsoll.api.status import (
     set_condition,
 )
 from plimsoll.api.step import StepRecord, StepResult
-from plimsoll.controller.events import Event, EventRecorder, ceiling_event, phase_event, step_event
+from plimsoll.controller.events import (
+    Event,
+    EventRecorder,
+    ceiling_event,
+    phase_event,
+    replaced_event,
+    step_event,
+)
 from plimsoll.controller.report_map import write_report_config_map
 from plimsoll.decide.plan import conditions_for
 from plimsoll.decide.statussteps import compact_steps
@@ -187,6 +194,14 @@ class OperatorSink:
         self.writer.note(step_event(record, self.unit))
         if self._on_step is not None:
             self._on_step(record, time.monotonic() - self._step_started)
+        await self.writer.write()
+
+    async def equipment_replaced(self, message: str) -> None:
+        """Shown as the status message until the next phase, and as a Warning event."""
+        if self._detached:
+            return
+        self.writer.status.message = message
+        self.writer.note(replaced_event(message))
         await self.writer.write()
 
     async def finished(self, report: RunReport) -> None:

@@ -61,6 +61,20 @@ def pod_problem(pod: dict[str, Any]) -> str | None:
     return None
 
 
+def pod_lost(pod: dict[str, Any] | None) -> str | None:
+    """Why a pod of ours will not serve again without being created anew (missing, being
+    deleted or evicted, ended), or None while it is there or the kubelet can restart it."""
+    if pod is None:
+        return "is missing (deleted)"
+    meta, status = pod.get("metadata", {}) or {}, pod.get("status", {}) or {}
+    if meta.get("deletionTimestamp"):
+        return "is being deleted"
+    if status.get("phase") in ("Failed", "Succeeded"):
+        why = ": ".join(str(p) for p in (status.get("reason"), status.get("message")) if p)
+        return f"stopped (phase {status['phase']}{', ' + why if why else ''})"
+    return None
+
+
 def last_termination(pod: dict[str, Any]) -> str | None:
     """How the pod's first container last ended ("last exit: OOMKilled, code 137, ..."),
     which tells why a restarting target is not ready, or None if it never ended."""

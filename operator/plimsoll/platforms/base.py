@@ -27,6 +27,15 @@ class Endpoints:
     control_token: str | None = None  # sent with every call to the generators' control API
 
 
+@dataclass(frozen=True)
+class Restored:
+    """What `Platform.replace_lost` did before a trial: the endpoints to use from now on
+    (a recreated pod has a new address) and one line per piece it replaced."""
+
+    endpoints: Endpoints
+    replaced: list[str] = field(default_factory=list)
+
+
 class PlatformError(RuntimeError):
     """A piece could not be started or stopped; the message says which and why."""
 
@@ -44,6 +53,18 @@ class Platform(Protocol):
     async def ensure_ready(self) -> None:
         """Called before every trial: wait while the target restarts (after an OOM kill or a
         crash); raise `PlatformError` naming the target's last words when it cannot run."""
+        ...
+
+    async def lost_equipment(self) -> dict[str, str]:
+        """Which generators or mocks are gone now (piece -> why), replacing nothing: asked
+        after each trial, since a trial a piece died in cannot be trusted."""
+        ...
+
+    async def replace_lost(self, endpoints: Endpoints) -> Restored:
+        """Called before every trial: start again any generator or mock that died, was
+        evicted or deleted, wait until it answers, and return `endpoints` with its new
+        address. Bounded (`plimsoll.platforms.replacements`): `PlatformError` once a
+        variant has used up its replacements."""
         ...
 
     def metrics(self) -> MetricsSource:

@@ -204,6 +204,9 @@ class ConsoleSink:
             self.console.print(f"step {record.index} {verdict}: " + "; ".join(record.reasons))
         write_json(self._partial(), self.out)
 
+    async def equipment_replaced(self, message: str) -> None:
+        self.console.print(f"[yellow]{message}[/yellow]")
+
     def _partial(self) -> RunReport:
         return RunReport(
             test_name=self.test.metadata.name,

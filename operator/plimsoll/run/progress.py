@@ -32,5 +32,9 @@ class ProgressSink(Protocol):
     async def step_finished(self, record: StepRecord, result: StepResult) -> None:
         """A step was judged: persist it (it is the resume point)."""
 
+    async def equipment_replaced(self, message: str) -> None:
+        """A dead generator or mock was started again before the next trial; `message`
+        names it and why (the same line goes into the report's warnings)."""
+
     async def finished(self, report: RunReport) -> None:
         """The final report, also on failure and cancellation (then partial)."""

@@ -38,6 +38,7 @@ from plimsoll.platforms.base import Endpoints, Platform
 from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.run.clientips import check_client_ips
+from plimsoll.run.equipment import Equipment
 from plimsoll.run.progress import ProgressSink
 from plimsoll.run.scrapecheck import check_scrape_window
 from plimsoll.run.streamsprobe import probe_streams, release_streams
@@ -101,9 +102,11 @@ async def _run_variant(
                 report.placement.append(note)
         await probe_streams(spec, name, endpoints, metrics, interval, report)
         await sink.phase(Phase.RUNNING, f"searching for the ceiling ({name})")
-        ceiling = await run_variant(
-            spec, name, endpoints, metrics, sink, history, report, platform.ensure_ready
-        )
+        equipment = Equipment(platform, sink, report, name, endpoints)
+        try:
+            ceiling = await run_variant(spec, name, equipment, metrics, sink, history, report)
+        finally:
+            endpoints = equipment.endpoints  # replaced generators answer at new addresses
         succeeded = ceiling.complete
         return ceiling
     finally:

@@ -3,7 +3,8 @@
 Called by `plimsoll.run.runner` once the platform is up. The search is a pure
 function of the step records, so resuming is only a matter of passing the
 records of an earlier run. A trial whose generators failed is judged invalid
-and tried once more; a second failure stops the variant, which then reports
+and tried once more (after the platform started again any generator or mock
+that died: `prepare`); a second failure stops the variant, which then reports
 the range found so far. Any other failure (the target died, metrics vanished)
 also ends with that range, never with the steps lost.
 """
@@ -12,20 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling, CurrentStep
-from plimsoll.api.step import StepRecord, StepResult, Verdict
+from plimsoll.api.step import Judgement, StepRecord, StepResult, Verdict
 from plimsoll.decide.attribution import attribute
 from plimsoll.decide.contention import floor_bound
 from plimsoll.decide.search import Finished, next_action
 from plimsoll.decide.search.actions import CeilingEstimate
 from plimsoll.decide.stepsummary import record_of
 from plimsoll.metrics.source import MetricsSource
-from plimsoll.platforms.base import Endpoints
+from plimsoll.run.equipment import Equipment
 from plimsoll.run.progress import ProgressSink
 from plimsoll.run.step import StepPlan, run_step
 
@@ -83,16 +84,16 @@ def concluded_ceiling(
 async def run_variant(
     spec: CapacityTestSpec,
     variant: str,
-    endpoints: Endpoints,
+    equipment: Equipment,
     metrics: MetricsSource,
     sink: ProgressSink,
     history: Sequence[StepRecord],
     report: RunReport,
-    ensure_ready: Callable[[], Awaitable[None]],
 ) -> Ceiling:
     """Search one variant's ceiling, step by step, from `history`; before every trial,
-    `ensure_ready` waits while the target restarts, or raises when it cannot run (the run
-    then stops with the range found so far and the platform's reason)."""
+    `equipment.prepare` waits while the target restarts and replaces dead generators and
+    mocks, or raises when the run cannot go on (it then stops with the range found so
+    far and the platform's reason); a trial that lost one of them is invalid."""
     records = [r for r in history if r.variant == variant]
     next_index = max((r.index for r in history), default=-1) + 1
     next_index = max(next_index, max((s.index for s in report.steps), default=-1) + 1)
@@ -104,7 +105,7 @@ async def run_variant(
             action = next_action(spec.search, spec.trial, seen, retries=spec.noise.retries)
             if isinstance(action, Finished):
                 break
-            await ensure_ready()
+            endpoints = await equipment.prepare()
             plan = StepPlan(
                 index=next_index,
                 level=action.level,
@@ -125,7 +126,9 @@ async def run_variant(
                     started_at=datetime.now(UTC),
                 )
             )
-            result = await run_step(spec, endpoints, metrics, plan)
+            result = _invalid_if_lost(
+                await run_step(spec, endpoints, metrics, plan), await equipment.lost()
+            )
             record = record_of(result)
             report.steps.append(result)
             await sink.step_finished(record, result)
@@ -140,6 +143,16 @@ async def run_variant(
         log.exception("variant %s stopped", variant)
         return range_ceiling(records, spec.unit, variant, str(exc) or type(exc).__name__)
     return _final(action.ceiling, spec, variant, report.steps)
+
+
+def _invalid_if_lost(result: StepResult, lost: list[str]) -> StepResult:
+    """A trial during which a generator or the mock died judged invalid, whatever its
+    figures said: the load was not all sent, or the target's calls to the mock failed."""
+    if not lost or result.judgement.verdict is Verdict.INVALID:
+        return result
+    reason = f"{'; '.join(lost)} during the trial: its result says nothing about the target"
+    judgement = Judgement(verdict=Verdict.INVALID, reasons=[reason, *result.judgement.reasons])
+    return result.model_copy(update={"judgement": judgement})
 
 
 def _final(

@@ -45,7 +45,13 @@ from plimsoll.kube.client import (
 )
 from plimsoll.kube.names import Images, RunIdentity
 from plimsoll.kube.pod_proxy import PodProxyRelay
-from plimsoll.kube.wait import NotReadyError, last_termination, wait_job_done, wait_pods_ready
+from plimsoll.kube.wait import (
+    NotReadyError,
+    last_termination,
+    pod_lost,
+    wait_job_done,
+    wait_pods_ready,
+)
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.promql import Selector
 from plimsoll.metrics.source import (
@@ -56,7 +62,8 @@ from plimsoll.metrics.source import (
     Window,
     unreadable,
 )
-from plimsoll.platforms.base import Endpoints, PlatformError
+from plimsoll.platforms.base import Endpoints, PlatformError, Restored
+from plimsoll.platforms.replacements import ReplacementBudget
 
 REACH_POD_IP = "pod-ip"
 REACH_PROXY = "proxy"
@@ -105,6 +112,8 @@ class KubernetesPlatform:
         self._spec: CapacityTestSpec | None = None
         self._relay: PodProxyRelay | None = None
         self._detached = False
+        self._target: dict[str, Any] | None = None  # as started: placement, node
+        self._replacements = ReplacementBudget()
         self.target_image: str | None = None  # the image digest the kubelet reported
 
     def detach(self) -> None:
@@ -234,9 +243,10 @@ class KubernetesPlatform:
             await self.apply(manifests.dependency_pod(run, service))
             await self.apply(manifests.dependency_service(run, service))
         await self.apply(manifests.mock_config_map(run, spec.upstream))
-        mock_names = [names.mock_pod_name(i, run.variant) for i in range(spec.upstream.replicas)]
-        for index in range(spec.upstream.replicas):
-            await self.apply(manifests.mock_pod(run, index, spec.upstream, images.mock))
+        mocks_wanted = self._mock_pods(spec)
+        mock_names = list(mocks_wanted)
+        for body in mocks_wanted.values():
+            await self.apply(body)
         await self.apply(
             manifests.cluster_service(run, names.MOCK_SERVICE, names.ROLE_MOCK, spec.upstream.port)
         )
@@ -254,6 +264,7 @@ class KubernetesPlatform:
             )
             target_name = names.target_pod_name(run.variant)
             target = (await self._ready([target_name], spec.target.startup_timeout))[target_name]
+            self._target = target
             for container in target.get("status", {}).get("containerStatuses", []) or []:
                 if container.get("name") == "target" and container.get("imageID"):
                     self.target_image = container["imageID"]
@@ -263,14 +274,78 @@ class KubernetesPlatform:
             await self._job_done(job["metadata"]["name"], step.timeout)
 
         token = await self._control_token()
-        gen_names = [
-            names.generator_pod_name(i, run.variant) for i in range(spec.generators.replicas)
-        ]
-        for index in range(spec.generators.replicas):
-            await self.fresh(manifests.generator_pod(run, index, spec.generators, images.generator))
-        generators = await self._ready(gen_names, limit)
+        generators_wanted = self._generator_pods(spec)
+        for body in generators_wanted.values():
+            await self.fresh(body)
+        generators = await self._ready(list(generators_wanted), limit)
         endpoints = await self._endpoints(spec, target, mocks[mock_names[0]], generators)
         return replace(endpoints, control_token=token)
+
+    def _mock_pods(self, spec: CapacityTestSpec) -> dict[str, dict[str, Any]]:
+        images = self._options.images
+        return {
+            names.mock_pod_name(i, self.run.variant): manifests.mock_pod(
+                self.run, i, spec.upstream, images.mock
+            )
+            for i in range(spec.upstream.replicas)
+        }
+
+    def _generator_pods(self, spec: CapacityTestSpec) -> dict[str, dict[str, Any]]:
+        image = self._options.images.generator
+        return {
+            names.generator_pod_name(i, self.run.variant): manifests.generator_pod(
+                self.run, i, spec.generators, image
+            )
+            for i in range(spec.generators.replicas)
+        }
+
+    async def lost_equipment(self) -> dict[str, str]:
+        return {f"pod {name}": why for name, why in (await self._lost_pods()).items()}
+
+    async def _lost_pods(self) -> dict[str, str]:
+        """Every mock or generator pod (by name) that is missing, being deleted or ended,
+        and why: one LIST of the variant's pods."""
+        spec = self._spec
+        if spec is None:
+            raise PlatformError("asked for the run's pods before start()")
+        try:
+            present = {
+                pod["metadata"]["name"]: pod
+                for pod in await self._client.list(PODS, self.run.namespace, self.run.labels())
+            }
+        except KubeError as exc:
+            raise PlatformError(f"cannot list the run's pods: {exc.message}") from exc
+        lost = {}
+        for name in [*self._mock_pods(spec), *self._generator_pods(spec)]:
+            why = pod_lost(present.get(name))
+            if why is not None:
+                lost[name] = why
+        return lost
+
+    async def replace_lost(self, endpoints: Endpoints) -> Restored:
+        """Before each trial: create again (same spec, same name) every mock or generator
+        pod that is missing, being deleted (evicted) or ended, within the variant's budget;
+        wait until all are ready, and hand back the endpoints with their new pod IPs. The
+        target reaches the mock through its Service, so a new mock needs nothing more."""
+        spec = self._spec
+        if spec is None:
+            raise PlatformError("replace_lost() asked before start()")
+        mocks, generators = self._mock_pods(spec), self._generator_pods(spec)
+        wanted = {**mocks, **generators}
+        replaced: list[str] = []
+        for name, why in (await self._lost_pods()).items():
+            replaced.append(self._replacements.spend(f"pod {name}", why))
+            await self.fresh(wanted[name], self._options.ready_timeout)
+        if not replaced:
+            return Restored(endpoints)
+        ready = await self._ready([*mocks, *generators], self._options.ready_timeout)
+        fresh = await self._endpoints(
+            spec,
+            self._target,
+            ready[next(iter(mocks))],
+            {name: ready[name] for name in generators},
+        )
+        return Restored(replace(fresh, control_token=endpoints.control_token), replaced)
 
     async def _namespace(self) -> None:
         """Create the run's namespace, or adopt it with its Pod Security labels put back:

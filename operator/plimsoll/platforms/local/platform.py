@@ -28,7 +28,7 @@ from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.source import ROLE_MOCK, ROLE_TARGET, MetricsSource
-from plimsoll.platforms.base import Endpoints
+from plimsoll.platforms.base import Endpoints, Restored
 from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.metrics import (
     LocalExport,
@@ -41,6 +41,7 @@ from plimsoll.platforms.local.pinning import PinnedGroup
 from plimsoll.platforms.local.processes import ManagedProcess, cpu_list, free_port, wait_ready
 from plimsoll.platforms.local.restarter import Restarter
 from plimsoll.platforms.local.target import start_target
+from plimsoll.platforms.replacements import ReplacementBudget
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,10 @@ class LocalPlatform:
         self.prometheus_url = prometheus_url
         self.prometheus: PrometheusSource | None = None
         self.scrape_wait = scrape_wait
+        self.equipment: list[tuple[str, ManagedProcess, str]] = []  # role, process, URL
+        self._replacements = ReplacementBudget()
+        # Roles measured through their own cgroup: a replacement joins the same group.
+        self._pinned_equipment: set[str] = set()
 
     @property
     def processes(self) -> list[ManagedProcess]:
@@ -103,8 +108,10 @@ class LocalPlatform:
         await wait_ready(process, url=f"{url}/healthz", within=30)
         if group is not None:
             self.launcher.watch_group(role, group)  # its limit is then known: saturation too
+            self._pinned_equipment.add(role)
         else:
             self.launcher.watch_process_group(role, process.pid or 0)
+        self.equipment.append((role, process, url))
         return process, url
 
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
@@ -204,6 +211,28 @@ class LocalPlatform:
         """Before each trial: wait out a restart of the target; raise if it cannot run."""
         if self.restarter is not None:
             await self.restarter.ensure_ready(within=120)
+
+    async def lost_equipment(self) -> dict[str, str]:
+        return {
+            role: f"exited (code {process.returncode})"
+            for role, process, _ in self.equipment
+            if process.returncode is not None
+        }
+
+    async def replace_lost(self, endpoints: Endpoints) -> Restored:
+        """Before each trial: start again, on the same port, any mock or generator process
+        that exited (killed, crashed), within the variant's budget; the URLs stay the same."""
+        replaced: list[str] = []
+        for role, process, url in self.equipment:
+            if process.returncode is None:
+                continue
+            replaced.append(self._replacements.spend(role, f"exited (code {process.returncode})"))
+            log.warning("%s", replaced[-1])
+            await process.start()
+            await wait_ready(process, url=f"{url}/healthz", within=30)
+            if role not in self._pinned_equipment:
+                await self.launcher.rewatch_process_group(role, process.pid or 0)
+        return Restored(endpoints, replaced)
 
     def metrics(self) -> MetricsSource:
         if self.prometheus is not None:
