@@ -15,6 +15,7 @@ from pydantic import Field, model_validator
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import HourSeconds, Level, TrialSeconds
 from plimsoll.api.gate import Regression, Schedule
+from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.target import NAME_PATTERN, PodShape, Service, SetupStep, Target
 from plimsoll.api.units import Fraction, Quantile, Seconds
 from plimsoll.api.upstream import Upstream
@@ -292,6 +293,9 @@ class CapacityTestSpec(PlimsollModel):
     )
     schedule: Schedule | None = Field(None, description="Re-run on a cron schedule.")
     history_limit: int = Field(10, ge=1, le=50, description="Runs kept per variant in history.")
+    sizing: SizingSpec | None = Field(
+        None, description="Plan a deployment from the ceiling: the plan goes to status and report."
+    )
 
     @model_validator(mode="after")
     def _cross_field(self) -> CapacityTestSpec:

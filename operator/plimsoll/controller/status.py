@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.sizing import SizingSummary
 from plimsoll.api.status import (
     CapacityTestStatus,
     ConditionStatus,
@@ -184,6 +185,7 @@ class OperatorSink:
         status.ceiling = report.ceiling
         status.variant_ceilings = list(report.ceilings) if len(report.ceilings) > 1 else []
         status.variant_count = len(report.ceilings) if len(report.ceilings) > 1 else None
+        status.sizing = SizingSummary.of(report.sizing) if report.sizing is not None else None
         status.completion_time = report.ended_at or _now()
         try:
             name = await write_report_config_map(self.writer.client, self.owner, report)
