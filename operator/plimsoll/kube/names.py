@@ -131,6 +131,19 @@ def mock_pod_name(index: int) -> str:
     return f"mock-{index}"
 
 
+def named_mock_pod_name(name: str, index: int) -> str:
+    """A named mock's pods (`spec.upstreams`): mock-auth-0, mock-auth-1, ..."""
+    return f"mock-{name}-{index}"
+
+
+def named_mock_service(name: str) -> str:
+    return f"{MOCK_SERVICE}-{name}"
+
+
+def named_mock_config_map(name: str) -> str:
+    return f"{MOCK_CONFIG_MAP}-{name}"
+
+
 def generator_pod_name(index: int) -> str:
     return f"generator-{index}"
 

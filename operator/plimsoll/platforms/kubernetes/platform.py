@@ -24,6 +24,7 @@ from typing import Any
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.step import ResourceUsage
+from plimsoll.api.upstream import mock_role
 from plimsoll.decide.metrics_policy import metrics_problems
 from plimsoll.kube import manifests, names
 from plimsoll.kube.client import (
@@ -189,6 +190,10 @@ class KubernetesPlatform:
             *metrics_problems(spec, allowed),
             images.refused("spec.generators.image", spec.generators.image),
             images.refused("spec.upstream.image", spec.upstream.image),
+            *(
+                images.refused(f"spec.upstreams[{i}].image", named.image)
+                for i, named in enumerate(spec.upstreams)
+            ),
         ]
         if any(problems):
             raise PlatformError("; ".join(p for p in problems if p))
@@ -208,6 +213,18 @@ class KubernetesPlatform:
         await self.apply(
             manifests.cluster_service(run, names.MOCK_SERVICE, names.ROLE_MOCK, spec.upstream.port)
         )
+        for named in spec.upstreams:
+            await self.apply(manifests.named_mock_config_map(run, named))
+            for index in range(named.replicas):
+                mock_names.append(names.named_mock_pod_name(named.name, index))
+                await self.apply(
+                    manifests.mock_pod(run, index, named.upstream(), images.mock, named.name)
+                )
+            await self.apply(
+                manifests.cluster_service(
+                    run, names.named_mock_service(named.name), mock_role(named.name), named.port
+                )
+            )
         mocks = await self._ready(
             mock_names + [names.service_pod_name(s.name) for s in services], limit
         )
@@ -352,6 +369,8 @@ class KubernetesPlatform:
         }
         for service in spec.services:
             selectors[service.name] = Selector(ns, names.service_pod_name(service.name))
+        for named in spec.upstreams:
+            selectors[mock_role(named.name)] = Selector(ns, f"{mock_role(named.name)}-[0-9]+")
         if spec.target.url is not None:  # nothing of ours to select: no target series
             del selectors[ROLE_TARGET]
         url = spec.metrics.prometheus_url or self._options.prometheus_url
