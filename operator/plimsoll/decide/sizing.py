@@ -134,11 +134,11 @@ def plan(sizing: SizingInput) -> SizingPlan:
     load = sizing.peak * sizing.growth
     usable = sizing.per_pod * sizing.utilisation
     needed = max(1, math.ceil(load / usable))
+    grown = f"{_n(sizing.peak)} × {sizing.growth:g} = {_n(load)}; " if sizing.growth != 1 else ""
     built.line(
         "pods for the load",
         f"{_n(sizing.per_pod)} {sizing.unit} per pod × {sizing.utilisation:.0%} "
-        f"≈ {_n(usable)} per pod; {_n(sizing.peak)} × {sizing.growth:g} = {_n(load)}; "
-        f"{_n(load)} ÷ {_n(usable)}",
+        f"≈ {_n(usable)} per pod; {grown}{_n(load)} ÷ {_n(usable)}",
         f"{needed} pods",
         "per_pod",
     )
