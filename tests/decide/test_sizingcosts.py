@@ -107,3 +107,11 @@ def test_a_store_from_flags_alone() -> None:
     )
     assert sizing.store == StoreSizing(calls_per_request=2, cpu_per_call="1ms")
     assert plan(sizing).store_shards == 1  # 100 × 2 × 1 ms = 0.2 cores, under half a core
+
+
+def test_a_range_only_ceiling_is_named_a_lower_bound() -> None:
+    report = _report()
+    report.ceilings[0].complete = False
+    assert measured(report, None)["per_pod"][1].endswith(
+        "(a lower bound: the run stopped before a level failed)"
+    )

@@ -94,9 +94,10 @@ def measured(report: RunReport, variant: str | None) -> dict[str, tuple[float, s
     """Every cost the report measured for the planned variant, with its basis in words."""
     ceiling = _ceiling(report, variant)
     name = ceiling.variant
-    found: dict[str, tuple[float, str]] = {
-        "per_pod": (float(ceiling.level or 0), f"report: ceiling of {name}, {ceiling.unit}"),
-    }
+    basis = f"report: ceiling of {name}, {ceiling.unit}"
+    if not ceiling.complete:  # the run stopped early: the ceiling is only a lower bound
+        basis += " (a lower bound: the run stopped before a level failed)"
+    found: dict[str, tuple[float, str]] = {"per_pod": (float(ceiling.level or 0), basis)}
     probe = next((m for m in report.stream_memory if m.variant == name), None)
     if probe is not None and probe.bytes_per_stream > 0:
         found["memory_per_stream"] = (
