@@ -1,5 +1,7 @@
 """Sizing reproduces the edge seed's whole worked example from its own inputs."""
 
+import math
+
 import pytest
 
 from plimsoll.api.sizing import SizingInput, SizingSpec, StoreSizing
@@ -125,3 +127,22 @@ def test_more_load_never_needs_fewer_pods() -> None:
 def test_settings_round_to_one_two_five(value: float, up: float, down: float) -> None:
     assert nice_up(value) == pytest.approx(up)
     assert nice_down(value) == pytest.approx(down)
+
+
+def test_modeled_users_at_their_memory_must_fit_the_pod() -> None:
+    # 2,000 users over 3 zones at 20 per pod and 60%: 12 per pod, 167 pods, 84 per zone,
+    # 168 left after a zone loss carrying 2,000 ÷ 168 ≈ 11.9 users each.
+    sizing = SizingInput(
+        per_pod=20,
+        unit="users",
+        peak=2000,
+        zones=3,
+        memory_per_user="1Mi",
+        pod_memory="16Mi",
+    )
+    result = plan(sizing)
+    assert (result.pods, result.pods_per_zone, result.pods_after_zone_loss) == (252, 84, 168)
+    assert result.memory_per_pod_bytes == math.ceil(2000 / 168 * 2**20)
+    assert result.fits_pod_memory is True
+    tight = plan(sizing.model_copy(update={"pod_memory": 8 * 2**20}))
+    assert tight.fits_pod_memory is False

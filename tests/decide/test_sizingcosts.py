@@ -2,6 +2,7 @@
 
 import pytest
 
+from plimsoll.api.report import UnitCost
 from plimsoll.api.sizing import SizingSpec, StoreSizing
 from plimsoll.api.step import Verdict
 from plimsoll.api.streams import StreamMemory
@@ -67,6 +68,7 @@ def test_every_cost_the_report_measured_is_read() -> None:
     assert found["bytes_per_key"][0] == 120
     assert found["pod_memory"][0] == 256 * 2**20
     assert "cpu_per_call" not in found  # no metric named: spec.sizing supplies it
+    assert "memory_per_user" not in found  # an rps run has no memory per modeled user
 
 
 def test_flags_win_then_the_report_then_spec_sizing() -> None:
@@ -115,3 +117,14 @@ def test_a_range_only_ceiling_is_named_a_lower_bound() -> None:
     assert measured(report, None)["per_pod"][1].endswith(
         "(a lower bound: the run stopped before a level failed)"
     )
+
+
+def test_memory_per_modeled_user_comes_from_the_per_unit_costs() -> None:
+    report = _report()
+    report.unit_costs = [
+        UnitCost(name="memory per user", value=50263.8, unit="bytes", basis="slope over 3")
+    ]
+    assert report.spec.sizing is not None
+    sizing = resolve(report.spec.sizing, report, {})
+    assert sizing.memory_per_user == 50264
+    assert sizing.sources["memory_per_user"] == "report: per-unit costs, slope over 3"

@@ -79,6 +79,7 @@ class SizingSpec(PlimsollModel):
     store: StoreSizing | None = None
     memory_per_stream: Bytes | None = Field(None, description="When the report has none.")
     memory_per_in_flight: Bytes | None = Field(None, description="When the report has none.")
+    memory_per_user: Bytes | None = Field(None, description="When the report has none.")
     variant: str | None = Field(None, description="Whose ceiling to plan with (default baseline).")
 
 

@@ -40,6 +40,7 @@ def _costs(**given: Any) -> dict[str, float]:
     parsers = {
         "memory_per_stream": parse_memory,
         "memory_per_in_flight": parse_memory,
+        "memory_per_user": parse_memory,
         "pod_memory": parse_memory,
         "bytes_per_key": parse_memory,
         "cpu_per_call": parse_duration,
@@ -73,6 +74,7 @@ def size(  # one flag per input of the seed's sizing table
     stream_headroom: Annotated[float | None, _Opt(help="Stream cap headroom (2).")] = None,
     memory_per_stream: Annotated[str | None, _Opt(help="e.g. 72Ki; else the report's.")] = None,
     memory_per_in_flight: Annotated[str | None, _Opt(help="e.g. 100Ki; else the report's.")] = None,
+    memory_per_user: Annotated[str | None, _Opt(help="e.g. 48Ki; else the report's.")] = None,
     pod_memory: Annotated[str | None, _Opt(help="e.g. 1Gi; else the target's limit.")] = None,
     latency_budget: Annotated[str | None, _Opt(help="Added p99 budget, e.g. 10ms.")] = None,
     busiest_client: Annotated[float | None, _Opt(help="Busiest client's requests/s.")] = None,
@@ -132,6 +134,7 @@ def size(  # one flag per input of the seed's sizing table
         per_pod=per_pod,
         memory_per_stream=memory_per_stream,
         memory_per_in_flight=memory_per_in_flight,
+        memory_per_user=memory_per_user,
         pod_memory=pod_memory,
         calls_per_request=calls_per_request,
         cpu_per_call=cpu_per_call,

@@ -27,7 +27,8 @@ def _n(value: float) -> str:
 
 
 def _mib(amount: float) -> str:
-    return f"{amount / 2**20:,.0f} MiB"
+    mib = amount / 2**20
+    return f"{mib:,.0f} MiB" if mib >= 10 else f"{mib:.1f} MiB"
 
 
 def _mb(amount: float) -> str:
@@ -196,12 +197,32 @@ def plan(sizing: SizingInput) -> SizingPlan:
 
     memory = None
     fits = None
-    if stream_memory or in_flight_memory:
-        memory = math.ceil(stream_memory + in_flight_memory)
-        derivation = (
-            f"streams at the cap {_mib(stream_memory)} + calls at the in-flight cap "
-            f"{_mib(in_flight_memory)} = {_mib(memory)}"
-        )
+    # Modeled users hold their memory while connected: the users a pod carries after a
+    # zone loss, at the measured memory per user.
+    user_memory = 0.0
+    if sizing.unit == "users" and sizing.memory_per_user:
+        user_memory = per_pod_load * sizing.memory_per_user
+    parts = [
+        (f"streams at the cap {_mib(stream_memory)}", stream_memory, "memory_per_stream"),
+        (
+            f"calls at the in-flight cap {_mib(in_flight_memory)}",
+            in_flight_memory,
+            "memory_per_in_flight",
+        ),
+        (
+            f"{_n(per_pod_load)} users after a zone loss × "
+            f"{(sizing.memory_per_user or 0) / 1024:,.1f} KiB ≈ {_mib(user_memory)}",
+            user_memory,
+            "memory_per_user",
+        ),
+    ]
+    used = [(text, cost) for text, amount, cost in parts if amount]
+    if used:
+        memory = math.ceil(stream_memory + in_flight_memory + user_memory)
+        derivation = " + ".join(text for text, _ in used)
+        if len(used) > 1:
+            derivation += f" = {_mib(memory)}"
+        memory_costs = [cost for _, cost in used]
         if sizing.pod_memory:
             fits = memory <= sizing.pod_memory
             share = memory / sizing.pod_memory
@@ -213,7 +234,7 @@ def plan(sizing: SizingInput) -> SizingPlan:
             )
         else:
             verdict = f"{_mib(memory)} per pod (no pod memory to check against)"
-        built.line("pod memory", derivation, verdict, "memory_per_stream", "memory_per_in_flight")
+        built.line("pod memory", derivation, verdict, *memory_costs, "pod_memory")
 
     store: dict[str, float | int | None] = {}
     if sizing.store is not None:

@@ -5,11 +5,11 @@ measurement of the planned variant; otherwise the fallback in `spec.sizing`. The
 report measures: the per-pod ceiling (the variant's), memory per held stream
 (the streams probe), memory per call in flight (the slope of the target's memory
 over the calls in flight at the passing steps, by Little's law the achieved rate
-× the mean latency), and, when `spec.sizing.store` names the `metrics.extra`
-series, store calls per request, store CPU per call and bytes per key (their
-mean over the passing steps). Each resolved cost's source goes into
-`SizingInput.sources`, so the plan can say which figure was measured and which
-was supplied.
+× the mean latency), memory per modeled user (the per-unit costs' slope), and,
+when `spec.sizing.store` names the `metrics.extra` series, store calls per
+request, store CPU per call and bytes per key (their mean over the passing steps).
+Each resolved cost's source goes into `SizingInput.sources`, so the plan can say
+which figure was measured and which was supplied.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from plimsoll.decide.unitcosts import least_squares_slope
 from plimsoll.shared.histogram import decode
 
 STORE_COSTS = ("calls_per_request", "cpu_per_call", "bytes_per_key")
-POD_COSTS = ("memory_per_stream", "memory_per_in_flight", "pod_memory")
+POD_COSTS = ("memory_per_stream", "memory_per_in_flight", "memory_per_user", "pod_memory")
 
 
 class SizingInputError(ValueError):
@@ -111,6 +111,16 @@ def measured(report: RunReport, variant: str | None) -> dict[str, tuple[float, s
             per_call[0],
             f"report: memory over calls in flight, {per_call[1]} passing steps",
         )
+    per_user = next(
+        (
+            c
+            for c in report.unit_costs
+            if c.variant == name and c.name == "memory per user" and c.value > 0
+        ),
+        None,
+    )
+    if per_user is not None:
+        found["memory_per_user"] = (per_user.value, f"report: per-unit costs, {per_user.basis}")
     store = report.spec.sizing.store if report.spec.sizing else None
     if store is not None:
         for cost, metric in (
@@ -136,8 +146,8 @@ def resolve(
     """`spec` with every cost filled from `flags`, then `report`, then `spec` itself.
 
     `flags` holds only what the user gave on the command line, by the cost's name
-    (per_pod, memory_per_stream, memory_per_in_flight, pod_memory, calls_per_request,
-    cpu_per_call, bytes_per_key)."""
+    (per_pod, memory_per_stream, memory_per_in_flight, memory_per_user, pod_memory,
+    calls_per_request, cpu_per_call, bytes_per_key)."""
     found = measured(report, spec.variant) if report is not None else {}
     if report is not None and report.ceiling is not None:
         unit = report.ceiling.unit
@@ -162,7 +172,7 @@ def resolve(
             pick(cost, store.get(cost), store)
     if "per_pod" not in fields:
         raise SizingInputError("no per-pod ceiling: give --report FILE or --per-pod N")
-    for cost in ("memory_per_stream", "memory_per_in_flight", "pod_memory", "bytes_per_key"):
+    for cost in (*POD_COSTS, "bytes_per_key"):
         # Bytes fields parse whole numbers; a measured slope is fractional.
         holder = store if cost == "bytes_per_key" and store is not None else fields
         if isinstance(holder.get(cost), float):
