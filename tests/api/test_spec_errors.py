@@ -135,6 +135,40 @@ def test_the_minimal_spec_is_valid_and_defaults_fill_in() -> None:
             "needs both 'p50' and 'p95'",
         ),
         ({"apiVersion": "plimsoll.dev/v1"}, None, "apiVersion", "plimsoll.dev/v1alpha1"),
+        (
+            {"spec.upstreams": [{"name": "auth", "envVar": "AUTH_URL"}] * 2},
+            None,
+            "spec",
+            "two mocks are named 'auth': give each a name of its own",
+        ),
+        (
+            {"spec.upstreams": [{"name": "auth", "envVar": "UPSTREAM_URL"}]},
+            None,
+            "spec",
+            "upstreams[0].envVar: UPSTREAM_URL is already set by target.upstreamEnv",
+        ),
+        (
+            {
+                "spec.target": {**MINIMAL["spec"]["target"], "env": {"AUTH_URL": "x"}},
+                "spec.upstreams": [{"name": "auth", "envVar": "AUTH_URL"}],
+            },
+            None,
+            "spec",
+            "AUTH_URL is already set by target.env",
+        ),
+        (
+            {"spec.upstreams": [{"name": "a", "envVar": "A"}, {"name": "b", "envVar": "A"}]},
+            None,
+            "spec",
+            "upstreams[1].envVar: A is already set by upstreams[0] (a)",
+        ),
+        (
+            {"spec.upstreams": [{"name": "auth", "envVar": "AUTH-URL"}]},
+            None,
+            "spec.upstreams[0].envVar",
+            "",
+        ),
+        ({"spec.upstreams": [{"name": "Auth", "envVar": "A"}]}, None, "spec.upstreams[0].name", ""),
     ],
 )
 def test_a_mistake_names_its_field_and_the_fix(
@@ -203,3 +237,15 @@ def test_body_sizes_are_refused_on_a_list_or_chat() -> None:
     op = {"name": "list", "kind": "list", "bodySizes": BODY_SIZES}
     problems = problems_of({"spec.workload.protocol": "mcp", "spec.workload.mix": [op]})
     assert any("kind 'list' builds its own body: remove 'bodySizes'" in p for p in problems)
+
+
+def test_named_mocks_are_valid_beside_the_default() -> None:
+    document = copy.deepcopy(MINIMAL)
+    document["spec"]["upstreams"] = [
+        {"name": "auth", "envVar": "AUTH_URL", "routes": [{"name": "check", "path": "/check"}]},
+        {"name": "metering", "envVar": "METERING_URL"},
+    ]
+    spec = load_capacity_test(document).spec
+    assert [u.name for u in spec.upstreams] == ["auth", "metering"]
+    assert spec.upstreams[0].upstream().routes[0].path == "/check"
+    assert spec.upstream.routes == []  # the default mock is still there, unchanged

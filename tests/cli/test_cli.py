@@ -90,3 +90,33 @@ def test_validate_warns_when_page_views_would_land_on_the_root(tmp_path: Path) -
         app, ["validate", str(ROOT / "examples" / "mcp-gateway-users-per-pod.yaml")]
     )
     assert "warning" not in named.stderr
+
+
+def test_size_from_a_report_says_where_each_cost_came_from(tmp_path: Path) -> None:
+    from plimsoll.api.streams import StreamMemory
+    from tests.reportfixtures import Run, make_report, save
+
+    report = make_report({"default": Run(level=10600, high=12000, steps=[])})
+    report.stream_memory = [StreamMemory(bytes_per_stream=73728, counts=[0, 500], memory_bytes=[])]
+    path = save(report, tmp_path)
+    args = ["size", "--report", str(path), "--peak", "20000", "--growth", "2", "--zones", "3"]
+    args += ["--streams", "10000", "--upstream-latency", "200ms", "--busiest-client", "300"]
+    args += ["--memory-per-in-flight", "100Ki", "--pod-memory", "1Gi"]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    planned = json.loads(result.stdout)
+    assert (planned["pods"], planned["streamCap"], planned["inFlightPerPod"]) == (12, 2500, 2000)
+    assert planned["fitsPodMemory"] is True
+    sources = {line["item"]: line["source"] for line in planned["lines"]}
+    assert sources["stream cap"] == "memory_per_stream: report: streams probe, 2 counts"
+    assert sources["in-flight cap"] == "memory_per_in_flight: flag"
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0, table.output
+    assert "backstop" in table.stdout
+    assert "limit 1,000/s, burst 2,000" in table.stdout
+
+
+def test_size_without_a_peak_names_the_flag() -> None:
+    result = runner.invoke(app, ["size", "--per-pod", "100"])
+    assert result.exit_code == 2
+    assert "--peak" in result.stderr

@@ -3,6 +3,7 @@ pinned, labelled for adoption, and merged with the user's pod template."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -58,6 +59,13 @@ def _spec() -> CapacityTestSpec:
                     },
                 ],
                 "upstream": {"routes": [{"name": "work", "path": "/work"}], "replicas": 2},
+                "upstreams": [
+                    {
+                        "name": "auth",
+                        "envVar": "AUTH_URL",
+                        "routes": [{"name": "check", "path": "/check"}],
+                    },
+                ],
                 "workload": {"mix": [{"name": "work", "path": "/work"}]},
                 "generators": {"replicas": 2, "resources": {"cpu": "2", "memory": "1Gi"}},
             },
@@ -72,6 +80,9 @@ def all_objects(run: RunIdentity = RUN) -> list[dict[str, Any]]:
         manifests.mock_config_map(RUN, spec.upstream),
         *(manifests.mock_pod(RUN, i, spec.upstream, images.mock) for i in range(2)),
         manifests.cluster_service(RUN, "plimsoll-mock", "mock", spec.upstream.port),
+        manifests.named_mock_config_map(RUN, spec.upstreams[0]),
+        manifests.mock_pod(RUN, 0, spec.upstreams[0].upstream(), images.mock, "auth"),
+        manifests.cluster_service(RUN, "plimsoll-mock-auth", "mock-auth", 8765),
         manifests.dependency_pod(RUN, spec.services[0]),
         manifests.dependency_service(RUN, spec.services[0]),
         manifests.target_pod(RUN, spec),
@@ -144,7 +155,7 @@ def test_every_pod_meets_pod_security_restricted() -> None:
                 assert "hostNetwork" not in spec
                 assert "hostPID" not in spec
                 checked += 1
-    assert checked == 7  # two mocks, a service, the target, a setup job, two generators
+    assert checked == 8  # three mocks, a service, the target, a setup job, two generators
     labels = manifests.namespace(RUN)["metadata"]["labels"]
     assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
 
@@ -169,6 +180,7 @@ def test_target_is_guaranteed_with_upstream_and_services_injected_and_template_m
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["UPSTREAM_URL"] == f"http://plimsoll-mock.{RUN.namespace}.svc:8765"
     assert env["VALKEY_URL"] == f"redis://valkey.{RUN.namespace}.svc:6379"
+    assert env["AUTH_URL"] == f"http://plimsoll-mock-auth.{RUN.namespace}.svc:8765"
     assert env["MODE"] == "fast"
     assert env["EXTRA"] == "1"  # the template's env merged by name
     assert target["spec"]["securityContext"]["runAsUser"] == 1000
@@ -274,3 +286,35 @@ def test_a_mock_with_a_shape_is_pinned_to_it_and_one_without_only_asks_for_room(
     kubernetes_validate.validate(
         manifests.mock_pod(RUN, 0, shaped, "mock:1"), K8S_VERSION, strict=True
     )
+
+
+def test_a_named_mock_has_its_own_pods_config_and_service() -> None:
+    spec, images = _spec(), Images()
+    named = spec.upstreams[0]
+    pod = manifests.mock_pod(RUN, 0, named.upstream(), images.mock, named.name)
+    assert pod["metadata"]["name"] == "mock-auth-0"
+    role = pod["metadata"]["labels"]["plimsoll.dev/role"]
+    assert role == "mock-auth"
+    [env] = [e for e in pod["spec"]["containers"][0]["env"] if e["name"] == "PLIMSOLL_MOCK_CONFIG"]
+    config_map = manifests.named_mock_config_map(RUN, named)
+    assert env["valueFrom"]["configMapKeyRef"]["name"] == config_map["metadata"]["name"]
+    served = json.loads(next(iter(config_map["data"].values())))
+    # The mock reads only what it serves: its name and variable are the spec's business.
+    assert [r["path"] for r in served["routes"]] == ["/check"]
+    assert "name" not in served
+    assert "envVar" not in served
+    service = manifests.cluster_service(RUN, "plimsoll-mock-auth", role, named.port)
+    assert service["spec"]["selector"] == RUN.selector("mock-auth")
+    # The default mock's Service selects the default mock's pods only.
+    default = manifests.mock_pod(RUN, 0, spec.upstream, images.mock)
+    assert default["metadata"]["labels"]["plimsoll.dev/role"] == "mock"
+
+
+def test_the_target_may_reach_every_named_mock() -> None:
+    # The run's egress policy admits every pod of the namespace for all but the
+    # generators: the target reaches mock-auth on its port like the default mock.
+    policy = manifests.run_egress_policy(RUN)["spec"]
+    target_labels = manifests.target_pod(RUN, _spec())["metadata"]["labels"]
+    [expression] = policy["podSelector"]["matchExpressions"]
+    assert target_labels["plimsoll.dev/role"] not in expression["values"]
+    assert {"to": [{"podSelector": {}}]} in policy["egress"]

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Comparison
+from plimsoll.api.sizing import SizingPlan
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import StepResult
@@ -58,6 +59,7 @@ class RunReport(PlimsollModel):
         default_factory=list, description="Memory per held stream, per variant (streams probe)."
     )
     summary: list[str] = Field(default_factory=list, description="One sentence per variant.")
+    sizing: SizingPlan | None = Field(None, description="The plan spec.sizing asked for.")
     comparison: Comparison | None = Field(
         None, description="The variants side by side, when the run had more than one."
     )

@@ -15,9 +15,10 @@ from pydantic import Field, model_validator
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import HourSeconds, Level, TrialSeconds
 from plimsoll.api.gate import Regression, Schedule
+from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.target import NAME_PATTERN, PodShape, Service, SetupStep, Target
 from plimsoll.api.units import Fraction, Quantile, Seconds
-from plimsoll.api.upstream import Upstream
+from plimsoll.api.upstream import NamedUpstream, Upstream
 from plimsoll.api.variant import Variant
 from plimsoll.api.workload import LoadModel, Workload
 
@@ -258,6 +259,28 @@ def _workload_problems(workload: Workload, upstream: Upstream, pass_when: PassWh
     return problems
 
 
+def _upstreams_problems(upstreams: list[NamedUpstream], target: Target) -> list[str]:
+    """Named mocks need names of their own and variables nothing else sets."""
+    problems = []
+    names = [u.name for u in upstreams]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"upstreams: two mocks are named {name!r}: give each a name of its own")
+    taken = {target.upstream_env: "target.upstreamEnv (the default mock's URL)"}
+    if target.port_env:
+        taken[target.port_env] = "target.portEnv"
+    for key in target.env:
+        taken.setdefault(key, "target.env")
+    for index, upstream in enumerate(upstreams):
+        owner = taken.get(upstream.env_var)
+        if owner is not None:
+            problems.append(
+                f"upstreams[{index}].envVar: {upstream.env_var} is already set by {owner}: "
+                "pick another variable for this mock's URL"
+            )
+        taken[upstream.env_var] = f"upstreams[{index}] ({upstream.name})"
+    return problems
+
+
 class CapacityTestSpec(PlimsollModel):
     model_config = {
         "json_schema_extra": {
@@ -274,6 +297,12 @@ class CapacityTestSpec(PlimsollModel):
     target: Target
     services: list[Service] = Field(default_factory=list)
     upstream: Upstream = Field(default_factory=Upstream)
+    upstreams: list[NamedUpstream] = Field(
+        default_factory=list,
+        max_length=8,
+        description="More mocks beside `upstream` (auth, metering): each its own routes, "
+        "processes or pods, and the target env var that receives its URL.",
+    )
     workload: Workload
     trial: Trial = Field(default_factory=Trial)
     search: Search = Field(default_factory=Search)
@@ -292,10 +321,16 @@ class CapacityTestSpec(PlimsollModel):
     )
     schedule: Schedule | None = Field(None, description="Re-run on a cron schedule.")
     history_limit: int = Field(10, ge=1, le=50, description="Runs kept per variant in history.")
+    sizing: SizingSpec | None = Field(
+        None, description="Plan a deployment from the ceiling: the plan goes to status and report."
+    )
 
     @model_validator(mode="after")
     def _cross_field(self) -> CapacityTestSpec:
-        problems = _workload_problems(self.workload, self.upstream, self.pass_when)
+        problems = [
+            *_workload_problems(self.workload, self.upstream, self.pass_when),
+            *_upstreams_problems(self.upstreams, self.target),
+        ]
         if problems:
             raise ValueError("; ".join(problems))
         names = [v.name for v in self.variants]
@@ -310,7 +345,10 @@ class CapacityTestSpec(PlimsollModel):
                 seen = self.for_variant(variant)
             except ValueError as exc:  # pydantic's ValidationError is one too
                 raise ValueError(f"variants[{index}] ({variant.name}): {_one_line(exc)}") from exc
-            problems = _workload_problems(seen.workload, seen.upstream, seen.pass_when)
+            problems = [
+                *_workload_problems(seen.workload, seen.upstream, seen.pass_when),
+                *_upstreams_problems(seen.upstreams, seen.target),
+            ]
             if seen.unit != self.unit:
                 problems.append(
                     f"its workload counts {seen.unit}, the spec's {self.unit}: variants are "

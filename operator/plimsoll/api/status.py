@@ -16,6 +16,7 @@ from pydantic import Field
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Difference
 from plimsoll.api.gate import HistoryEntry, RegressionStatus
+from plimsoll.api.sizing import SizingSummary
 from plimsoll.api.step import LimitedBy, StepRecord, TrialKind
 
 
@@ -231,3 +232,4 @@ class CapacityTestStatus(PlimsollModel):
         default_factory=list, description="The latest run against its baseline, per variant."
     )
     change: str = Field("", description="The first variant's change against its baseline.")
+    sizing: SizingSummary | None = Field(None, description="The plan spec.sizing asked for.")

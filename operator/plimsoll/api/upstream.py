@@ -186,3 +186,30 @@ MOCK_CONFIG_ENV = "PLIMSOLL_MOCK_CONFIG"
 ServerTimingName = Literal["upstream"]
 SERVER_TIMING_METRIC: ServerTimingName = "upstream"
 """The Server-Timing metric name the mock writes: `Server-Timing: upstream;dur=12.3`."""
+
+
+ENV_VAR_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class NamedUpstream(Upstream):
+    """One more mock beside `spec.upstream`, e.g. an auth callout or a metering sink: its
+    own routes, run as its own process (local) or pods (Kubernetes), its URL given to the
+    target in `envVar`."""
+
+    name: str = Field(
+        pattern=r"^[a-z]([a-z0-9-]{0,18}[a-z0-9])?$",
+        description="Lower-case, up to 20 characters: names its pods and its report rows.",
+    )
+    env_var: str = Field(
+        pattern=ENV_VAR_PATTERN,
+        description="Environment variable of the target that receives this mock's URL.",
+    )
+
+    def upstream(self) -> Upstream:
+        """The mock's own configuration: what it serves, without its name and variable."""
+        return Upstream.model_validate(self.model_dump(exclude={"name", "env_var"}))
+
+
+def mock_role(name: str | None) -> str:
+    """The role the default mock (None) and each named mock are measured and reported as."""
+    return "mock" if name is None else f"mock-{name}"

@@ -1,15 +1,18 @@
-"""`plimsoll size`: turn a measured ceiling into a deployment plan.
+"""`plimsoll size`: turn a run's measured costs into a deployment plan.
 
-Takes the per-pod ceiling, and the memory per held stream when the run probed
-streams, from a `report.json` (or `--per-pod`, `--memory-per-stream`), and the user's
-own figures (peak, growth, zones, upstream latency, streams), and prints the
-plan with the line that derives each number (see `plimsoll.decide.sizing`).
+Takes every cost a `report.json` measured (the per-pod ceiling of a variant,
+memory per held stream, memory per call in flight, store calls per request,
+store CPU per call, bytes per key; see `plimsoll.decide.sizingcosts`) and the
+inputs only the user knows (peak, zones, headroom, busiest client, key
+lifetime), from the report's `spec.sizing` or from flags (a flag wins), and
+prints the plan with the line that derives each number and the source of each
+cost (see `plimsoll.decide.sizing`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -18,75 +21,139 @@ from rich.table import Table
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.resource import describe_validation_error
-from plimsoll.api.sizing import SizingInput
+from plimsoll.api.sizing import SizingSpec
+from plimsoll.api.units import parse_duration, parse_memory
 from plimsoll.decide.sizing import plan
+from plimsoll.decide.sizingcosts import SizingInputError, resolve
+
+_Opt = typer.Option
 
 
-def _from_report(report_path: Path) -> tuple[float, str, float | None]:
-    """The per-pod ceiling, its unit, and the memory per held stream of the same variant
-    (None when the run had no streams probe)."""
-    report = RunReport.model_validate_json(report_path.read_text(encoding="utf-8"))
-    if report.ceiling is None or report.ceiling.level is None:
-        raise typer.BadParameter(
-            f"{report_path} holds no ceiling: no level passed", param_hint="--report"
-        )
-    ceiling, level = report.ceiling, report.ceiling.level
-    per_stream = next(
-        (m.bytes_per_stream for m in report.stream_memory if m.variant == ceiling.variant), None
-    )
-    return float(level), ceiling.unit, per_stream
+def _invalid(problems: list[str]) -> typer.Exit:
+    for problem in problems:
+        typer.echo(f"invalid: {problem}", err=True)
+    return typer.Exit(2)
 
 
-def size(
-    peak: Annotated[float, typer.Option(help="Expected peak load, in the test's unit.")],
-    report: Annotated[Path | None, typer.Option(help="report.json of a finished run.")] = None,
-    per_pod: Annotated[
-        float | None, typer.Option(help="Per-pod ceiling (without --report).")
-    ] = None,
-    unit: Annotated[str, typer.Option(help="Unit of --per-pod: rps or users.")] = "rps",
-    growth: Annotated[float, typer.Option(help="Plan for peak x growth.")] = 1.0,
-    utilisation: Annotated[str, typer.Option(help="Share of the ceiling to run at.")] = "60%",
-    zones: Annotated[int, typer.Option(help="Zones to spread over.")] = 1,
+def _costs(**given: Any) -> dict[str, float]:
+    """The cost flags the user gave, parsed to plain numbers (bytes, seconds)."""
+    parsers = {
+        "memory_per_stream": parse_memory,
+        "memory_per_in_flight": parse_memory,
+        "memory_per_user": parse_memory,
+        "pod_memory": parse_memory,
+        "bytes_per_key": parse_memory,
+        "cpu_per_call": parse_duration,
+    }
+    costs: dict[str, float] = {}
+    for name, value in given.items():
+        if value is None:
+            continue
+        try:
+            costs[name] = float(parsers.get(name, float)(value))
+        except ValueError as exc:
+            raise _invalid([f"--{name.replace('_', '-')}: {exc}"]) from exc
+    return costs
+
+
+def size(  # one flag per input of the seed's sizing table
+    report: Annotated[Path | None, _Opt(help="report.json of a finished run.")] = None,
+    variant: Annotated[str | None, _Opt(help="Plan with this variant's ceiling.")] = None,
+    peak: Annotated[float | None, _Opt(help="Expected peak load, in the test's unit.")] = None,
+    per_pod: Annotated[float | None, _Opt(help="Per-pod ceiling (without --report).")] = None,
+    unit: Annotated[str, _Opt(help="Unit of --per-pod: rps or users.")] = "rps",
+    growth: Annotated[float | None, _Opt(help="Plan for peak x growth.")] = None,
+    utilisation: Annotated[str | None, _Opt(help="Share of the ceiling, e.g. 60%.")] = None,
+    zones: Annotated[int | None, _Opt(help="Zones to spread over.")] = None,
     survive_zone_loss: Annotated[
-        bool, typer.Option(help="Keep capacity after a zone loss.")
-    ] = True,
-    upstream_latency: Annotated[str | None, typer.Option(help="Upstream p99, e.g. 200ms.")] = None,
-    streams: Annotated[int, typer.Option(help="Concurrent streams in all.")] = 0,
-    memory_per_stream: Annotated[
-        str | None, typer.Option(help="e.g. 72Ki; default: the report's streams probe.")
+        bool | None, _Opt(help="Keep capacity after a zone loss (default yes).")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    upstream_latency: Annotated[str | None, _Opt(help="Upstream p99, e.g. 200ms.")] = None,
+    burst: Annotated[float | None, _Opt(help="In-flight headroom (default 2).")] = None,
+    streams: Annotated[int | None, _Opt(help="Concurrent streams in all.")] = None,
+    stream_headroom: Annotated[float | None, _Opt(help="Stream cap headroom (2).")] = None,
+    memory_per_stream: Annotated[str | None, _Opt(help="e.g. 72Ki; else the report's.")] = None,
+    memory_per_in_flight: Annotated[str | None, _Opt(help="e.g. 100Ki; else the report's.")] = None,
+    memory_per_user: Annotated[str | None, _Opt(help="e.g. 48Ki; else the report's.")] = None,
+    pod_memory: Annotated[str | None, _Opt(help="e.g. 1Gi; else the target's limit.")] = None,
+    latency_budget: Annotated[str | None, _Opt(help="Added p99 budget, e.g. 10ms.")] = None,
+    busiest_client: Annotated[float | None, _Opt(help="Busiest client's requests/s.")] = None,
+    backstop_headroom: Annotated[float | None, _Opt(help="Backstop over it (2).")] = None,
+    log_bytes_per_request: Annotated[str | None, _Opt(help="Access log line, e.g. 400.")] = None,
+    log_budget: Annotated[str | None, _Opt(help="Log bytes/s to keep, e.g. 1M.")] = None,
+    store: Annotated[str | None, _Opt(help="The shared store's name, e.g. valkey.")] = None,
+    calls_per_request: Annotated[float | None, _Opt(help="Store calls per request.")] = None,
+    cpu_per_call: Annotated[str | None, _Opt(help="Store CPU per call, e.g. 21us.")] = None,
+    bytes_per_key: Annotated[str | None, _Opt(help="Store bytes per key, e.g. 124.")] = None,
+    clients_per_minute: Annotated[int | None, _Opt(help="Distinct clients a minute.")] = None,
+    key_lifetime: Annotated[str | None, _Opt(help="A client key's life, e.g. 2m.")] = None,
+    extra_keys: Annotated[str | None, _Opt(help="More keys for other rules, e.g. 5%.")] = None,
+    store_p99: Annotated[str | None, _Opt(help="Store round-trip p99, e.g. 2ms.")] = None,
+    as_json: Annotated[bool, _Opt("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
-    """Plan a deployment from a measured per-pod ceiling."""
-    measured_per_stream: float | None = None
+    """Plan a deployment from a run's measured costs and your peak, zones and headroom."""
+    run: RunReport | None = None
+    fields: dict[str, Any] = {}
     if report is not None:
-        per_pod, unit, measured_per_stream = _from_report(report)
-    if memory_per_stream is None and measured_per_stream is not None and measured_per_stream > 0:
-        memory_per_stream = f"{measured_per_stream:.0f}"  # bytes, as the streams probe measured
-    if per_pod is None:
-        raise typer.BadParameter("give --report FILE or --per-pod N", param_hint="--per-pod")
+        run = RunReport.model_validate_json(report.read_text(encoding="utf-8"))
+        if run.spec.sizing is not None:
+            fields = run.spec.sizing.model_dump(exclude_unset=True)
+    inputs = {
+        "variant": variant,
+        "peak": peak,
+        "growth": growth,
+        "utilisation": utilisation,
+        "zones": zones,
+        "survive_zone_loss": survive_zone_loss,
+        "upstream_latency": upstream_latency,
+        "burst": burst,
+        "streams": streams,
+        "stream_headroom": stream_headroom,
+        "latency_budget": latency_budget,
+        "busiest_client": busiest_client,
+        "backstop_headroom": backstop_headroom,
+        "log_bytes_per_request": log_bytes_per_request,
+        "log_budget": log_budget,
+    }
+    fields.update({k: v for k, v in inputs.items() if v is not None})
+    store_inputs = {
+        "name": store,
+        "clients_per_minute": clients_per_minute,
+        "key_lifetime": key_lifetime,
+        "extra_keys": extra_keys,
+        "p99": store_p99,
+    }
+    if any(v is not None for v in store_inputs.values()):
+        fields["store"] = {
+            **(fields.get("store") or {}),
+            **{k: v for k, v in store_inputs.items() if v is not None},
+        }
+    if "peak" not in fields:
+        raise _invalid(["--peak: give the expected peak load (or spec.sizing.peak in the run)"])
+    flags = _costs(
+        per_pod=per_pod,
+        memory_per_stream=memory_per_stream,
+        memory_per_in_flight=memory_per_in_flight,
+        memory_per_user=memory_per_user,
+        pod_memory=pod_memory,
+        calls_per_request=calls_per_request,
+        cpu_per_call=cpu_per_call,
+        bytes_per_key=bytes_per_key,
+    )
     try:
-        sizing = SizingInput(
-            per_pod=per_pod,
-            unit=unit,
-            peak=peak,
-            growth=growth,
-            utilisation=utilisation,
-            zones=zones,
-            survive_zone_loss=survive_zone_loss,
-            upstream_latency=upstream_latency,
-            streams=streams,
-            memory_per_stream=memory_per_stream,
-        )
+        sizing = resolve(SizingSpec.model_validate(fields), run, flags, unit=unit)
     except ValidationError as exc:
-        for problem in describe_validation_error(exc):
-            typer.echo(f"invalid: {problem}", err=True)
-        raise typer.Exit(2) from exc
+        raise _invalid(describe_validation_error(exc)) from exc
+    except SizingInputError as exc:
+        raise _invalid([str(exc)]) from exc
     result = plan(sizing)
     if as_json:
         typer.echo(result.model_dump_json(by_alias=True, indent=2))
         return
-    table = Table("Item", "Derivation", "Result", title=f"Plan: {result.pods} pods")
+    title = f"Plan: {result.pods} pods, {result.pods_per_zone} per zone"
+    table = Table("Item", "Derivation", "Result", "Measured costs from", title=title)
     for line in result.lines:
-        table.add_row(line.item, line.derivation, line.result)
-    Console().print(table)
+        table.add_row(line.item, line.derivation, line.result, line.source)
+    console = Console()
+    # Piped output would wrap the derivations at 80 columns; a file reader can scroll.
+    (console if console.is_terminal else Console(width=160)).print(table)

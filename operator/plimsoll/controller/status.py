@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.sizing import SizingSummary
 from plimsoll.api.status import (
     CapacityTestStatus,
     Ceiling,
@@ -213,6 +214,7 @@ class OperatorSink:
         status.ceiling = report.ceiling  # the baseline's: `kubectl get`'s Ceiling column
         if status.variants:
             status.variants = run_ended(status.variants, report.ceilings, report.comparison)
+        status.sizing = SizingSummary.of(report.sizing) if report.sizing is not None else None
         status.completion_time = report.ended_at or _now()
         try:
             name = await write_report_config_map(self.writer.client, self.owner, report)

@@ -16,7 +16,7 @@ from plimsoll.api.report import RunReport, UnitCost
 from plimsoll.api.step import StepResult, Verdict
 
 
-def _slope(points: Sequence[tuple[float, float]]) -> float | None:
+def least_squares_slope(points: Sequence[tuple[float, float]]) -> float | None:
     if len({x for x, _ in points}) < 2:
         return None
     n = len(points)
@@ -42,7 +42,7 @@ def _variant_costs(variant: str, steps: Sequence[StepResult], unit: str) -> list
     ]
     costs: list[UnitCost] = []
     basis = f"slope over {{n}} passing steps ({variant})"
-    memory_slope = _slope(memory)
+    memory_slope = least_squares_slope(memory)
     if memory_slope is not None:
         costs.append(
             UnitCost(
@@ -53,7 +53,7 @@ def _variant_costs(variant: str, steps: Sequence[StepResult], unit: str) -> list
                 basis=basis.format(n=len(memory)),
             )
         )
-    cpu_slope = _slope(cpu)
+    cpu_slope = least_squares_slope(cpu)
     if cpu_slope is not None:
         # cores per request/s is CPU-seconds per request: shown in milliseconds.
         name, value, shown = (

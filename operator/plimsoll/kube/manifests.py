@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from plimsoll.api.spec import CapacityTestSpec, Generators, PodShape, Service, SetupStep
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
-from plimsoll.api.upstream import MOCK_CONFIG_ENV, Upstream
+from plimsoll.api.upstream import MOCK_CONFIG_ENV, NamedUpstream, Upstream, mock_role
 from plimsoll.kube import names
 from plimsoll.kube.names import RunIdentity
 from plimsoll.kube.pod_specs import (
@@ -92,6 +92,18 @@ def mock_config_map(run: RunIdentity, upstream: Upstream) -> dict[str, Any]:
     }
 
 
+def named_mock_config_map(run: RunIdentity, named: NamedUpstream) -> dict[str, Any]:
+    """A named mock's own configuration: its routes, without its name and variable."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _meta(
+            run, names.named_mock_config_map(named.name, run.variant), mock_role(named.name)
+        ),
+        "data": {MOCK_CONFIG_KEY: json.dumps(named.upstream().to_wire(), sort_keys=True)},
+    }
+
+
 def control_token_secret(run: RunIdentity, token: str) -> dict[str, Any]:
     """The run's control-API token, for the generators' env; the operator keeps a copy."""
     return {
@@ -103,10 +115,19 @@ def control_token_secret(run: RunIdentity, token: str) -> dict[str, Any]:
     }
 
 
-def mock_pod(run: RunIdentity, index: int, upstream: Upstream, image: str) -> dict[str, Any]:
+def mock_pod(
+    run: RunIdentity, index: int, upstream: Upstream, image: str, name: str | None = None
+) -> dict[str, Any]:
+    """One pod of the default mock, or of the named mock `name` (`spec.upstreams`): the
+    same container reading its own ConfigMap, labelled with its own role so its Service
+    selects only its pods."""
     command = ["python", "-m", "plimsoll_mock", "--host", "$(POD_IP)", "--port", str(upstream.port)]
     container = _our_container("mock", upstream.image or image, command)
-    config_map = run.child(names.MOCK_CONFIG_MAP)
+    config_map = (
+        run.child(names.MOCK_CONFIG_MAP)
+        if name is None
+        else names.named_mock_config_map(name, run.variant)
+    )
     config_ref = {"configMapKeyRef": {"name": config_map, "key": MOCK_CONFIG_KEY}}
     container["env"] = [pod_ip_env(), {"name": MOCK_CONFIG_ENV, "valueFrom": config_ref}]
     container["ports"] = [{"name": "http", "containerPort": upstream.port}]
@@ -117,7 +138,12 @@ def mock_pod(run: RunIdentity, index: int, upstream: Upstream, image: str) -> di
     container["resources"] = guaranteed(shape) if shape else {"requests": dict(_MOCK_REQUESTS)}
     volume, _ = tmp_volume()
     spec = {"securityContext": pod_security(), "containers": [container], "volumes": [volume]}
-    return _pod(run, names.mock_pod_name(index, run.variant), names.ROLE_MOCK, spec)
+    pod_name = (
+        names.mock_pod_name(index, run.variant)
+        if name is None
+        else names.named_mock_pod_name(name, index, run.variant)
+    )
+    return _pod(run, pod_name, mock_role(name), spec)
 
 
 def cluster_service(run: RunIdentity, base: str, role: str, port: int) -> dict[str, Any]:
@@ -170,6 +196,9 @@ def target_env(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, str]:
     target = spec.target
     env = dict(target.env)
     env[target.upstream_env] = mock_url(run, spec.upstream)
+    for named in spec.upstreams:
+        host = service_host(run, run.child(names.named_mock_service(named.name)))
+        env[named.env_var] = f"http://{host}:{named.port}"
     if target.port_env:
         env[target.port_env] = str(target.port)
     for service in spec.services:

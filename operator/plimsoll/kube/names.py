@@ -157,6 +157,23 @@ def child_name(base: str, variant: str = DEFAULT_VARIANT) -> str:
     return f"{base[: _MAX_NAME - len(suffix)].rstrip('-')}{suffix}"
 
 
+def named_mock_pod_name(name: str, index: int, variant: str = DEFAULT_VARIANT) -> str:
+    """A named mock's pods (`spec.upstreams`): mock-auth-0, mock-auth-1, ..."""
+    return child_name(f"mock-{name}-{index}", variant)
+
+
+def named_mock_pod_pattern(name: str, variant: str = DEFAULT_VARIANT) -> str:
+    return child_pattern(f"mock-{name}-[0-9]+", variant)
+
+
+def named_mock_service(name: str, variant: str = DEFAULT_VARIANT) -> str:
+    return child_name(f"{MOCK_SERVICE}-{name}", variant)
+
+
+def named_mock_config_map(name: str, variant: str = DEFAULT_VARIANT) -> str:
+    return child_name(f"{MOCK_CONFIG_MAP}-{name}", variant)
+
+
 def child_pattern(base_pattern: str, variant: str = DEFAULT_VARIANT) -> str:
     """The regex for `child_name(base, variant)` when `base_pattern` matches `base` (the
     pods' names are all Prometheus' cAdvisor series carry). A slug is [a-z0-9-] only."""

@@ -13,6 +13,7 @@ import jinja2
 
 from plimsoll.api.report import RunReport
 from plimsoll.report.comparison import comparison_markdown
+from plimsoll.report.streamed import STREAMED_COLUMNS, streamed_rows
 from plimsoll.report.table import BESIDE_COLUMNS, COLUMNS, beside_rows, row
 
 _ENV = jinja2.Environment(
@@ -32,6 +33,8 @@ def render_markdown(report: RunReport, charts: Sequence[str] = ()) -> str:
         rows=[row(step) for step in report.steps],
         beside_columns=BESIDE_COLUMNS,
         beside=[cells for step in report.steps for cells in beside_rows(step)],
+        streamed_columns=STREAMED_COLUMNS,
+        streamed=[cells for step in report.steps for cells in streamed_rows(step)],
         charts=list(charts),
         comparison=comparison_markdown(report.comparison) if report.comparison else "",
         unreadable=unreadable_contention(report),

@@ -31,6 +31,8 @@ from plimsoll.api.resource import CapacityTest
 from plimsoll.api.spec import Cleanup, Variant
 from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord
+from plimsoll.decide.sizing import plan
+from plimsoll.decide.sizingcosts import SizingInputError, resolve
 from plimsoll.decide.stepsummary import record_of
 from plimsoll.decide.unitcosts import unit_costs
 from plimsoll.decide.workload_advice import workload_warnings
@@ -125,6 +127,11 @@ def _finish(report: RunReport) -> None:
     report.unit_costs = unit_costs(report)
     report.summary = [ceiling_sentence(report, c) for c in report.ceilings]
     report.comparison = compare_variants(report)
+    if report.spec.sizing is not None:
+        try:
+            report.sizing = plan(resolve(report.spec.sizing, report, flags={}))
+        except SizingInputError as exc:
+            report.warnings.append(f"spec.sizing: no plan: {exc}")
 
 
 async def run_test(

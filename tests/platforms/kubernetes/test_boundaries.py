@@ -79,6 +79,17 @@ async def test_a_foreign_generator_image_stops_the_start_before_anything_is_made
     assert emulator.namespaces == {}
 
 
+async def test_a_foreign_image_on_a_named_mock_stops_the_start_too(
+    api: tuple[FakeCluster, KubeClient],
+) -> None:
+    emulator, client = api
+    platform = KubernetesPlatform(client, RUN, KubernetesOptions(images=Images()))
+    named = [{"name": "auth", "envVar": "AUTH_URL", "image": "evil/miner:1"}]
+    with pytest.raises(PlatformError, match=r"spec\.upstreams\[0\]\.image: image 'evil/miner:1'"):
+        await platform.start(spec(upstreams=named), None)
+    assert emulator.namespaces == {}
+
+
 async def test_an_adopted_namespace_gets_its_pod_security_labels_back(
     api: tuple[FakeCluster, KubeClient],
 ) -> None:

@@ -26,6 +26,10 @@ def test_roles_get_the_pod_names_the_kubernetes_platform_gives_them() -> None:
     assert pod_of("generator") == ("generator-0", "generator")
     assert pod_of("generator-3") == ("generator-3", "generator")
     assert pod_of("store") == ("svc-store", "store")
+    assert pod_of("mock-auth") == ("mock-auth-0", "mock")  # a named mock, as on Kubernetes
+    assert role_selectors("run-1", [], ["auth"])["mock-auth"] == Selector(
+        "run-1", "mock-auth-[0-9]+"
+    )
     selectors = role_selectors("run-1", ["store"])
     assert selectors == {
         "target": Selector("run-1", "target", container="target"),

@@ -28,6 +28,7 @@ from typing import Any
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.step import ResourceUsage
+from plimsoll.api.upstream import mock_role
 from plimsoll.decide.metrics_policy import metrics_problems
 from plimsoll.kube import manifests, names
 from plimsoll.kube.client import (
@@ -229,6 +230,10 @@ class KubernetesPlatform:
             *metrics_problems(spec, allowed),
             images.refused("spec.generators.image", spec.generators.image),
             images.refused("spec.upstream.image", spec.upstream.image),
+            *(
+                images.refused(f"spec.upstreams[{i}].image", named.image)
+                for i, named in enumerate(spec.upstreams)
+            ),
         ]
         if any(problems):
             raise PlatformError("; ".join(p for p in problems if p))
@@ -243,13 +248,21 @@ class KubernetesPlatform:
             await self.apply(manifests.dependency_pod(run, service))
             await self.apply(manifests.dependency_service(run, service))
         await self.apply(manifests.mock_config_map(run, spec.upstream))
+        await self.apply(
+            manifests.cluster_service(run, names.MOCK_SERVICE, names.ROLE_MOCK, spec.upstream.port)
+        )
+        for named in spec.upstreams:
+            await self.apply(manifests.named_mock_config_map(run, named))
+            await self.apply(
+                manifests.cluster_service(
+                    run, names.named_mock_service(named.name), mock_role(named.name), named.port
+                )
+            )
+        # Every mock's pods (the default and the named ones): equipment, replaced if lost.
         mocks_wanted = self._mock_pods(spec)
         mock_names = list(mocks_wanted)
         for body in mocks_wanted.values():
             await self.apply(body)
-        await self.apply(
-            manifests.cluster_service(run, names.MOCK_SERVICE, names.ROLE_MOCK, spec.upstream.port)
-        )
         mocks = await self._ready(
             mock_names + [names.service_pod_name(s.name, run.variant) for s in services], limit
         )
@@ -282,13 +295,19 @@ class KubernetesPlatform:
         return replace(endpoints, control_token=token)
 
     def _mock_pods(self, spec: CapacityTestSpec) -> dict[str, dict[str, Any]]:
-        images = self._options.images
-        return {
-            names.mock_pod_name(i, self.run.variant): manifests.mock_pod(
+        images, variant = self._options.images, self.run.variant
+        pods = {
+            names.mock_pod_name(i, variant): manifests.mock_pod(
                 self.run, i, spec.upstream, images.mock
             )
             for i in range(spec.upstream.replicas)
         }
+        for named in spec.upstreams:
+            for i in range(named.replicas):
+                pods[names.named_mock_pod_name(named.name, i, variant)] = manifests.mock_pod(
+                    self.run, i, named.upstream(), images.mock, named.name
+                )
+        return pods
 
     def _generator_pods(self, spec: CapacityTestSpec) -> dict[str, dict[str, Any]]:
         image = self._options.images.generator
@@ -464,6 +483,10 @@ class KubernetesPlatform:
         }
         for service in spec.services:
             selectors[service.name] = Selector(ns, names.service_pod_name(service.name, variant))
+        for named in spec.upstreams:
+            selectors[mock_role(named.name)] = Selector(
+                ns, names.named_mock_pod_pattern(named.name, variant)
+            )
         if spec.target.url is not None:  # nothing of ours to select: no target series
             del selectors[ROLE_TARGET]
         url = spec.metrics.prometheus_url or self._options.prometheus_url

@@ -23,6 +23,7 @@ import httpx
 
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
+from plimsoll.api.upstream import mock_role
 from plimsoll.kube.names import service_pod_name
 from plimsoll.metrics.cgroup import CgroupPaths, CgroupReadError, read_sample
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
@@ -40,6 +41,8 @@ def pod_of(role: str) -> tuple[str, str]:
         return "target", "target"
     if role == ROLE_MOCK:
         return "mock-0", "mock"
+    if role.startswith(f"{ROLE_MOCK}-"):  # a named mock: mock-auth -> pod mock-auth-0
+        return f"{role}-0", "mock"
     if role == ROLE_GENERATOR:
         return "generator-0", "generator"
     if role.startswith(f"{ROLE_GENERATOR}-"):
@@ -47,8 +50,11 @@ def pod_of(role: str) -> tuple[str, str]:
     return service_pod_name(role), role
 
 
-def role_selectors(namespace: str, services: Sequence[str]) -> dict[str, Selector]:
-    """The Kubernetes platform's selectors: one per role, generators summed together."""
+def role_selectors(
+    namespace: str, services: Sequence[str], mocks: Sequence[str] = ()
+) -> dict[str, Selector]:
+    """The Kubernetes platform's selectors: one per role, generators summed together, each
+    named mock its own."""
     selectors = {
         ROLE_TARGET: Selector(namespace, "target", container="target"),
         ROLE_MOCK: Selector(namespace, "mock-[0-9]+"),
@@ -56,6 +62,8 @@ def role_selectors(namespace: str, services: Sequence[str]) -> dict[str, Selecto
     }
     for name in services:
         selectors[name] = Selector(namespace, service_pod_name(name))
+    for name in mocks:
+        selectors[mock_role(name)] = Selector(namespace, f"{mock_role(name)}-[0-9]+")
     return selectors
 
 
@@ -131,14 +139,18 @@ def _oom_kills(paths: CgroupPaths) -> int:
 
 
 def prometheus_source(
-    url: str, namespace: str, spec: CapacityTestSpec, services: Sequence[str]
+    url: str,
+    namespace: str,
+    spec: CapacityTestSpec,
+    services: Sequence[str],
+    mocks: Sequence[str] = (),
 ) -> PrometheusSource:
     """The Kubernetes platform's source, over the local exporter's labels. The scrape
     interval is the spec's when it names one, else the server's own (discovered)."""
     metrics = spec.metrics
     return PrometheusSource(
         url,
-        role_selectors(namespace, services),
+        role_selectors(namespace, services, mocks),
         scrape_interval=metrics.scrape_interval,
         settle=metrics.settle,
         extra=metrics.extra,

@@ -25,9 +25,10 @@ from pathlib import Path
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
+from plimsoll.api.upstream import Upstream, mock_role
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
-from plimsoll.metrics.source import ROLE_MOCK, ROLE_TARGET, MetricsSource
+from plimsoll.metrics.source import ROLE_TARGET, MetricsSource
 from plimsoll.platforms.base import Endpoints, Restored
 from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.metrics import (
@@ -83,6 +84,7 @@ class LocalPlatform:
         self._replacements = ReplacementBudget()
         # Roles measured through their own cgroup: a replacement joins the same group.
         self._pinned_equipment: set[str] = set()
+        self.mock_urls: dict[str, str] = {}  # by role: "mock", "mock-auth", ...
 
     @property
     def processes(self) -> list[ManagedProcess]:
@@ -114,6 +116,41 @@ class LocalPlatform:
         self.equipment.append((role, process, url))
         return process, url
 
+    async def _start_mock(
+        self, name: str | None, upstream: Upstream, env: dict[str, str], cpus: set[int] | None
+    ) -> str:
+        """Start one mock (the default for None) with its own config file; its URL."""
+        role = mock_role(name)
+        config = self.launcher.workdir / f"{role}-config.json"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(upstream.model_dump_json(by_alias=True, exclude_none=True))
+        shape = upstream.resources
+        group = (
+            self.launcher.pin(
+                role,
+                shape.cpu,
+                shape.memory,
+                f"{role} runs without its resources shape, so a saturated mock "
+                "cannot be told from a slow target",
+            )
+            if shape is not None
+            else None
+        )
+        mock, url = await self._start_equipment(
+            role,
+            [sys.executable, "-m", "plimsoll_mock", "--config", str(config)],
+            free_port(),
+            env,
+            cpus,
+            group,
+        )
+        self.mock_urls[role] = url
+        pinned = f", cgroup v{group.version} {group.cpu_dir}" if group else ""
+        self.launcher.placement.append(
+            f"{role}: pid {mock.pid}, {url}{pinned}, CPUs {cpu_list(cpus)}"
+        )
+        return url
+
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
         del variant  # already applied to `spec`; this platform's run id names it
         launcher = self.launcher
@@ -127,32 +164,14 @@ class LocalPlatform:
 
         service_env = await start_services(launcher, spec.services, base_env)
 
-        mock_port = free_port()
-        config = launcher.workdir / "mock-config.json"
-        config.parent.mkdir(parents=True, exist_ok=True)
-        config.write_text(spec.upstream.model_dump_json(by_alias=True, exclude_none=True))
-        mock_shape = spec.upstream.resources
-        mock_group = (
-            launcher.pin(
-                ROLE_MOCK,
-                mock_shape.cpu,
-                mock_shape.memory,
-                "the mock runs without its upstream.resources shape, so a saturated mock "
-                "cannot be told from a slow target",
+        mock_url = await self._start_mock(None, spec.upstream, base_env, other_cpus)
+        # Each named mock (auth, metering) is a process of its own, measured as its own role.
+        mock_env = {
+            named.env_var: await self._start_mock(
+                named.name, named.upstream(), base_env, other_cpus
             )
-            if mock_shape is not None
-            else None
-        )
-        mock, mock_url = await self._start_equipment(
-            ROLE_MOCK,
-            [sys.executable, "-m", "plimsoll_mock", "--config", str(config)],
-            mock_port,
-            base_env,
-            other_cpus,
-            mock_group,
-        )
-        pinned = f", cgroup v{mock_group.version} {mock_group.cpu_dir}" if mock_group else ""
-        placement.append(f"mock: pid {mock.pid}, {mock_url}{pinned}, CPUs {cpu_list(other_cpus)}")
+            for named in spec.upstreams
+        }
 
         if spec.target.url is not None:
             target_url = spec.target.url.rstrip("/")
@@ -162,7 +181,7 @@ class LocalPlatform:
             )
             placement.append(f"target: existing service at {target_url} (not started)")
         else:
-            env = {**base_env, **service_env}
+            env = {**base_env, **service_env, **mock_env}
             target_url, self.restarter = await start_target(
                 launcher, spec, env, mock_url, target_cpus
             )
@@ -190,7 +209,9 @@ class LocalPlatform:
         export = launcher.export
         if self.prometheus_url is not None and export is not None:
             services = [s.name for s in spec.services]
-            self.prometheus = prometheus_source(self.prometheus_url, self.run_id, spec, services)
+            self.prometheus = prometheus_source(
+                self.prometheus_url, self.run_id, spec, services, [u.name for u in spec.upstreams]
+            )
             if spec.target.url is not None:  # nothing of ours to select: no target series
                 del self.prometheus.selectors[ROLE_TARGET]
             await await_scraped(self.prometheus, export.exporter, within=self.scrape_wait)
