@@ -51,6 +51,8 @@ def test_default_objects() -> None:
     kinds = sorted(item["kind"] for item in objects())
     assert kinds == [
         "ClusterRole",
+        "ClusterRole",
+        "ClusterRole",
         "ClusterRoleBinding",
         "Deployment",
         "Service",

@@ -37,6 +37,14 @@ RELEASES = {  # release name -> chart values
     "plimsoll": {},
     "plimsoll-ns": {"watch": {"scope": "namespaced", "namespaces": ["team-a", "team-b"]}},
 }
+IDENTITY_ENV = {
+    "PLIMSOLL_SERVICE_ACCOUNT",
+    "PLIMSOLL_SERVICE_ACCOUNT_NAMESPACE",
+    "PLIMSOLL_RUN_ROLE",
+    "PLIMSOLL_REPORT_ROLE",
+    "PLIMSOLL_OPERATOR_NAMESPACE",
+    "PLIMSOLL_OPERATOR_POD_LABELS",
+}
 RBAC_KINDS = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 
 
@@ -44,15 +52,26 @@ RBAC_KINDS = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "Ro
 class Installed:
     plane: ControlPlane
     kubeconfigs: dict[str, Path]  # release -> a kubeconfig of its ServiceAccount
+    # release -> the PLIMSOLL_* variables its Deployment sets (who the operator is,
+    # which roles it binds), so the operator under test runs as the chart runs it
+    envs: dict[str, dict[str, str]]
 
 
 def _install(plane: ControlPlane, folder: Path) -> Installed:
     plane.kubectl("apply", "--server-side", "-f", str(ROOT / "crds" / "capacitytest.yaml"))
     for namespace in (RELEASE_NAMESPACE, "team-a", "team-b"):
         plane.kubectl("create", "namespace", namespace)
-    kubeconfigs = {}
+    kubeconfigs, envs = {}, {}
     for release, values in RELEASES.items():
-        rbac = [o for o in objects(values, name=release) if o["kind"] in RBAC_KINDS]
+        rendered = objects(values, name=release)
+        rbac = [o for o in rendered if o["kind"] in RBAC_KINDS]
+        deployment = next(o for o in rendered if o["kind"] == "Deployment")
+        container = deployment["spec"]["template"]["spec"]["containers"][0]
+        envs[release] = {
+            e["name"]: e["value"]
+            for e in container["env"]
+            if e["name"] in IDENTITY_ENV and e.get("value")
+        }
         plane.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(rbac))
         account = next(o for o in rbac if o["kind"] == "ServiceAccount")["metadata"]["name"]
         kubeconfigs[release] = plane.token_kubeconfig(
@@ -61,7 +80,7 @@ def _install(plane: ControlPlane, folder: Path) -> Installed:
     plane.kubectl(
         "wait", "--for=condition=Established", "crd/capacitytests.plimsoll.dev", "--timeout=60s"
     )
-    return Installed(plane, kubeconfigs)
+    return Installed(plane, kubeconfigs, envs)
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ outside the watched namespaces is left alone.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,105 @@ from tests.metrics.conftest import start_prometheus
 
 pytestmark = pytest.mark.slow
 ACCOUNT = f"system:serviceaccount:{RELEASE_NAMESPACE}:plimsoll-ns"
+ACCOUNTS = {  # release -> the user name its ServiceAccount's token authenticates as
+    release: f"system:serviceaccount:{RELEASE_NAMESPACE}:{release}"
+    for release in ("plimsoll", "plimsoll-ns")
+}
+
+
+GROUPS = {"jobs": "batch", "networkpolicies": "networking.k8s.io"}
+
+
+def allowed(apiserver: ApiServer, user: str, verb: str, resource: str, namespace: str) -> bool:
+    """A SubjectAccessReview, asked by the admin, for `user` as its token would be seen."""
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": user,
+            "groups": [
+                "system:serviceaccounts",
+                f"system:serviceaccounts:{RELEASE_NAMESPACE}",
+                "system:authenticated",
+            ],
+            "resourceAttributes": {
+                "verb": verb,
+                "group": GROUPS.get(resource.split("/")[0], ""),
+                "resource": resource.split("/")[0],
+                "subresource": resource.partition("/")[2],
+                "namespace": namespace,
+            },
+        },
+    }
+    answer = apiserver.plane.kubectl("create", "-o", "json", "-f", "-", stdin=json.dumps(review))
+    return bool(json.loads(answer.stdout)["status"].get("allowed"))
+
+
+# What would make the operator cluster-admin in effect: pods (any secret, any token),
+# secrets, and configmaps such as kube-system/aws-auth.
+DANGEROUS = [
+    ("create", "pods"),
+    ("get", "secrets"),
+    ("list", "secrets"),
+    ("patch", "configmaps"),
+    ("update", "configmaps"),
+    ("create", "configmaps"),
+    ("create", "pods/exec"),
+]
+
+
+@pytest.mark.parametrize("release", ["plimsoll", "plimsoll-ns"])
+def test_the_operator_holds_no_pod_secret_or_configmap_rights_outside_run_namespaces(
+    apiserver: ApiServer, release: str
+) -> None:
+    user = ACCOUNTS[release]
+    for namespace in ("default", "kube-system", apiserver.namespace):
+        granted = [
+            (verb, resource, namespace)
+            for verb, resource in DANGEROUS
+            if allowed(apiserver, user, verb, resource, namespace)
+        ]
+        assert granted == [], f"{release} may {granted}"
+
+
+@pytest.mark.parametrize("release", ["plimsoll", "plimsoll-ns"])
+def test_the_operator_may_bind_only_its_run_role_and_then_do_its_job(
+    apiserver: ApiServer, release: str
+) -> None:
+    user, namespace = ACCOUNTS[release], apiserver.namespace
+    run_role = apiserver.installed.envs[release]["PLIMSOLL_RUN_ROLE"]
+    assert run_role == f"{release}-run"
+
+    def bind(role: str, name: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return apiserver.plane.kubectl(
+            "create", "rolebinding", name, f"--clusterrole={role}", f"--user={user}",
+            "-n", namespace, f"--as={user}", *extra, check=False,
+        )  # fmt: skip
+
+    # RBAC escalation prevention: `bind` is granted on the run role only.
+    for stronger in ("admin", "edit", "cluster-admin"):
+        refused = bind(stronger, f"try-{stronger}", "--dry-run=server")
+        assert refused.returncode != 0, f"{release} could bind {stronger}"
+        assert "forbidden" in refused.stderr.lower(), refused.stderr
+    assert not allowed(apiserver, user, "create", "pods", namespace)
+    made = bind(run_role, run_role)
+    assert made.returncode == 0, made.stderr
+    for verb, resource in [
+        ("create", "pods"),
+        ("create", "secrets"),
+        ("get", "secrets"),
+        ("create", "networkpolicies"),
+        ("create", "resourcequotas"),
+        ("create", "limitranges"),
+        ("create", "jobs"),
+        ("delete", "pods"),
+    ]:
+        assert allowed(apiserver, user, verb, resource, namespace), (verb, resource)
+    # Still nothing it does not use, and nothing in the next namespace.
+    assert not allowed(apiserver, user, "patch", "configmaps", namespace)
+    assert not allowed(apiserver, user, "create", "pods/exec", namespace)
+    assert not allowed(apiserver, user, "create", "pods/proxy", namespace)  # in-cluster chart
+    assert not allowed(apiserver, user, "create", "pods", "default")
 
 
 def test_the_namespaced_release_may_touch_capacitytests_only_where_it_watches(
@@ -47,7 +147,12 @@ async def test_namespaced_operator_runs_a_test_with_a_pod_template_and_a_setup_j
     logs = tmp_path / "operator-logs"
     logs.mkdir()
     kubeconfig = apiserver.installed.kubeconfigs["plimsoll-ns"]
-    operator = OperatorProcess(kubeconfig, logs, scope=("-n", "team-a", "-n", "team-b"))
+    operator = OperatorProcess(
+        kubeconfig,
+        logs,
+        scope=("-n", "team-a", "-n", "team-b"),
+        env=apiserver.installed.envs["plimsoll-ns"],
+    )
     prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
     name = f"ns-{apiserver.namespace}"  # team-a is shared by the session: a name of our own
     try:
@@ -67,6 +172,15 @@ async def test_namespaced_operator_runs_a_test_with_a_pod_template_and_a_setup_j
         )
         assert running["phase"] == "Running", json.dumps(running, indent=1) + operator.log()
         run_ns = await apiserver.api.get(f"/api/v1/namespaces/{running['namespace']}") or {}
+        # Its rights there come from the RoleBinding it made first, to its run role only.
+        binding_path = (
+            f"/apis/rbac.authorization.k8s.io/v1/namespaces/{running['namespace']}"
+            "/rolebindings/plimsoll-ns-run"
+        )
+        binding = await apiserver.api.get(binding_path) or {}
+        assert binding["roleRef"]["name"] == "plimsoll-ns-run", binding
+        assert allowed(apiserver, ACCOUNT, "create", "pods", running["namespace"])
+        assert not allowed(apiserver, ACCOUNT, "create", "pods", "team-a")
         labels = run_ns["metadata"]["labels"]
         assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
         pods_path = f"/api/v1/namespaces/{running['namespace']}/pods"

@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from plimsoll.controller.supervisor import OperatorContext
+from plimsoll.kube.grants import GrantError, OperatorIdentity
 from plimsoll.kube.names import Images
 from plimsoll.platforms.kubernetes.platform import (
     REACH_AUTO,
@@ -43,6 +44,7 @@ def build_context(
         prometheus_url=prometheus_url or None,
         # Beyond the default, the only Prometheus servers a CapacityTest may name.
         allowed_prometheus=frozenset(u.strip() for u in allowed.split(",") if u.strip()),
+        identity=_identity(),
     )
     return OperatorContext(
         options=options,
@@ -50,6 +52,13 @@ def build_context(
         metrics_port=metrics_port,
         metrics_host=metrics_host,
     )
+
+
+def _identity() -> OperatorIdentity | None:
+    try:
+        return OperatorIdentity.from_env()
+    except GrantError as exc:
+        raise typer.BadParameter(str(exc)) from exc
 
 
 async def run_operator(

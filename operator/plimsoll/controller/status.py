@@ -39,6 +39,7 @@ from plimsoll.controller.report_map import write_report_config_map
 from plimsoll.decide.plan import conditions_for
 from plimsoll.decide.statussteps import compact_steps
 from plimsoll.kube.client import CAPACITY_TESTS, KubeClient
+from plimsoll.kube.grants import OperatorIdentity
 
 log = logging.getLogger(__name__)
 
@@ -122,9 +123,11 @@ class OperatorSink:
         on_phase: Callable[[Phase], None] | None = None,
         on_finished: Callable[[RunReport], None] | None = None,
         unit: str = "rps",
+        identity: OperatorIdentity | None = None,
     ) -> None:
         self.writer = writer
         self.owner = owner
+        self.identity = identity  # whose report role to bind before writing the report
         self.unit = unit
         self.report: RunReport | None = None
         self._on_step = on_step
@@ -186,7 +189,9 @@ class OperatorSink:
         status.variant_count = len(report.ceilings) if len(report.ceilings) > 1 else None
         status.completion_time = report.ended_at or _now()
         try:
-            name = await write_report_config_map(self.writer.client, self.owner, report)
+            name = await write_report_config_map(
+                self.writer.client, self.owner, report, self.identity
+            )
             status.report = ReportRef(config_map=name)
         except Exception as exc:  # the status still carries the ceiling
             log.warning("report ConfigMap not written: %s", exc)

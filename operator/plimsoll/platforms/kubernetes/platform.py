@@ -39,6 +39,7 @@ from plimsoll.kube.client import (
     KubeError,
     kind_of,
 )
+from plimsoll.kube.grants import GrantError, OperatorIdentity, ensure_bound
 from plimsoll.kube.names import Images, RunIdentity
 from plimsoll.kube.pod_proxy import PodProxyRelay
 from plimsoll.kube.wait import NotReadyError, last_termination, wait_job_done, wait_pods_ready
@@ -69,6 +70,9 @@ class KubernetesOptions:
     reach: str = REACH_AUTO  # how the runner reaches generators: pod IP, or the API proxy
     prometheus_url: str | None = None  # the operator's default when the spec names none
     allowed_prometheus: frozenset[str] = frozenset()  # others a spec may name
+    # Who the operator is and which ClusterRole it binds in each run namespace; None:
+    # it binds nothing and relies on its own rights (a developer's admin kubeconfig).
+    identity: OperatorIdentity | None = None
     ready_timeout: float = 180.0
     poll: float = 0.5
 
@@ -240,9 +244,24 @@ class KubernetesPlatform:
 
     async def _namespace(self) -> None:
         """Create the run's namespace, or adopt it with its Pod Security labels put back:
-        someone may have relaxed them on a namespace left by an earlier operator."""
+        someone may have relaxed them on a namespace left by an earlier operator. Then,
+        before anything else there, the operator's rights in it: the run role bound to
+        its ServiceAccount (again on adoption, in case the binding was removed)."""
         body = manifests.namespace(self.run)
         existing = await self.apply(body)
+        identity = self._options.identity
+        if identity is not None:
+            try:
+                await ensure_bound(
+                    self._client,
+                    identity,
+                    self.run.namespace,
+                    identity.run_role,
+                    labels=self.run.labels(),
+                    proof=("pods", "create"),
+                )
+            except GrantError as exc:
+                raise PlatformError(str(exc)) from exc
         labels = existing.get("metadata", {}).get("labels") or {}
         wanted = {k: v for k, v in manifests.PSS_LABELS.items() if labels.get(k) != v}
         if wanted:
