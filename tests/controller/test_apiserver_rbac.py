@@ -181,6 +181,11 @@ async def test_namespaced_operator_runs_a_test_with_a_pod_template_and_a_setup_j
         assert binding["roleRef"]["name"] == "plimsoll-ns-run", binding
         assert allowed(apiserver, ACCOUNT, "create", "pods", running["namespace"])
         assert not allowed(apiserver, ACCOUNT, "create", "pods", "team-a")
+        # The run's budget is in force there: the quota controller counts its pods.
+        quota_path = f"/api/v1/namespaces/{running['namespace']}/resourcequotas/run-budget"
+        quota = await apiserver.api.get(quota_path) or {}
+        assert int(quota["status"]["used"]["pods"]) >= 3, quota
+        assert int(quota["status"]["used"]["pods"]) <= int(quota["spec"]["hard"]["pods"])
         labels = run_ns["metadata"]["labels"]
         assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
         pods_path = f"/api/v1/namespaces/{running['namespace']}/pods"

@@ -10,7 +10,7 @@ import pytest
 
 from plimsoll.api.resource import load_capacity_test
 from plimsoll.api.spec import CapacityTestSpec
-from plimsoll.kube import manifests
+from plimsoll.kube import boundaries, manifests
 from plimsoll.kube.names import Images, RunIdentity, run_namespace_name
 from plimsoll.kube.pod_specs import merge_template
 
@@ -67,6 +67,8 @@ def all_objects() -> list[dict[str, Any]]:
     spec, images = _spec(), Images()
     return [
         manifests.namespace(RUN),
+        boundaries.limit_range(RUN),
+        boundaries.resource_quota(RUN, spec, manifests.KNOWN_SHAPES),
         manifests.mock_config_map(RUN, spec.upstream),
         *(manifests.mock_pod(RUN, i, spec.upstream, images.mock) for i in range(2)),
         manifests.cluster_service(RUN, "plimsoll-mock", "mock", spec.upstream.port),
@@ -229,3 +231,41 @@ def test_an_external_host_name_narrows_to_its_port_and_says_so() -> None:
     warning = manifests.external_target_warning(spec)
     assert warning is not None
     assert "port 8080 on any address" in warning
+
+
+def _quantity(text: str) -> float:
+    units = {"m": 1e-3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+    for suffix, factor in units.items():
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * factor
+    return float(text)
+
+
+def test_the_quota_admits_every_pod_of_the_run_and_bounds_it_near_what_it_declared() -> None:
+    objects = all_objects()
+    [quota] = [o for o in objects if o["kind"] == "ResourceQuota"]
+    [defaults] = [o for o in objects if o["kind"] == "LimitRange"]
+    default_request = defaults["spec"]["limits"][0]["defaultRequest"]
+    pods = [spec for obj in objects for spec in pod_specs(obj)]
+    requested = {"cpu": 0.0, "memory": 0.0}
+    for pod in pods:
+        for container in pod["containers"]:
+            # As the API server's LimitRanger admits it: a missing request gets the default.
+            asked = {**default_request, **container.get("resources", {}).get("requests", {})}
+            for resource in requested:
+                requested[resource] += _quantity(asked[resource])
+    hard = quota["spec"]["hard"]
+    assert len(pods) <= int(hard["pods"]) <= len(pods) + 2
+    for resource, total in requested.items():
+        bound = _quantity(hard[f"requests.{resource}"])
+        assert total <= bound, (resource, total, bound)
+        assert bound <= total * 2, (resource, total, bound)  # not an open door either
+    # 1.5 + 1 + 2 x 0.5 + 2 x 2 + 0.1 (setup) = 7.6 cores, x 1.25, plus the largest pod (2).
+    assert hard == {"pods": "9", "requests.cpu": "11500m", "requests.memory": "5344Mi"}
+
+
+def test_the_defaults_give_requests_only_so_nothing_unpinned_is_throttled() -> None:
+    [limit] = boundaries.limit_range(RUN)["spec"]["limits"]
+    assert set(limit) == {"type", "defaultRequest"}  # no default, max: they would set limits
+    quota = boundaries.resource_quota(RUN, _spec(), manifests.KNOWN_SHAPES)
+    assert not any(k.startswith("limits.") for k in quota["spec"]["hard"])

@@ -23,7 +23,9 @@ from urllib.parse import urlsplit
 from plimsoll.api.spec import CapacityTestSpec, Generators, PodShape, Service, SetupStep
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.api.upstream import MOCK_CONFIG_ENV, Upstream
+from plimsoll.decide.run_budget import KnownShapes
 from plimsoll.kube import names
+from plimsoll.kube.boundaries import UNDECLARED
 from plimsoll.kube.names import RunIdentity
 from plimsoll.kube.pod_specs import (
     container_security,
@@ -44,7 +46,10 @@ PSS_LABELS = {
 MOCK_CONFIG_KEY = "upstream.json"
 CONTROL_TOKEN_KEY = "token"
 _GENERATOR_DEFAULT = PodShape(cpu=1.0, memory=512 * 2**20)
+_MOCK_SHAPE = PodShape(cpu=0.5, memory=256 * 2**20)
 _MOCK_REQUESTS = {"cpu": "500m", "memory": "256Mi"}
+# The run's ResourceQuota counts these for the pods whose spec gives no size.
+KNOWN_SHAPES = KnownShapes(mock=_MOCK_SHAPE, generator=_GENERATOR_DEFAULT, undeclared=UNDECLARED)
 
 
 def _meta(run: RunIdentity, name: str, role: str | None = None) -> dict[str, Any]:

@@ -25,13 +25,14 @@ from typing import Any
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.step import ResourceUsage
 from plimsoll.decide.metrics_policy import metrics_problems
-from plimsoll.kube import manifests, names
+from plimsoll.kube import boundaries, manifests, names
 from plimsoll.kube.client import (
     CONFIG_MAPS,
     JOBS,
     NAMESPACES,
     NETWORK_POLICIES,
     PODS,
+    RESOURCE_QUOTAS,
     SECRETS,
     SERVICES,
     ConflictError,
@@ -126,7 +127,8 @@ class KubernetesPlatform:
             if existing is None:  # deleted in between, or waited out: create it now
                 return await self._client.create(body)
             labels = existing.get("metadata", {}).get("labels")
-            shared = body["kind"] == "Namespace"  # every variant of a run lives in it
+            # Every variant of a run lives in the namespace, under its quota and defaults.
+            shared = body["kind"] in ("Namespace", "ResourceQuota", "LimitRange")
             if shared and self.run.owns(labels):
                 return existing
             if not shared and self.run.owns_for_variant(labels):
@@ -197,7 +199,11 @@ class KubernetesPlatform:
         if any(problems):
             raise PlatformError("; ".join(p for p in problems if p))
         await self._namespace()
-        # Policies before any pod: nothing in the namespace ever runs without them.
+        # Bounds and policies before any pod: nothing in the namespace runs without them.
+        await self.apply(boundaries.limit_range(run))
+        await self._quota_in_force(
+            await self.apply(boundaries.resource_quota(run, spec, manifests.KNOWN_SHAPES))
+        )
         await self.apply(manifests.run_egress_policy(run))
         await self.apply(manifests.generator_network_policy(run, spec))
 
@@ -273,6 +279,21 @@ class KubernetesPlatform:
                 raise PlatformError(
                     f"cannot restore the Pod Security labels of {self.run.namespace}: {exc.message}"
                 ) from exc
+
+    async def _quota_in_force(self, quota: dict[str, Any]) -> None:
+        """Until the quota controller has counted the namespace: before that the API
+        server refuses every pod ("status unknown for quota")."""
+        name = quota["metadata"]["name"]
+        deadline = time.monotonic() + self._options.ready_timeout
+        while not (quota.get("status") or {}).get("hard"):
+            if time.monotonic() > deadline:
+                raise PlatformError(
+                    f"ResourceQuota {self.run.namespace}/{name} was not counted by the quota "
+                    f"controller within {self._options.ready_timeout:g} s: is "
+                    "kube-controller-manager running?"
+                )
+            await asyncio.sleep(self._options.poll)
+            quota = await self._client.get(RESOURCE_QUOTAS, self.run.namespace, name) or {}
 
     async def _control_token(self) -> str:
         """The run's control-API token: made once and kept in a Secret the generators read,
@@ -396,7 +417,7 @@ class KubernetesPlatform:
 
 async def delete_children(client: KubeClient, namespace: str, labels: dict[str, str]) -> None:
     """Delete what a run (or one variant of it) created inside its namespace."""
-    for kind in (NETWORK_POLICIES, JOBS, PODS, SERVICES, CONFIG_MAPS, SECRETS):
+    for kind in (NETWORK_POLICIES, JOBS, PODS, SERVICES, CONFIG_MAPS, SECRETS):  # not quotas
         try:
             for item in await client.list(kind, namespace, labels):
                 await client.delete(kind, namespace, item["metadata"]["name"])
