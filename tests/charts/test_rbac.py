@@ -138,3 +138,14 @@ def test_every_rule_is_granted_somewhere() -> None:
     assert {str(r) for r in _rules(granted)} == {
         str(r) for r in _rules([r for group in rbac.RULES.values() for r in group])
     }
+
+
+def test_the_operator_pod_carries_the_labels_the_control_policy_admits() -> None:
+    deployment = one(objects(), "Deployment")
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["PLIMSOLL_OPERATOR_NAMESPACE"] == NAMESPACE
+    wanted = dict(pair.split("=") for pair in env["PLIMSOLL_OPERATOR_POD_LABELS"].split(","))
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert wanted.items() <= pod_labels.items()
+    assert len(wanted) == 2

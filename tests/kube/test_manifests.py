@@ -11,6 +11,7 @@ import pytest
 from plimsoll.api.resource import load_capacity_test
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.kube import boundaries, manifests
+from plimsoll.kube.control_ingress import generator_ingress_policy
 from plimsoll.kube.names import Images, RunIdentity, run_namespace_name
 from plimsoll.kube.pod_specs import merge_template
 
@@ -80,6 +81,7 @@ def all_objects() -> list[dict[str, Any]]:
         manifests.generator_network_policy(RUN, spec),
         manifests.control_token_secret(RUN, "t0ken"),
         manifests.run_egress_policy(RUN),
+        generator_ingress_policy(RUN, None),
     ]
 
 

@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from plimsoll.controller.supervisor import OperatorContext
+from plimsoll.kube.control_ingress import ControlClients
 from plimsoll.kube.grants import GrantError, OperatorIdentity
 from plimsoll.kube.names import Images
 from plimsoll.platforms.kubernetes.platform import (
@@ -45,6 +46,7 @@ def build_context(
         # Beyond the default, the only Prometheus servers a CapacityTest may name.
         allowed_prometheus=frozenset(u.strip() for u in allowed.split(",") if u.strip()),
         identity=_identity(),
+        control_clients=_control_clients(),
     )
     return OperatorContext(
         options=options,
@@ -52,6 +54,13 @@ def build_context(
         metrics_port=metrics_port,
         metrics_host=metrics_host,
     )
+
+
+def _control_clients() -> ControlClients:
+    try:
+        return ControlClients.from_env()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
 
 
 def _identity() -> OperatorIdentity | None:

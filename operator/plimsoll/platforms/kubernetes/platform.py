@@ -40,6 +40,11 @@ from plimsoll.kube.client import (
     KubeError,
     kind_of,
 )
+from plimsoll.kube.control_ingress import (
+    OPEN_CONTROL_WARNING,
+    ControlClients,
+    generator_ingress_policy,
+)
 from plimsoll.kube.grants import GrantError, OperatorIdentity, ensure_bound
 from plimsoll.kube.names import Images, RunIdentity
 from plimsoll.kube.pod_proxy import PodProxyRelay
@@ -74,6 +79,7 @@ class KubernetesOptions:
     # Who the operator is and which ClusterRole it binds in each run namespace; None:
     # it binds nothing and relies on its own rights (a developer's admin kubeconfig).
     identity: OperatorIdentity | None = None
+    control_clients: ControlClients = field(default_factory=ControlClients)
     ready_timeout: float = 180.0
     poll: float = 0.5
 
@@ -206,6 +212,7 @@ class KubernetesPlatform:
         )
         await self.apply(manifests.run_egress_policy(run))
         await self.apply(manifests.generator_network_policy(run, spec))
+        await self.apply(generator_ingress_policy(run, self._control_peers()))
 
         services = spec.services
         for service in services:
@@ -280,6 +287,12 @@ class KubernetesPlatform:
                     f"cannot restore the Pod Security labels of {self.run.namespace}: {exc.message}"
                 ) from exc
 
+    def _control_peers(self) -> list[dict[str, Any]] | None:
+        # By pod IP from inside the cluster the caller is the operator's pod; through the
+        # proxy, or from a host, it is an address a pod selector cannot name.
+        from_a_pod = in_cluster() and not self._options.uses_proxy()
+        return self._options.control_clients.sources(from_a_pod=from_a_pod)
+
     async def _quota_in_force(self, quota: dict[str, Any]) -> None:
         """Until the quota controller has counted the namespace: before that the API
         server refuses every pod ("status unknown for quota")."""
@@ -328,6 +341,8 @@ class KubernetesPlatform:
             ]
         target_node = target.get("spec", {}).get("nodeName") if target is not None else None
         placement, warnings = [], []
+        if self._control_peers() is None:
+            warnings.append(OPEN_CONTROL_WARNING)
         if target is None:
             placement.append(f"target: existing service at {spec.target.url} (not started)")
             warning = manifests.external_target_warning(spec)
