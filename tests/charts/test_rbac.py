@@ -65,14 +65,16 @@ def test_only_the_operators_own_role_is_bound_and_it_holds_no_pod_or_secret_righ
     _subjects_are_the_operator(binding)
     assert not _resources(roles["plimsoll"]) & DANGEROUS
     bound = {b["roleRef"]["name"] for b in items if b["kind"].endswith("Binding")}
-    assert not bound & {"plimsoll-run", "plimsoll-report"}  # the operator binds them
+    assert not bound & {"plimsoll-run", "plimsoll-report", "plimsoll-references"}
 
 
 @pytest.mark.parametrize("mode", ["default", "namespaced"])
-def test_the_operator_may_bind_exactly_its_run_and_report_roles(mode: str) -> None:
+def test_the_operator_may_bind_exactly_its_own_roles(mode: str) -> None:
     roles = _cluster_roles(objects(MODES[mode]))
     [bind] = [r for r in roles["plimsoll"]["rules"] if "bind" in r["verbs"]]
-    wanted = ["plimsoll-run"] if mode == "namespaced" else ["plimsoll-run", "plimsoll-report"]
+    wanted = ["plimsoll-run"]
+    if mode != "namespaced":
+        wanted += ["plimsoll-report", "plimsoll-references"]
     assert (bind["resources"], bind["verbs"], bind["resourceNames"]) == (
         ["clusterroles"],
         ["bind"],
@@ -88,6 +90,7 @@ def test_cluster_mode_places_each_group() -> None:
     )
     assert _rules(roles["plimsoll-run"]["rules"]) == _rules(rbac.RULES["runs"])
     assert _rules(roles["plimsoll-report"]["rules"]) == _rules(rbac.RULES["report"])
+    assert _rules(roles["plimsoll-references"]["rules"]) == _rules(rbac.RULES["references"])
     assert not of_kind(objects(), "Role")
     assert not of_kind(objects(), "RoleBinding")
 
@@ -102,7 +105,9 @@ def test_namespaced_mode_grants_capacity_tests_and_reports_only_in_listed_namesp
     bindings = {b["metadata"]["namespace"]: b for b in of_kind(items, "RoleBinding")}
     assert set(namespaced) == set(bindings) == {"team-a", "team-b"}
     for namespace, role in namespaced.items():
-        assert _rules(role["rules"]) == _rules(rbac.RULES["watched"] + rbac.RULES["report"])
+        assert _rules(role["rules"]) == _rules(
+            rbac.RULES["watched"] + rbac.RULES["report"] + rbac.RULES["references"]
+        )
         binding = bindings[namespace]
         assert binding["roleRef"]["kind"] == "Role"
         assert binding["roleRef"]["name"] == role["metadata"]["name"]
@@ -124,6 +129,8 @@ def test_the_operator_is_told_who_it_is_and_what_it_binds(mode: str) -> None:
     assert env["PLIMSOLL_SERVICE_ACCOUNT_NAMESPACE"] == NAMESPACE
     assert env["PLIMSOLL_RUN_ROLE"] == "plimsoll-run"
     assert env["PLIMSOLL_REPORT_ROLE"] == ("" if mode == "namespaced" else "plimsoll-report")
+    references = "" if mode == "namespaced" else "plimsoll-references"
+    assert env["PLIMSOLL_REFERENCES_ROLE"] == references
 
 
 def test_every_rule_is_granted_somewhere() -> None:

@@ -53,6 +53,7 @@ def test_default_objects() -> None:
         "ClusterRole",
         "ClusterRole",
         "ClusterRole",
+        "ClusterRole",
         "ClusterRoleBinding",
         "Deployment",
         "Service",

@@ -34,6 +34,7 @@ from plimsoll.api.status import (
     set_condition,
 )
 from plimsoll.api.step import StepRecord, StepResult
+from plimsoll.api.urls import redact_strings
 from plimsoll.controller.events import Event, EventRecorder, ceiling_event, phase_event, step_event
 from plimsoll.controller.report_map import write_report_config_map
 from plimsoll.decide.plan import conditions_for
@@ -95,7 +96,8 @@ class StatusWriter:
     async def write(self) -> bool:
         """Patch the fields that changed since the last write, then post the queued
         events; False when no field changed."""
-        wire = self.status.to_wire()
+        # Whatever a message quotes (a target.url, an error naming a URL), no credential.
+        wire = redact_strings(self.status.to_wire())
         changed = {k: v for k, v in wire.items() if self._written.get(k) != v}
         changed.update({k: None for k in self._written if k not in wire})
         if changed:

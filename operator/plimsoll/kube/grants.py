@@ -13,10 +13,10 @@ Kubernetes' escalation prevention is why `bind` is needed: a RoleBinding to a ro
 may only be created by someone who holds every right of that role, or `bind` on it.
 
 The chart passes who the operator is and which roles it binds through
-PLIMSOLL_SERVICE_ACCOUNT, PLIMSOLL_SERVICE_ACCOUNT_NAMESPACE, PLIMSOLL_RUN_ROLE and
-PLIMSOLL_REPORT_ROLE (`OperatorIdentity.from_env`). Without them (a developer's
-operator with an admin kubeconfig) no RoleBinding is made and the operator relies on
-the rights it already has.
+PLIMSOLL_SERVICE_ACCOUNT, PLIMSOLL_SERVICE_ACCOUNT_NAMESPACE, PLIMSOLL_RUN_ROLE,
+PLIMSOLL_REPORT_ROLE and PLIMSOLL_REFERENCES_ROLE (`OperatorIdentity.from_env`).
+Without them (a developer's operator with an admin kubeconfig) no RoleBinding is made
+and the operator relies on the rights it already has.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ class OperatorIdentity:
     namespace: str
     run_role: str  # ClusterRole bound in each run namespace
     report_role: str | None = None  # ClusterRole bound where a report is written
+    # ClusterRole bound in a CapacityTest's namespace when its spec has `valueFrom`
+    references_role: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> OperatorIdentity | None:
@@ -61,7 +63,8 @@ class OperatorIdentity:
                 "missing ones, or none to make no RoleBindings"
             )
         report_role = env.get("PLIMSOLL_REPORT_ROLE", "").strip() or None
-        return cls(account, namespace, run_role, report_role)
+        references_role = env.get("PLIMSOLL_REFERENCES_ROLE", "").strip() or None
+        return cls(account, namespace, run_role, report_role, references_role)
 
     def subject(self) -> dict[str, str]:
         return {"kind": "ServiceAccount", "name": self.service_account, "namespace": self.namespace}

@@ -142,4 +142,6 @@ def service_pod_name(name: str) -> str:
 MOCK_SERVICE = "plimsoll-mock"
 MOCK_CONFIG_MAP = "plimsoll-mock-config"
 CONTROL_TOKEN_SECRET = "plimsoll-control-token"  # the generators' control API secret
+# The values of `valueFrom` references, copied from the CapacityTest's namespace.
+RUN_ENV_SECRET = "run-env"
 TARGET_SERVICE = "plimsoll-target"

@@ -34,12 +34,12 @@ import yaml
 from plimsoll.api.spec import ExtraMetric, PromQLBound
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.units import parse_duration
+from plimsoll.api.urls import redact_url
 from plimsoll.metrics import promql
 from plimsoll.metrics.interval import sample_spacing as spacing_of_samples
 from plimsoll.metrics.prometheus_http import PrometheusHTTPError, get_data
 from plimsoll.metrics.promql import Plan, Selector
 from plimsoll.metrics.source import ROLE_TARGET, Window, unreadable
-from plimsoll.shared.urls import redact_url
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from plimsoll.shared.urls import redact_url
+from plimsoll.api.urls import redact_url
 
 # The errorType values of Prometheus's HTTP API: only these words are ever shown.
 PROMETHEUS_ERROR_TYPES = frozenset(

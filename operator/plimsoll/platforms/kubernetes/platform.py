@@ -24,6 +24,7 @@ from typing import Any
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.step import ResourceUsage
+from plimsoll.api.urls import redact_url
 from plimsoll.decide.metrics_policy import metrics_problems
 from plimsoll.kube import boundaries, manifests, names
 from plimsoll.kube.client import (
@@ -45,6 +46,7 @@ from plimsoll.kube.control_ingress import (
     ControlClients,
     generator_ingress_policy,
 )
+from plimsoll.kube.env_copy import ValueSourceError, copy_references
 from plimsoll.kube.grants import GrantError, OperatorIdentity, ensure_bound
 from plimsoll.kube.names import Images, RunIdentity
 from plimsoll.kube.pod_proxy import PodProxyRelay
@@ -214,6 +216,7 @@ class KubernetesPlatform:
         await self.apply(manifests.generator_network_policy(run, spec))
         await self.apply(generator_ingress_policy(run, self._control_peers()))
 
+        await self._copy_references(spec)
         services = spec.services
         for service in services:
             await self.apply(manifests.dependency_pod(run, service))
@@ -287,6 +290,15 @@ class KubernetesPlatform:
                     f"cannot restore the Pod Security labels of {self.run.namespace}: {exc.message}"
                 ) from exc
 
+    async def _copy_references(self, spec: CapacityTestSpec) -> None:
+        """`valueFrom` values into `run-env`, before any pod that reads them."""
+        try:
+            data = await copy_references(self._client, self.run, spec, self._options.identity)
+        except (ValueSourceError, GrantError) as exc:
+            raise PlatformError(str(exc)) from exc
+        if data:
+            await self.apply(manifests.run_env_secret(self.run, data))
+
     def _control_peers(self) -> list[dict[str, Any]] | None:
         # By pod IP from inside the cluster the caller is the operator's pod; through the
         # proxy, or from a host, it is an address a pod selector cannot name.
@@ -344,7 +356,8 @@ class KubernetesPlatform:
         if self._control_peers() is None:
             warnings.append(OPEN_CONTROL_WARNING)
         if target is None:
-            placement.append(f"target: existing service at {spec.target.url} (not started)")
+            shown = redact_url(spec.target.url or "")
+            placement.append(f"target: existing service at {shown} (not started)")
             warning = manifests.external_target_warning(spec)
             if warning is not None:
                 warnings.append(warning)

@@ -23,6 +23,7 @@ import httpx
 
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
+from plimsoll.api.urls import redact_url
 from plimsoll.kube.names import service_pod_name
 from plimsoll.metrics.cgroup import CgroupPaths, CgroupReadError, read_sample
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
@@ -33,7 +34,6 @@ from plimsoll.metrics.sampler import LocalSource
 from plimsoll.metrics.source import ROLE_GENERATOR, ROLE_MOCK, ROLE_TARGET, Window
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local.restarter import Restarter
-from plimsoll.shared.urls import redact_url
 
 
 def pod_of(role: str) -> tuple[str, str]:
