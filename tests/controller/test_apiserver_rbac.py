@@ -12,12 +12,15 @@ outside the watched namespaces is left alone.
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
 
+from plimsoll.api.env_source import CONSENT_LABEL
 from tests.controller.admin_api import wait_for
 from tests.controller.apiserver_fixtures import RELEASE_NAMESPACE, ApiServer
 from tests.controller.conftest import OperatorProcess, forbidden, quickstart
@@ -229,3 +232,63 @@ async def test_a_pod_template_asking_for_the_host_network_is_refused_before_any_
         "InvalidSpec",
     )
     assert "runId" not in status  # no run namespace, no pod was ever made
+
+
+def _environments(pids: list[int]) -> list[bytes]:
+    """What each process of the run was started with (the test kubelet runs them here)."""
+    return [Path(f"/proc/{pid}/environ").read_bytes() for pid in pids]
+
+
+async def test_a_value_from_secret_reaches_the_target_and_nowhere_else(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
+) -> None:
+    value = f"s3cr3t-{uuid.uuid4().hex}"
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "db",
+            "namespace": apiserver.namespace,
+            "labels": {CONSENT_LABEL: "true"},
+        },
+        "stringData": {"password": value},
+    }
+    apiserver.plane.kubectl("apply", "-f", "-", stdin=json.dumps(secret))
+    user = ACCOUNTS["plimsoll"]
+    assert not allowed(apiserver, user, "get", "secrets", apiserver.namespace)  # not yet
+    prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
+    try:
+        sa_operator.start(prometheus=prometheus.url)
+        body = quickstart("secretive", prometheus.url, levels=[20])
+        ref = {"secretKeyRef": {"name": "db", "key": "password"}}
+        body["spec"]["target"]["valueFrom"] = {"DB_PASSWORD": ref}
+        await apiserver.apply(body)
+        running = await wait_for(
+            lambda: apiserver.phase_in("secretive", "Running", "Failed"), 90, "Running"
+        )
+        assert running["phase"] == "Running", json.dumps(running, indent=1) + sa_operator.log()
+        environs = _environments(node_kubelet.pids(running["namespace"]))
+        assert any(f"DB_PASSWORD={value}".encode() in e.split(b"\0") for e in environs)
+        status = await wait_for(
+            lambda: apiserver.phase_in("secretive", "Succeeded", "Failed"), 120, "a finished run"
+        )
+    finally:
+        prometheus.stop()
+    assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
+    report = await apiserver.api.get(
+        f"/api/v1/namespaces/{apiserver.namespace}/configmaps/secretive-report"
+    )
+    events = await apiserver.events("secretive")
+    for where, text in [
+        ("status", json.dumps(status)),
+        ("report", json.dumps(report)),
+        ("events", json.dumps(events)),
+        ("operator log", sa_operator.log()),
+    ]:
+        assert value not in text, where
+        assert base64.b64encode(value.encode()).decode() not in text, where
+    report_spec = json.loads((report or {})["data"]["report.json"])["spec"]["target"]
+    assert report_spec["valueFrom"] == {"DB_PASSWORD": ref}  # the reference, not the value
+    # The operator read it through the references role it bound here for this spec.
+    assert allowed(apiserver, user, "get", "secrets", apiserver.namespace)
+    assert not allowed(apiserver, user, "get", "secrets", "default")
