@@ -64,6 +64,12 @@ async def test_consenting_keys_are_copied_and_the_pods_read_the_copy(client: Kub
         "name": "PW",
         "valueFrom": {"secretKeyRef": {"name": "run-env", "key": "service-cache.PW"}},
     } in cache["env"]
+    setup_spec = load(
+        {"valueFrom": {"DB_PASSWORD": SECRET}, "setup": [{"name": "seed", "command": ["seed"]}]}
+    )
+    job = manifests.setup_job(RUN, setup_spec.target.setup[0], setup_spec)
+    [seeder] = job["spec"]["template"]["spec"]["containers"]
+    assert target_env["DB_PASSWORD"] in seeder["env"]  # setup seeds with the same credentials
     everything = str(
         [manifests.target_pod(RUN, spec), manifests.dependency_pod(RUN, spec.services[0])]
     )

@@ -56,6 +56,14 @@ RULES: dict[str, list[dict[str, Any]]] = {
             "resources": ["rolebindings"],
             "verbs": ["create", "get"],
         },
+        # After binding, it asks whether the right is in effect yet (`kube.grants`).
+        # Usually granted to everyone by system:basic-user; said here for clusters
+        # that removed that binding.
+        {
+            "apiGroups": ["authorization.k8s.io"],
+            "resources": ["selfsubjectaccessreviews"],
+            "verbs": ["create"],
+        },
         # resourceNames: the chart adds exactly its run (and report) ClusterRole.
         {
             "apiGroups": ["rbac.authorization.k8s.io"],
