@@ -156,3 +156,19 @@ def test_the_operator_pod_carries_the_labels_the_control_policy_admits() -> None
     pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert wanted.items() <= pod_labels.items()
     assert len(wanted) == 2
+
+
+def test_the_admission_policy_is_opt_in_and_names_the_operator_and_its_run_role() -> None:
+    assert not [o for o in objects() if o["kind"].startswith("ValidatingAdmissionPolicy")]
+    items = objects({"rbac": {"admissionPolicy": True}})
+    policy = one(items, "ValidatingAdmissionPolicy")
+    binding = one(items, "ValidatingAdmissionPolicyBinding")
+    assert binding["spec"] == {
+        "policyName": policy["metadata"]["name"],
+        "validationActions": ["Deny"],
+    }
+    [who] = policy["spec"]["matchConditions"]
+    assert who["expression"] == (
+        f"request.userInfo.username == 'system:serviceaccount:{NAMESPACE}:plimsoll'"
+    )
+    assert "'plimsoll-run'" in policy["spec"]["validations"][1]["expression"]

@@ -19,8 +19,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 
 from plimsoll.api.env_source import CONSENT_LABEL
+from tests.charts.helm import objects
 from tests.controller.admin_api import wait_for
 from tests.controller.apiserver_fixtures import RELEASE_NAMESPACE, ApiServer
 from tests.controller.conftest import OperatorProcess, forbidden, quickstart
@@ -292,3 +294,63 @@ async def test_a_value_from_secret_reaches_the_target_and_nowhere_else(
     # The operator read it through the references role it bound here for this spec.
     assert allowed(apiserver, user, "get", "secrets", apiserver.namespace)
     assert not allowed(apiserver, user, "get", "secrets", "default")
+
+
+async def test_the_admission_policy_keeps_the_operator_to_its_own_namespaces(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
+) -> None:
+    """What RBAC cannot narrow (`rbac.admissionPolicy`): namespace delete/patch and binding
+    the run role only where the namespace is labelled as Plimsoll's; a run still works."""
+    plane, user = apiserver.plane, ACCOUNTS["plimsoll"]
+    policy = [
+        o
+        for o in objects({"rbac": {"admissionPolicy": True}}, name="plimsoll")
+        if o["kind"].startswith("ValidatingAdmissionPolicy")
+    ]
+    assert len(policy) == 2
+    plane.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(policy))
+
+    def as_operator(*args: str) -> subprocess.CompletedProcess[str]:
+        return plane.kubectl(*args, f"--as={user}", "--dry-run=server", check=False)
+
+    async def policy_refuses() -> subprocess.CompletedProcess[str] | None:
+        result = as_operator("delete", "namespace", apiserver.namespace)
+        return result if result.returncode != 0 else None
+
+    try:
+        # A policy takes effect once the API server has loaded it: ask until it answers.
+        refused = await wait_for(policy_refuses, 30, "the policy in force")
+        assert "only the namespaces it labels as its own" in refused.stderr
+        assert (
+            plane.kubectl("auth", "can-i", "delete", "namespaces", f"--as={user}").stdout.strip()
+            == "yes"
+        )
+        bind = as_operator(
+            "create", "rolebinding", "plimsoll-run", "--clusterrole=plimsoll-run",
+            f"--serviceaccount={RELEASE_NAMESPACE}:plimsoll", "-n", apiserver.namespace,
+        )  # fmt: skip
+        assert bind.returncode != 0
+        assert "bind its run role only in a namespace it labels" in bind.stderr
+        relabel = as_operator(
+            "label", "namespace", "kube-system", "app.kubernetes.io/managed-by=plimsoll"
+        )
+        assert relabel.returncode != 0, "it could make kube-system look like its own"
+        # A whole run, whose namespace the operator creates, binds in, and deletes.
+        prometheus = await start_prometheus(
+            tmp_path / "prom", [node_kubelet.exporter.address], "500ms"
+        )
+        try:
+            sa_operator.start(prometheus=prometheus.url)
+            await apiserver.apply(quickstart("guarded", prometheus.url, levels=[20]))
+            status = await wait_for(
+                lambda: apiserver.phase_in("guarded", "Succeeded", "Failed"), 150, "a finished run"
+            )
+            assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
+            await apiserver.remove_all()
+            assert await apiserver.namespace_gone(status["namespace"])
+        finally:
+            prometheus.stop()
+    finally:
+        for item in policy:
+            plane.kubectl("delete", item["kind"], item["metadata"]["name"], check=False)
+    assert forbidden(sa_operator) == [], sa_operator.log()
