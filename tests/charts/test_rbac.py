@@ -98,7 +98,9 @@ def test_cluster_mode_places_each_group() -> None:
 def test_namespaced_mode_grants_capacity_tests_and_reports_only_in_listed_namespaces() -> None:
     items = objects(MODES["namespaced"])
     roles = _cluster_roles(items)
-    assert _rules(roles["plimsoll"]["rules"]) == _rules(rbac.RULES["cluster"])
+    assert _rules(roles["plimsoll"]["rules"]) == _rules(
+        rbac.RULES["cluster"] + rbac.RULES["namespaced"]
+    )
     assert not any("plimsoll.dev" in rule["apiGroups"] for rule in roles["plimsoll"]["rules"])
     assert _rules(roles["plimsoll-run"]["rules"]) == _rules(rbac.RULES["runs"])
     namespaced = {r["metadata"]["namespace"]: r for r in of_kind(items, "Role")}
@@ -136,7 +138,7 @@ def test_the_operator_is_told_who_it_is_and_what_it_binds(mode: str) -> None:
 def test_every_rule_is_granted_somewhere() -> None:
     """Nothing beyond plimsoll.controller.rbac, nothing of it left out."""
     granted: list[dict[str, Any]] = []
-    for values in (MODES["default"], {"rbac": {"podProxy": True}}):
+    for values in (MODES["default"], MODES["namespaced"], {"rbac": {"podProxy": True}}):
         items = objects(values)
         for role in of_kind(items, "ClusterRole"):
             granted += [

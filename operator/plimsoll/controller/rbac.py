@@ -1,14 +1,17 @@
 """The operator's RBAC rules, written once: the Helm chart renders them, a test checks them.
 
-Five groups, as `charts/plimsoll/templates/rbac.yaml` grants them:
+The groups, as `charts/plimsoll/templates/rbac.yaml` grants them:
 - `cluster`: cluster-wide in both modes: each run's namespace, kopf's discovery,
-  and making RoleBindings to the run (and report) ClusterRole, which it may `bind`;
+  and making RoleBindings to the run (and report, references) ClusterRoles, which it
+  may `bind`; `namespaced` adds watching Namespaces in namespaced mode (kopf);
 - `watched`: where CapacityTests live (the resource, its status, events):
   cluster-wide, or a Role in each watched namespace;
 - `report`: the report ConfigMap: in that Role (namespaced), or a ClusterRole the
   operator binds in a CapacityTest's namespace before writing (cluster-wide);
 - `runs`: the `<release>-run` ClusterRole, bound by the operator itself in each run
   namespace it creates, never cluster-wide (`plimsoll.kube.grants`);
+- `references`: reading what `valueFrom` names: in that Role (namespaced), or a
+  ClusterRole bound in a CapacityTest's namespace when its spec has one;
 - `proxy`: `pods/proxy`, added to the run role only when the operator reaches the
   generators through the API server (`rbac.podProxy`).
 `tests/controller` runs the operator on a real API server as the chart's
@@ -36,13 +39,11 @@ RULES: dict[str, list[dict[str, Any]]] = {
         {
             "apiGroups": [""],
             "resources": ["namespaces"],
-            # watch: kopf in namespaced mode follows the namespaces it serves; without
-            # it every watch attempt is refused (403), as a real API server showed.
             # patch: only to put back the Pod Security labels of an adopted run
             # namespace. delete: RBAC cannot narrow it to the namespaces carrying
             # Plimsoll's labels; the operator's code only deletes those it finds by its
             # owner label (README, "Security model").
-            "verbs": ["create", "get", "list", "watch", "patch", "delete"],
+            "verbs": ["create", "get", "list", "patch", "delete"],
         },
         {
             "apiGroups": ["apiextensions.k8s.io"],
@@ -70,6 +71,12 @@ RULES: dict[str, list[dict[str, Any]]] = {
             "resources": ["clusterroles"],
             "verbs": ["bind"],
         },
+    ],
+    # Namespaced mode only: kopf follows the namespaces it serves; without it every
+    # watch attempt is refused (403), as a real API server showed. Cluster-wide, kopf
+    # watches no namespaces.
+    "namespaced": [
+        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["watch"]},
     ],
     # Where CapacityTests live: cluster-wide, or a Role per watched namespace.
     "watched": [
