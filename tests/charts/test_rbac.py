@@ -1,21 +1,26 @@
 """The chart grants exactly the operator's rules from plimsoll.controller.rbac, placed per mode.
 
 plimsoll.controller.rbac is where the rules are written (tests/controller checks every API
-call the operator makes against them); files/rbac-rules.yaml is its rendering
-and templates/rbac.yaml binds the groups: all in one ClusterRole cluster-wide;
-in namespaced mode `watched` as a Role in each listed namespace only.
+call the operator makes against them, and runs the operator on a real API server with
+them); files/rbac-rules.yaml is its rendering and templates/rbac.yaml places the groups:
+`cluster` (+ `watched` in cluster mode) in the ClusterRole bound cluster-wide, `runs`
+in `<release>-run` which no binding of the chart names (the operator binds it per run
+namespace), `report` in `<release>-report` (cluster mode, bound by the operator) or in
+each watched namespace's Role (namespaced mode).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import yaml
 
 from plimsoll.controller import rbac
 from tests.charts.helm import CHART, MODES, NAMESPACE, objects, of_kind, one
 
 Rule = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+DANGEROUS = {"pods", "secrets", "configmaps", "pods/proxy", "jobs", "services"}
 
 
 def _rules(rules: list[dict[str, Any]]) -> list[Rule]:
@@ -24,6 +29,14 @@ def _rules(rules: list[dict[str, Any]]) -> list[Rule]:
         (tuple(sorted(r["apiGroups"])), tuple(sorted(r["resources"])), tuple(sorted(r["verbs"])))
         for r in rules
     )
+
+
+def _resources(role: dict[str, Any]) -> set[str]:
+    return {r for rule in role["rules"] for r in rule["resources"]}
+
+
+def _cluster_roles(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {r["metadata"]["name"]: r for r in of_kind(items, "ClusterRole")}
 
 
 def _subjects_are_the_operator(binding: dict[str, Any]) -> None:
@@ -37,45 +50,127 @@ def test_chart_rules_file_is_plimsoll_rbac() -> None:
     assert yaml.safe_load(rbac.render_rules()) == rbac.RULES
 
 
-def test_cluster_mode_grants_every_rule_in_one_cluster_role() -> None:
-    items = objects()
-    role = one(items, "ClusterRole")
-    everything = rbac.RULES["cluster"] + rbac.RULES["watched"] + rbac.RULES["runs"]
-    assert _rules(role["rules"]) == _rules(everything)
+@pytest.mark.parametrize("mode", ["default", "namespaced"])
+def test_only_the_operators_own_role_is_bound_and_it_holds_no_pod_or_secret_right(
+    mode: str,
+) -> None:
+    items = objects(MODES[mode])
+    roles = _cluster_roles(items)
     binding = one(items, "ClusterRoleBinding")
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
         "kind": "ClusterRole",
-        "name": role["metadata"]["name"],
+        "name": "plimsoll",
     }
     _subjects_are_the_operator(binding)
-    assert not of_kind(items, "Role")
-    assert not of_kind(items, "RoleBinding")
+    assert not _resources(roles["plimsoll"]) & DANGEROUS
+    bound = {b["roleRef"]["name"] for b in items if b["kind"].endswith("Binding")}
+    assert not bound & {"plimsoll-run", "plimsoll-report", "plimsoll-references"}
 
 
-def test_namespaced_mode_grants_capacity_tests_only_in_listed_namespaces() -> None:
+@pytest.mark.parametrize("mode", ["default", "namespaced"])
+def test_the_operator_may_bind_exactly_its_own_roles(mode: str) -> None:
+    roles = _cluster_roles(objects(MODES[mode]))
+    [bind] = [r for r in roles["plimsoll"]["rules"] if "bind" in r["verbs"]]
+    wanted = ["plimsoll-run"]
+    if mode != "namespaced":
+        wanted += ["plimsoll-report", "plimsoll-references"]
+    assert (bind["resources"], bind["verbs"], bind["resourceNames"]) == (
+        ["clusterroles"],
+        ["bind"],
+        wanted,
+    )
+    assert set(roles) == {"plimsoll", *wanted}
+
+
+def test_cluster_mode_places_each_group() -> None:
+    roles = _cluster_roles(objects())
+    assert _rules(roles["plimsoll"]["rules"]) == _rules(
+        rbac.RULES["cluster"] + rbac.RULES["watched"]
+    )
+    assert _rules(roles["plimsoll-run"]["rules"]) == _rules(rbac.RULES["runs"])
+    assert _rules(roles["plimsoll-report"]["rules"]) == _rules(rbac.RULES["report"])
+    assert _rules(roles["plimsoll-references"]["rules"]) == _rules(rbac.RULES["references"])
+    assert not of_kind(objects(), "Role")
+    assert not of_kind(objects(), "RoleBinding")
+
+
+def test_namespaced_mode_grants_capacity_tests_and_reports_only_in_listed_namespaces() -> None:
     items = objects(MODES["namespaced"])
-    cluster_role = one(items, "ClusterRole")
-    assert _rules(cluster_role["rules"]) == _rules(rbac.RULES["cluster"] + rbac.RULES["runs"])
-    assert not any("plimsoll.dev" in rule["apiGroups"] for rule in cluster_role["rules"])
-    _subjects_are_the_operator(one(items, "ClusterRoleBinding"))
-    roles = {r["metadata"]["namespace"]: r for r in of_kind(items, "Role")}
+    roles = _cluster_roles(items)
+    assert _rules(roles["plimsoll"]["rules"]) == _rules(
+        rbac.RULES["cluster"] + rbac.RULES["namespaced"]
+    )
+    assert not any("plimsoll.dev" in rule["apiGroups"] for rule in roles["plimsoll"]["rules"])
+    assert _rules(roles["plimsoll-run"]["rules"]) == _rules(rbac.RULES["runs"])
+    namespaced = {r["metadata"]["namespace"]: r for r in of_kind(items, "Role")}
     bindings = {b["metadata"]["namespace"]: b for b in of_kind(items, "RoleBinding")}
-    assert set(roles) == set(bindings) == {"team-a", "team-b"}
-    for namespace, role in roles.items():
-        assert _rules(role["rules"]) == _rules(rbac.RULES["watched"])
+    assert set(namespaced) == set(bindings) == {"team-a", "team-b"}
+    for namespace, role in namespaced.items():
+        assert _rules(role["rules"]) == _rules(
+            rbac.RULES["watched"] + rbac.RULES["report"] + rbac.RULES["references"]
+        )
         binding = bindings[namespace]
         assert binding["roleRef"]["kind"] == "Role"
         assert binding["roleRef"]["name"] == role["metadata"]["name"]
         _subjects_are_the_operator(binding)
 
 
-def test_every_rule_is_granted_exactly_once_per_scope() -> None:
-    """Nothing beyond plimsoll.controller.rbac: the union of what each mode grants is its rules."""
-    for mode in ("default", "namespaced"):
-        items = objects(MODES[mode])
-        granted: list[dict[str, Any]] = list(one(items, "ClusterRole")["rules"])
-        roles = of_kind(items, "Role")
-        if roles:
-            granted += roles[0]["rules"]
-        assert _rules(granted) == _rules([r for group in rbac.RULES.values() for r in group])
+def test_pod_proxy_is_granted_only_when_asked_for() -> None:
+    assert "pods/proxy" not in _resources(_cluster_roles(objects())["plimsoll-run"])
+    proxied = _cluster_roles(objects({"rbac": {"podProxy": True}}))["plimsoll-run"]
+    assert _rules(proxied["rules"]) == _rules(rbac.RULES["runs"] + rbac.RULES["proxy"])
+
+
+@pytest.mark.parametrize("mode", ["default", "namespaced"])
+def test_the_operator_is_told_who_it_is_and_what_it_binds(mode: str) -> None:
+    items = objects(MODES[mode])
+    container = one(items, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["PLIMSOLL_SERVICE_ACCOUNT"] == "plimsoll"
+    assert env["PLIMSOLL_SERVICE_ACCOUNT_NAMESPACE"] == NAMESPACE
+    assert env["PLIMSOLL_RUN_ROLE"] == "plimsoll-run"
+    assert env["PLIMSOLL_REPORT_ROLE"] == ("" if mode == "namespaced" else "plimsoll-report")
+    references = "" if mode == "namespaced" else "plimsoll-references"
+    assert env["PLIMSOLL_REFERENCES_ROLE"] == references
+
+
+def test_every_rule_is_granted_somewhere() -> None:
+    """Nothing beyond plimsoll.controller.rbac, nothing of it left out."""
+    granted: list[dict[str, Any]] = []
+    for values in (MODES["default"], MODES["namespaced"], {"rbac": {"podProxy": True}}):
+        items = objects(values)
+        for role in of_kind(items, "ClusterRole"):
+            granted += [
+                {k: v for k, v in rule.items() if k != "resourceNames"} for rule in role["rules"]
+            ]
+    assert {str(r) for r in _rules(granted)} == {
+        str(r) for r in _rules([r for group in rbac.RULES.values() for r in group])
+    }
+
+
+def test_the_operator_pod_carries_the_labels_the_control_policy_admits() -> None:
+    deployment = one(objects(), "Deployment")
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["PLIMSOLL_OPERATOR_NAMESPACE"] == NAMESPACE
+    wanted = dict(pair.split("=") for pair in env["PLIMSOLL_OPERATOR_POD_LABELS"].split(","))
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert wanted.items() <= pod_labels.items()
+    assert len(wanted) == 2
+
+
+def test_the_admission_policy_is_opt_in_and_names_the_operator_and_its_run_role() -> None:
+    assert not [o for o in objects() if o["kind"].startswith("ValidatingAdmissionPolicy")]
+    items = objects({"rbac": {"admissionPolicy": True}})
+    policy = one(items, "ValidatingAdmissionPolicy")
+    binding = one(items, "ValidatingAdmissionPolicyBinding")
+    assert binding["spec"] == {
+        "policyName": policy["metadata"]["name"],
+        "validationActions": ["Deny"],
+    }
+    [who] = policy["spec"]["matchConditions"]
+    assert who["expression"] == (
+        f"request.userInfo.username == 'system:serviceaccount:{NAMESPACE}:plimsoll'"
+    )
+    assert "'plimsoll-run'" in policy["spec"]["validations"][1]["expression"]

@@ -93,6 +93,9 @@ def test_default_objects() -> None:
     assert kinds == [
         "ClusterKopfPeering",
         "ClusterRole",
+        "ClusterRole",
+        "ClusterRole",
+        "ClusterRole",
         "ClusterRoleBinding",
         "Deployment",
         "Service",

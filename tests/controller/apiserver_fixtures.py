@@ -39,6 +39,15 @@ RELEASES = {  # release name -> chart values
     "plimsoll": {},
     "plimsoll-ns": {"watch": {"scope": "namespaced", "namespaces": ["team-a", "team-b"]}},
 }
+IDENTITY_ENV = {
+    "PLIMSOLL_SERVICE_ACCOUNT",
+    "PLIMSOLL_SERVICE_ACCOUNT_NAMESPACE",
+    "PLIMSOLL_RUN_ROLE",
+    "PLIMSOLL_REPORT_ROLE",
+    "PLIMSOLL_REFERENCES_ROLE",
+    "PLIMSOLL_OPERATOR_NAMESPACE",
+    "PLIMSOLL_OPERATOR_POD_LABELS",
+}
 RBAC_KINDS = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 PEERING_KINDS = {"ClusterKopfPeering", "KopfPeering"}  # what `--peering` joins
 
@@ -47,6 +56,9 @@ PEERING_KINDS = {"ClusterKopfPeering", "KopfPeering"}  # what `--peering` joins
 class Installed:
     plane: ControlPlane
     kubeconfigs: dict[str, Path]  # release -> a kubeconfig of its ServiceAccount
+    # release -> the PLIMSOLL_* variables its Deployment sets (who the operator is,
+    # which roles it binds), so the operator under test runs as the chart runs it
+    envs: dict[str, dict[str, str]]
 
 
 def _install(plane: ControlPlane, folder: Path) -> Installed:
@@ -59,10 +71,17 @@ def _install(plane: ControlPlane, folder: Path) -> Installed:
         "wait", "--for=condition=Established", "--timeout=60s",
         "crd/clusterkopfpeerings.kopf.dev", "crd/kopfpeerings.kopf.dev",
     )  # fmt: skip
-    kubeconfigs = {}
+    kubeconfigs, envs = {}, {}
     for release, values in RELEASES.items():
-        kinds = RBAC_KINDS | PEERING_KINDS
-        rbac = [o for o in objects(values, name=release) if o["kind"] in kinds]
+        rendered = objects(values, name=release)
+        rbac = [o for o in rendered if o["kind"] in RBAC_KINDS | PEERING_KINDS]
+        deployment = next(o for o in rendered if o["kind"] == "Deployment")
+        container = deployment["spec"]["template"]["spec"]["containers"][0]
+        envs[release] = {
+            e["name"]: e["value"]
+            for e in container["env"]
+            if e["name"] in IDENTITY_ENV and e.get("value")
+        }
         plane.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(rbac))
         account = next(o for o in rbac if o["kind"] == "ServiceAccount")["metadata"]["name"]
         kubeconfigs[release] = plane.token_kubeconfig(
@@ -71,7 +90,7 @@ def _install(plane: ControlPlane, folder: Path) -> Installed:
     plane.kubectl(
         "wait", "--for=condition=Established", "crd/capacitytests.plimsoll.dev", "--timeout=60s"
     )
-    return Installed(plane, kubeconfigs)
+    return Installed(plane, kubeconfigs, envs)
 
 
 @pytest.fixture(scope="session")

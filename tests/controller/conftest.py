@@ -113,8 +113,15 @@ async def kubelet(cluster: Cluster, tmp_path: Path) -> AsyncIterator[Kubelet]:
 
 
 class OperatorProcess:
-    def __init__(self, kubeconfig: Path, log_dir: Path, scope: tuple[str, ...] = ("-A",)) -> None:
+    def __init__(
+        self,
+        kubeconfig: Path,
+        log_dir: Path,
+        scope: tuple[str, ...] = ("-A",),
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.kubeconfig, self.log_dir, self.scope = kubeconfig, log_dir, scope
+        self.env = dict(env or {})  # e.g. the chart's PLIMSOLL_* identity variables
         self.process: subprocess.Popen[bytes] | None = None
         self.count = 0
         self.metrics_port = 0
@@ -127,7 +134,7 @@ class OperatorProcess:
         to its environment."""
         self.count += 1
         log = (self.log_dir / f"operator-{self.count}.log").open("wb")
-        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), **(env or {})}
+        env = {**os.environ, **self.env, "KUBECONFIG": str(self.kubeconfig), **(env or {})}
         if prometheus is not None:
             env["PLIMSOLL_ALLOWED_PROMETHEUS_URLS"] = prometheus
         env.pop("KUBERNETES_SERVICE_HOST", None)
@@ -186,7 +193,10 @@ async def sa_operator(apiserver: ApiServer, tmp_path: Path) -> AsyncIterator[Ope
     """The operator as the cluster-wide release's ServiceAccount (the chart's RBAC only)."""
     logs = tmp_path / "operator-logs"
     logs.mkdir()
-    process = OperatorProcess(apiserver.installed.kubeconfigs["plimsoll"], logs)
+    installed = apiserver.installed
+    process = OperatorProcess(
+        installed.kubeconfigs["plimsoll"], logs, env=installed.envs["plimsoll"]
+    )
     yield process
     process.kill()  # no graceful stop needed (a test of its own); `apiserver` cleans up
 

@@ -44,6 +44,8 @@ class FakeCluster(kmock.KubernetesEmulator):
             ("v1/events", "Event", True),
             ("batch/v1/jobs", "Job", True),
             ("networking.k8s.io/v1/networkpolicies", "NetworkPolicy", True),
+            ("v1/resourcequotas", "ResourceQuota", True),
+            ("v1/limitranges", "LimitRange", True),
         ]:
             self.resources[path] = kmock.ResourceInfo(
                 kind=kind,
@@ -59,7 +61,10 @@ class FakeCluster(kmock.KubernetesEmulator):
             return await serve_pod_proxy(raw_request, proxied, self.find_pod)
         match = _NS_PATH.match(raw_request.path)
         if match is None:
-            return await super().__call__(raw_request)
+            response = await super().__call__(raw_request)
+            if raw_request.method == "POST" and raw_request.path.endswith("/resourcequotas"):
+                self._count_quotas()
+            return response
         return await self._namespace_call(raw_request, match.group(1))
 
     async def _namespace_call(
@@ -107,6 +112,13 @@ class FakeCluster(kmock.KubernetesEmulator):
             ns["status"]["phase"] = "Terminating"
             return aiohttp.web.json_response(ns)
         return status(405, "MethodNotAllowed")
+
+    def _count_quotas(self) -> None:
+        """The quota controller's first count: until it, a real API server refuses pods."""
+        for namespace, name, quota in self.live("resourcequotas"):
+            if not quota.get("status"):
+                hard = quota["spec"]["hard"]
+                self.patch_object("resourcequotas", namespace, name, {"status": {"hard": hard}})
 
     def live(self, plural: str) -> list[tuple[str, str, dict[str, Any]]]:
         found = []

@@ -13,11 +13,17 @@ outside the watched namespaces is left alone.
 
 from __future__ import annotations
 
+import base64
 import json
+import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 
+from plimsoll.api.env_source import CONSENT_LABEL
+from tests.charts.helm import objects
 from tests.controller.admin_api import wait_for
 from tests.controller.apiserver_fixtures import RELEASE_NAMESPACE, ApiServer
 from tests.controller.conftest import OperatorProcess, forbidden, quickstart
@@ -26,6 +32,105 @@ from tests.metrics.conftest import start_prometheus
 
 pytestmark = pytest.mark.slow
 ACCOUNT = f"system:serviceaccount:{RELEASE_NAMESPACE}:plimsoll-ns"
+ACCOUNTS = {  # release -> the user name its ServiceAccount's token authenticates as
+    release: f"system:serviceaccount:{RELEASE_NAMESPACE}:{release}"
+    for release in ("plimsoll", "plimsoll-ns")
+}
+
+
+GROUPS = {"jobs": "batch", "networkpolicies": "networking.k8s.io"}
+
+
+def allowed(apiserver: ApiServer, user: str, verb: str, resource: str, namespace: str) -> bool:
+    """A SubjectAccessReview, asked by the admin, for `user` as its token would be seen."""
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": user,
+            "groups": [
+                "system:serviceaccounts",
+                f"system:serviceaccounts:{RELEASE_NAMESPACE}",
+                "system:authenticated",
+            ],
+            "resourceAttributes": {
+                "verb": verb,
+                "group": GROUPS.get(resource.split("/")[0], ""),
+                "resource": resource.split("/")[0],
+                "subresource": resource.partition("/")[2],
+                "namespace": namespace,
+            },
+        },
+    }
+    answer = apiserver.plane.kubectl("create", "-o", "json", "-f", "-", stdin=json.dumps(review))
+    return bool(json.loads(answer.stdout)["status"].get("allowed"))
+
+
+# What would make the operator cluster-admin in effect: pods (any secret, any token),
+# secrets, and configmaps such as kube-system/aws-auth.
+DANGEROUS = [
+    ("create", "pods"),
+    ("get", "secrets"),
+    ("list", "secrets"),
+    ("patch", "configmaps"),
+    ("update", "configmaps"),
+    ("create", "configmaps"),
+    ("create", "pods/exec"),
+]
+
+
+@pytest.mark.parametrize("release", ["plimsoll", "plimsoll-ns"])
+def test_the_operator_holds_no_pod_secret_or_configmap_rights_outside_run_namespaces(
+    apiserver: ApiServer, release: str
+) -> None:
+    user = ACCOUNTS[release]
+    for namespace in ("default", "kube-system", apiserver.namespace):
+        granted = [
+            (verb, resource, namespace)
+            for verb, resource in DANGEROUS
+            if allowed(apiserver, user, verb, resource, namespace)
+        ]
+        assert granted == [], f"{release} may {granted}"
+
+
+@pytest.mark.parametrize("release", ["plimsoll", "plimsoll-ns"])
+def test_the_operator_may_bind_only_its_run_role_and_then_do_its_job(
+    apiserver: ApiServer, release: str
+) -> None:
+    user, namespace = ACCOUNTS[release], apiserver.namespace
+    run_role = apiserver.installed.envs[release]["PLIMSOLL_RUN_ROLE"]
+    assert run_role == f"{release}-run"
+
+    def bind(role: str, name: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return apiserver.plane.kubectl(
+            "create", "rolebinding", name, f"--clusterrole={role}", f"--user={user}",
+            "-n", namespace, f"--as={user}", *extra, check=False,
+        )  # fmt: skip
+
+    # RBAC escalation prevention: `bind` is granted on the run role only.
+    for stronger in ("admin", "edit", "cluster-admin"):
+        refused = bind(stronger, f"try-{stronger}", "--dry-run=server")
+        assert refused.returncode != 0, f"{release} could bind {stronger}"
+        assert "forbidden" in refused.stderr.lower(), refused.stderr
+    assert not allowed(apiserver, user, "create", "pods", namespace)
+    made = bind(run_role, run_role)
+    assert made.returncode == 0, made.stderr
+    for verb, resource in [
+        ("create", "pods"),
+        ("create", "secrets"),
+        ("get", "secrets"),
+        ("create", "networkpolicies"),
+        ("create", "resourcequotas"),
+        ("create", "limitranges"),
+        ("create", "jobs"),
+        ("delete", "pods"),
+    ]:
+        assert allowed(apiserver, user, verb, resource, namespace), (verb, resource)
+    # Still nothing it does not use, and nothing in the next namespace.
+    assert not allowed(apiserver, user, "patch", "configmaps", namespace)
+    assert not allowed(apiserver, user, "create", "pods/exec", namespace)
+    assert not allowed(apiserver, user, "create", "pods/proxy", namespace)  # in-cluster chart
+    assert not allowed(apiserver, user, "create", "pods", "default")
 
 
 def test_the_namespaced_release_may_touch_capacitytests_only_where_it_watches(
@@ -48,7 +153,12 @@ async def test_namespaced_operator_runs_a_test_with_a_pod_template_and_a_setup_j
     logs = tmp_path / "operator-logs"
     logs.mkdir()
     kubeconfig = apiserver.installed.kubeconfigs["plimsoll-ns"]
-    operator = OperatorProcess(kubeconfig, logs, scope=("-n", "team-a", "-n", "team-b"))
+    operator = OperatorProcess(
+        kubeconfig,
+        logs,
+        scope=("-n", "team-a", "-n", "team-b"),
+        env=apiserver.installed.envs["plimsoll-ns"],
+    )
     prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
     name = f"ns-{apiserver.namespace}"  # team-a is shared by the session: a name of our own
     try:
@@ -71,6 +181,20 @@ async def test_namespaced_operator_runs_a_test_with_a_pod_template_and_a_setup_j
         )
         assert running["phase"] == "Running", json.dumps(running, indent=1) + operator.log()
         run_ns = await apiserver.api.get(f"/api/v1/namespaces/{running['namespace']}") or {}
+        # Its rights there come from the RoleBinding it made first, to its run role only.
+        binding_path = (
+            f"/apis/rbac.authorization.k8s.io/v1/namespaces/{running['namespace']}"
+            "/rolebindings/plimsoll-ns-run"
+        )
+        binding = await apiserver.api.get(binding_path) or {}
+        assert binding["roleRef"]["name"] == "plimsoll-ns-run", binding
+        assert allowed(apiserver, ACCOUNT, "create", "pods", running["namespace"])
+        assert not allowed(apiserver, ACCOUNT, "create", "pods", "team-a")
+        # The run's budget is in force there: the quota controller counts its pods.
+        quota_path = f"/api/v1/namespaces/{running['namespace']}/resourcequotas/run-budget"
+        quota = await apiserver.api.get(quota_path) or {}
+        assert int(quota["status"]["used"]["pods"]) >= 3, quota
+        assert int(quota["status"]["used"]["pods"]) <= int(quota["spec"]["hard"]["pods"])
         labels = run_ns["metadata"]["labels"]
         assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
         for team in ("team-a", "team-b"):  # the keep-alive, through the Role's rights only
@@ -118,3 +242,123 @@ async def test_a_pod_template_asking_for_the_host_network_is_refused_before_any_
         "InvalidSpec",
     )
     assert "runId" not in status  # no run namespace, no pod was ever made
+
+
+def _environments(pids: list[int]) -> list[bytes]:
+    """What each process of the run was started with (the test kubelet runs them here)."""
+    return [Path(f"/proc/{pid}/environ").read_bytes() for pid in pids]
+
+
+async def test_a_value_from_secret_reaches_the_target_and_nowhere_else(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
+) -> None:
+    value = f"s3cr3t-{uuid.uuid4().hex}"
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "db",
+            "namespace": apiserver.namespace,
+            "labels": {CONSENT_LABEL: "true"},
+        },
+        "stringData": {"password": value},
+    }
+    apiserver.plane.kubectl("apply", "-f", "-", stdin=json.dumps(secret))
+    user = ACCOUNTS["plimsoll"]
+    assert not allowed(apiserver, user, "get", "secrets", apiserver.namespace)  # not yet
+    prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
+    try:
+        sa_operator.start(prometheus=prometheus.url)
+        body = quickstart("secretive", prometheus.url, levels=[20])
+        ref = {"secretKeyRef": {"name": "db", "key": "password"}}
+        body["spec"]["target"]["valueFrom"] = {"DB_PASSWORD": ref}
+        await apiserver.apply(body)
+        running = await wait_for(
+            lambda: apiserver.phase_in("secretive", "Running", "Failed"), 90, "Running"
+        )
+        assert running["phase"] == "Running", json.dumps(running, indent=1) + sa_operator.log()
+        environs = _environments(node_kubelet.pids(running["namespace"]))
+        assert any(f"DB_PASSWORD={value}".encode() in e.split(b"\0") for e in environs)
+        status = await wait_for(
+            lambda: apiserver.phase_in("secretive", "Succeeded", "Failed"), 120, "a finished run"
+        )
+    finally:
+        prometheus.stop()
+    assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
+    report = await apiserver.api.get(
+        f"/api/v1/namespaces/{apiserver.namespace}/configmaps/secretive-report"
+    )
+    events = await apiserver.events("secretive")
+    for where, text in [
+        ("status", json.dumps(status)),
+        ("report", json.dumps(report)),
+        ("events", json.dumps(events)),
+        ("operator log", sa_operator.log()),
+    ]:
+        assert value not in text, where
+        assert base64.b64encode(value.encode()).decode() not in text, where
+    report_spec = json.loads((report or {})["data"]["report.json"])["spec"]["target"]
+    assert report_spec["valueFrom"] == {"DB_PASSWORD": ref}  # the reference, not the value
+    # The operator read it through the references role it bound here for this spec.
+    assert allowed(apiserver, user, "get", "secrets", apiserver.namespace)
+    assert not allowed(apiserver, user, "get", "secrets", "default")
+
+
+async def test_the_admission_policy_keeps_the_operator_to_its_own_namespaces(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
+) -> None:
+    """What RBAC cannot narrow (`rbac.admissionPolicy`): namespace delete/patch and binding
+    the run role only where the namespace is labelled as Plimsoll's; a run still works."""
+    plane, user = apiserver.plane, ACCOUNTS["plimsoll"]
+    policy = [
+        o
+        for o in objects({"rbac": {"admissionPolicy": True}}, name="plimsoll")
+        if o["kind"].startswith("ValidatingAdmissionPolicy")
+    ]
+    assert len(policy) == 2
+    plane.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(policy))
+
+    def as_operator(*args: str) -> subprocess.CompletedProcess[str]:
+        return plane.kubectl(*args, f"--as={user}", "--dry-run=server", check=False)
+
+    async def policy_refuses() -> subprocess.CompletedProcess[str] | None:
+        result = as_operator("delete", "namespace", apiserver.namespace)
+        return result if result.returncode != 0 else None
+
+    try:
+        # A policy takes effect once the API server has loaded it: ask until it answers.
+        refused = await wait_for(policy_refuses, 30, "the policy in force")
+        assert "only the namespaces it labels as its own" in refused.stderr
+        assert (
+            plane.kubectl("auth", "can-i", "delete", "namespaces", f"--as={user}").stdout.strip()
+            == "yes"
+        )
+        bind = as_operator(
+            "create", "rolebinding", "plimsoll-run", "--clusterrole=plimsoll-run",
+            f"--serviceaccount={RELEASE_NAMESPACE}:plimsoll", "-n", apiserver.namespace,
+        )  # fmt: skip
+        assert bind.returncode != 0
+        assert "bind its run role only in a namespace it labels" in bind.stderr
+        relabel = as_operator(
+            "label", "namespace", "kube-system", "app.kubernetes.io/managed-by=plimsoll"
+        )
+        assert relabel.returncode != 0, "it could make kube-system look like its own"
+        # A whole run, whose namespace the operator creates, binds in, and deletes.
+        prometheus = await start_prometheus(
+            tmp_path / "prom", [node_kubelet.exporter.address], "500ms"
+        )
+        try:
+            sa_operator.start(prometheus=prometheus.url)
+            await apiserver.apply(quickstart("guarded", prometheus.url, levels=[20]))
+            status = await wait_for(
+                lambda: apiserver.phase_in("guarded", "Succeeded", "Failed"), 150, "a finished run"
+            )
+            assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
+            await apiserver.remove_all()
+            assert await apiserver.namespace_gone(status["namespace"])
+        finally:
+            prometheus.stop()
+    finally:
+        for item in policy:
+            plane.kubectl("delete", item["kind"], item["metadata"]["name"], check=False)
+    assert forbidden(sa_operator) == [], sa_operator.log()

@@ -65,6 +65,11 @@ async def test_quickstart_reaches_a_cpu_bound_ceiling_with_events_and_metrics(
         "True",
         "CeilingFound",
     )
+    # Least privilege: the report's ConfigMap right is a RoleBinding the operator made
+    # here, to its report role, and its run namespace had one to its run role.
+    rbac_path = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{apiserver.namespace}/rolebindings"
+    bindings = {b["roleRef"]["name"] for b in await apiserver.api.items(rbac_path)}
+    assert bindings == {"plimsoll-report"}, bindings
     report_path = f"/api/v1/namespaces/{apiserver.namespace}/configmaps/quick-report"
     report = await apiserver.api.get(report_path) or {}
     assert json.loads(report["data"]["report.json"])["outcome"] == "succeeded"

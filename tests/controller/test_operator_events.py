@@ -138,3 +138,20 @@ async def test_a_refused_event_is_logged_not_raised() -> None:
     finally:
         await client.aclose()
     assert recorder.posted == []
+
+
+async def test_credentials_in_urls_never_reach_the_status_or_an_event(
+    api: tuple[FakeCluster, KubeClient],
+) -> None:
+    emulator, client = api
+    status = CapacityTestStatus(phase=Phase.PENDING)
+    writer = StatusWriter(client, "default", "quick", status, events=EventRecorder(client, OWNER))
+    writer.set_phase(Phase.FAILED, "cannot reach https://svc:hunter2@api.example.com/health")
+    await writer.write()
+    [(_, _, stored)] = emulator.live("capacitytests")
+    events = [e["message"] for _, _, e in emulator.live("events")]
+    assert "hunter2" not in str(stored["status"])
+    assert "hunter2" not in str(events)
+    assert "https://***@api.example.com/health" in stored["status"]["message"]
+    assert "https://***@api.example.com/health" in events[0]
+    assert "hunter2" in writer.status.message  # only what leaves the operator is redacted

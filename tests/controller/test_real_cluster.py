@@ -84,7 +84,9 @@ def _on_control_plane(installed: Installed, home: Path) -> Iterator[Cluster]:
     kubelet = threaded.start()
     prometheus = launch_prometheus(home / "prom", [kubelet.exporter.address], "500ms")
     (home / "operator").mkdir()
-    operator = OperatorProcess(installed.kubeconfigs["plimsoll"], home / "operator")
+    operator = OperatorProcess(
+        installed.kubeconfigs["plimsoll"], home / "operator", env=installed.envs["plimsoll"]
+    )
     try:
         deadline = time.monotonic() + 15
         while not _all_scraped(prometheus.url, 1) and time.monotonic() < deadline:

@@ -13,7 +13,8 @@ import pytest
 from plimsoll.api.resource import load_capacity_test
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.target import PodShape
-from plimsoll.kube import manifests
+from plimsoll.kube import boundaries, manifests
+from plimsoll.kube.control_ingress import generator_ingress_policy
 from plimsoll.kube.names import Images, RunIdentity, run_namespace_name
 from plimsoll.kube.pod_specs import merge_template
 
@@ -77,6 +78,8 @@ def all_objects(run: RunIdentity = RUN) -> list[dict[str, Any]]:
     spec, images, RUN = _spec(), Images(), run  # noqa: N806 (the same builders per variant)
     return [
         manifests.namespace(RUN),
+        boundaries.limit_range(RUN),
+        boundaries.resource_quota(RUN, spec, manifests.KNOWN_SHAPES),
         manifests.mock_config_map(RUN, spec.upstream),
         *(manifests.mock_pod(RUN, i, spec.upstream, images.mock) for i in range(2)),
         manifests.cluster_service(RUN, "plimsoll-mock", "mock", spec.upstream.port),
@@ -91,6 +94,7 @@ def all_objects(run: RunIdentity = RUN) -> list[dict[str, Any]]:
         manifests.generator_network_policy(RUN, spec),
         manifests.control_token_secret(RUN, "t0ken"),
         manifests.run_egress_policy(RUN),
+        generator_ingress_policy(RUN, None),
     ]
 
 
@@ -318,3 +322,41 @@ def test_the_target_may_reach_every_named_mock() -> None:
     [expression] = policy["podSelector"]["matchExpressions"]
     assert target_labels["plimsoll.dev/role"] not in expression["values"]
     assert {"to": [{"podSelector": {}}]} in policy["egress"]
+
+
+def _quantity(text: str) -> float:
+    units = {"m": 1e-3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+    for suffix, factor in units.items():
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * factor
+    return float(text)
+
+
+def test_the_quota_admits_every_pod_of_the_run_and_bounds_it_near_what_it_declared() -> None:
+    objects = all_objects()
+    [quota] = [o for o in objects if o["kind"] == "ResourceQuota"]
+    [defaults] = [o for o in objects if o["kind"] == "LimitRange"]
+    default_request = defaults["spec"]["limits"][0]["defaultRequest"]
+    pods = [spec for obj in objects for spec in pod_specs(obj)]
+    requested = {"cpu": 0.0, "memory": 0.0}
+    for pod in pods:
+        for container in pod["containers"]:
+            # As the API server's LimitRanger admits it: a missing request gets the default.
+            asked = {**default_request, **container.get("resources", {}).get("requests", {})}
+            for resource in requested:
+                requested[resource] += _quantity(asked[resource])
+    hard = quota["spec"]["hard"]
+    assert len(pods) <= int(hard["pods"]) <= len(pods) + 2
+    for resource, total in requested.items():
+        bound = _quantity(hard[f"requests.{resource}"])
+        assert total <= bound, (resource, total, bound)
+        assert bound <= total * 2, (resource, total, bound)  # not an open door either
+    # 1.5 + 1 + 2 x 0.5 + 2 x 2 + 0.1 (setup) = 7.6 cores, x 1.25, plus the largest pod (2).
+    assert hard == {"pods": "9", "requests.cpu": "11500m", "requests.memory": "5344Mi"}
+
+
+def test_the_defaults_give_requests_only_so_nothing_unpinned_is_throttled() -> None:
+    [limit] = boundaries.limit_range(RUN)["spec"]["limits"]
+    assert set(limit) == {"type", "defaultRequest"}  # no default, max: they would set limits
+    quota = boundaries.resource_quota(RUN, _spec(), manifests.KNOWN_SHAPES)
+    assert not any(k.startswith("limits.") for k in quota["spec"]["hard"])

@@ -2,7 +2,7 @@
 
 A small Prometheus-shaped HTTP server on loopback plays the answers a real server
 gives in those cases (hard to provoke on demand from the real one); the source talks
-to it through prometheus-api-client as it would to Prometheus. Time is fake: the
+to it over real HTTP as it would to Prometheus. Time is fake: the
 source's clock and sleep are injected, so retries and the settle delay cost nothing.
 """
 
@@ -179,7 +179,10 @@ async def test_temporary_errors_are_retried_with_backoff_then_named(
 
 async def test_a_bad_query_is_not_retried(fake: FakePrometheus) -> None:
     healthy(fake)
-    fake.on(lambda q: q == "sum(broken", (400, {"status": "error", "error": "parse error"}))
+    fake.on(
+        lambda q: q == "sum(broken",
+        (400, {"status": "error", "errorType": "bad_data", "error": "parse error"}),
+    )
     time = FakeTime(WINDOW.end.timestamp() + 5)
     bounds = [
         PromQLBound(name="broken", query="sum(broken", below=1),
@@ -192,7 +195,9 @@ async def test_a_bad_query_is_not_retried(fake: FakePrometheus) -> None:
     values, missing = await source(fake, time).evaluate_with_reasons(bounds, WINDOW, "ns")
     assert values == {"broken": None, "limit": 536870912.0}
     assert len(missing) == 1
-    assert missing[0].startswith("broken: query error: HTTP Status Code 400")
+    assert missing[0].startswith(f"broken: Prometheus at {fake.url}/api/v1/query answered HTTP 400")
+    assert "(bad_data)" in missing[0]
+    assert "parse error" not in missing[0]
     assert missing[0].endswith("(query: sum(broken)")
     assert time.slept == []
     asked = [a["query"] for a in fake.asked]

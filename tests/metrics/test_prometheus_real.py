@@ -98,7 +98,10 @@ async def test_prometheus_agrees_with_the_cgroup_then_goes_missing_when_stopped(
     assert by_cgroup.missing == []
     # Everything but the two deliberately bad extra metrics was read.
     assert len(by_prometheus.missing) == 2, by_prometheus.missing
-    assert by_prometheus.missing[0].startswith("broken: query error")
+    # The real server's refusal: its status code and errorType, never its error text.
+    assert by_prometheus.missing[0].startswith(
+        f"broken: Prometheus at {server.url}/api/v1/query answered HTTP 400 (bad_data)"
+    )
     assert "sum(rate(container_cpu_usage_seconds_total[1m]" in by_prometheus.missing[0]
     assert by_prometheus.missing[1] == "absent: no data (query: sum(no_such_metric))"
 
@@ -129,7 +132,7 @@ async def test_prometheus_agrees_with_the_cgroup_then_goes_missing_when_stopped(
     assert (after.cpu_mean_cores, after.memory_max_bytes, after.throttled_ratio) == (None,) * 3
     assert after.extra == {}
     assert after.missing[0].startswith(
-        f"Prometheus at {server.url} unreachable: ConnectionError after 2 attempts"
+        f"Prometheus at {server.url} unreachable: ConnectError after 2 attempts"
     )
     assert f"(query: {CPU_QUERY}" in after.missing[0]
     assert len(after.missing) == len(after.queries) == 9 + len(EXTRA)

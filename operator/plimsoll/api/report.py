@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_serializer
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Comparison
@@ -21,6 +22,7 @@ from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import StepResult
 from plimsoll.api.streams import StreamMemory
+from plimsoll.api.urls import redact_strings
 
 
 class Outcome(StrEnum):
@@ -41,6 +43,13 @@ class UnitCost(PlimsollModel):
 class RunReport(PlimsollModel):
     test_name: str
     spec: CapacityTestSpec
+
+    @field_serializer("spec", mode="wrap")
+    def _without_credentials(self, spec: CapacityTestSpec, handler: Any) -> Any:
+        # target.url and metrics.prometheusUrl may carry user:password@: the report
+        # (a ConfigMap, files) is read by far more people than the secret was meant for.
+        return redact_strings(handler(spec))
+
     started_at: datetime
     ended_at: datetime | None = None
     platform: str = Field(description="local or kubernetes.")

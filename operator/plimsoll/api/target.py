@@ -6,16 +6,35 @@ changes these pieces, can be defined without importing the whole spec.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import PATH_PATTERN, PodMemory
+from plimsoll.api.env_source import ENV_NAME_PATTERN, EnvSource
 from plimsoll.api.pod_template import template_problems
 from plimsoll.api.units import Cores, Seconds
 
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+VALUE_FROM_HELP = (
+    "Environment variables read from a key of a Secret (secretKeyRef) or ConfigMap "
+    "(configMapKeyRef) in the CapacityTest's namespace, labelled "
+    "plimsoll.dev/runs-may-read=true (Kubernetes only); the value is never copied into "
+    "the status or the report."
+)
+
+
+def _check_value_from(env: dict[str, str], value_from: dict[str, EnvSource]) -> None:
+    bad = [name for name in value_from if not re.match(ENV_NAME_PATTERN, name)]
+    if bad:
+        raise ValueError(f"valueFrom: {bad[0]!r} is not an environment variable name")
+    both = sorted(set(env) & set(value_from))
+    if both:
+        raise ValueError(f"{both[0]} is in both env and valueFrom: give it in one of them")
 
 
 class PodShape(PlimsollModel):
@@ -61,6 +80,7 @@ class Target(PlimsollModel):
     command: list[str] | None = Field(None, min_length=1)
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    value_from: dict[str, EnvSource] = Field(default_factory=dict, description=VALUE_FROM_HELP)
     port: int = Field(8080, ge=1, le=65535)
     resources: PodShape | None = None
     readiness_path: str = Field("/healthz", pattern=PATH_PATTERN)
@@ -103,6 +123,7 @@ class Target(PlimsollModel):
 
     @model_validator(mode="after")
     def _how_to_run(self) -> Target:
+        _check_value_from(self.env, self.value_from)
         if self.url is not None:
             if self.image or self.command:
                 raise ValueError("give either 'url' (an existing service) or 'image'/'command'")
@@ -137,6 +158,7 @@ class Service(PlimsollModel):
     command: list[str] | None = Field(None, min_length=1)
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    value_from: dict[str, EnvSource] = Field(default_factory=dict, description=VALUE_FROM_HELP)
     port: int = Field(ge=1, le=65535)
     resources: PodShape | None = None
     readiness_path: str | None = Field(
@@ -149,6 +171,7 @@ class Service(PlimsollModel):
 
     @model_validator(mode="after")
     def _runnable(self) -> Service:
+        _check_value_from(self.env, self.value_from)
         if not self.image and not self.command:
             raise ValueError(f"service {self.name!r} needs 'image' or 'command'")
         return self

@@ -30,6 +30,8 @@ from plimsoll.cli.exits import EXIT_INCOMPLETE
 from plimsoll.controller.peering import PeeringMissingError, require_peering_objects
 from plimsoll.controller.supervisor import OperatorContext
 from plimsoll.decide.peering import seniority_priority
+from plimsoll.kube.control_ingress import ControlClients
+from plimsoll.kube.grants import GrantError, OperatorIdentity
 from plimsoll.kube.names import Images
 from plimsoll.platforms.kubernetes.platform import (
     REACH_AUTO,
@@ -56,6 +58,8 @@ def build_context(
         prometheus_url=prometheus_url or None,
         # Beyond the default, the only Prometheus servers a CapacityTest may name.
         allowed_prometheus=frozenset(u.strip() for u in allowed.split(",") if u.strip()),
+        identity=_identity(),
+        control_clients=_control_clients(),
     )
     return OperatorContext(
         options=options,
@@ -63,6 +67,20 @@ def build_context(
         metrics_port=metrics_port,
         metrics_host=metrics_host,
     )
+
+
+def _control_clients() -> ControlClients:
+    try:
+        return ControlClients.from_env()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+def _identity() -> OperatorIdentity | None:
+    try:
+        return OperatorIdentity.from_env()
+    except GrantError as exc:
+        raise typer.BadParameter(str(exc)) from exc
 
 
 @dataclass(frozen=True)

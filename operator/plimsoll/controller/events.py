@@ -26,6 +26,7 @@ from typing import Any
 from plimsoll.api.resource import API_VERSION, KIND
 from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import LimitedBy, StepRecord, Verdict
+from plimsoll.api.urls import redact_urls_in
 from plimsoll.kube.client import NO_RETRIES, KubeClient, KubeError
 
 log = logging.getLogger(__name__)
@@ -142,7 +143,7 @@ def event_body(owner: dict[str, Any], event: Event) -> dict[str, Any]:
     """A core/v1 Event about `owner` (a CapacityTest), in the owner's namespace."""
     meta = owner["metadata"]
     now = _now()
-    message = event.message
+    message = redact_urls_in(event.message)
     if len(message) > _MESSAGE_LIMIT:
         message = message[: _MESSAGE_LIMIT - 1] + "…"
     return {

@@ -1,11 +1,21 @@
 """The operator's RBAC rules, written once: the Helm chart renders them, a test checks them.
 
-Three groups, as `charts/plimsoll/files/rbac-rules.yaml` binds them:
-- `cluster`: cluster-scoped objects (each run's namespace; kopf's discovery; the
-  ClusterKopfPeering that keeps one replica active when watching every namespace);
-- `watched`: the namespaces holding CapacityTests (the resource, its status,
-  its report ConfigMap, events, and in namespaced mode each one's KopfPeering);
-- `runs`: inside each run's own namespace (pods, services, jobs, ...).
+The groups, as `charts/plimsoll/templates/rbac.yaml` grants them:
+- `cluster`: cluster-wide in both modes: each run's namespace, kopf's discovery, the
+  ClusterKopfPeering that keeps one replica active when watching every namespace,
+  and making RoleBindings to the run (and report, references) ClusterRoles, which it
+  may `bind`; `namespaced` adds watching Namespaces in namespaced mode (kopf);
+- `watched`: where CapacityTests live (the resource, its status, events, and in
+  namespaced mode each one's KopfPeering):
+  cluster-wide, or a Role in each watched namespace;
+- `report`: the report ConfigMap: in that Role (namespaced), or a ClusterRole the
+  operator binds in a CapacityTest's namespace before writing (cluster-wide);
+- `runs`: the `<release>-run` ClusterRole, bound by the operator itself in each run
+  namespace it creates, never cluster-wide (`plimsoll.kube.grants`);
+- `references`: reading what `valueFrom` names: in that Role (namespaced), or a
+  ClusterRole bound in a CapacityTest's namespace when its spec has one;
+- `proxy`: `pods/proxy`, added to the run role only when the operator reaches the
+  generators through the API server (`rbac.podProxy`).
 `tests/controller` runs the operator on a real API server as the chart's
 ServiceAccount, with exactly these rules, cluster-wide and namespaced, and fails
 on any 403; against the emulated cluster (the pod-proxy test) it checks each
@@ -21,19 +31,21 @@ from urllib.parse import parse_qs
 
 import yaml
 
-_CRUD = ["create", "get", "list", "watch", "patch", "update", "delete"]
+# What the operator does to the objects of a run: create them, read them back (adoption,
+# readiness), list them by label (clean-up) and delete them. No update, patch or watch.
+_RUN_VERBS = ["create", "get", "list", "delete"]
 
 RULES: dict[str, list[dict[str, Any]]] = {
+    # Cluster-wide, in both modes (a ClusterRoleBinding).
     "cluster": [
-        # watch: in namespaced mode (`-n`) kopf watches Namespaces to follow the ones
-        # it serves; without it every watch attempt is refused (403), as a real API
-        # server showed (tests/controller/test_apiserver_rbac.py).
         {
             "apiGroups": [""],
             "resources": ["namespaces"],
-            # watch: kopf in namespaced mode; patch: only to put back the Pod Security
-            # labels of an adopted run namespace.
-            "verbs": ["create", "get", "list", "watch", "patch", "delete"],
+            # patch: only to put back the Pod Security labels of an adopted run
+            # namespace. delete: RBAC cannot narrow it to the namespaces carrying
+            # Plimsoll's labels; the operator's code only deletes those it finds by its
+            # owner label (README, "Security model").
+            "verbs": ["create", "get", "list", "patch", "delete"],
         },
         {
             "apiGroups": ["apiextensions.k8s.io"],
@@ -47,7 +59,35 @@ RULES: dict[str, list[dict[str, Any]]] = {
             "resources": ["clusterkopfpeerings"],
             "verbs": ["get", "list", "watch", "patch"],
         },
+        # Its rights inside a run namespace: a RoleBinding it makes there first. RBAC's
+        # escalation check lets it bind only roles it holds `bind` on (the next rule).
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["rolebindings"],
+            "verbs": ["create", "get"],
+        },
+        # After binding, it asks whether the right is in effect yet (`kube.grants`).
+        # Usually granted to everyone by system:basic-user; said here for clusters
+        # that removed that binding.
+        {
+            "apiGroups": ["authorization.k8s.io"],
+            "resources": ["selfsubjectaccessreviews"],
+            "verbs": ["create"],
+        },
+        # resourceNames: the chart adds exactly its run (and report) ClusterRole.
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["clusterroles"],
+            "verbs": ["bind"],
+        },
     ],
+    # Namespaced mode only: kopf follows the namespaces it serves; without it every
+    # watch attempt is refused (403), as a real API server showed. Cluster-wide, kopf
+    # watches no namespaces.
+    "namespaced": [
+        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["watch"]},
+    ],
+    # Where CapacityTests live: cluster-wide, or a Role per watched namespace.
     "watched": [
         {
             "apiGroups": ["plimsoll.dev"],
@@ -59,7 +99,12 @@ RULES: dict[str, list[dict[str, Any]]] = {
             "resources": ["capacitytests/status"],
             "verbs": ["get", "patch"],
         },
-        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "get", "patch"]},
+        # Owner references to a CapacityTest from the report ConfigMap.
+        {
+            "apiGroups": ["plimsoll.dev"],
+            "resources": ["capacitytests/finalizers"],
+            "verbs": ["update"],
+        },
         {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create"]},
         {
             "apiGroups": ["kopf.dev"],
@@ -67,13 +112,36 @@ RULES: dict[str, list[dict[str, Any]]] = {
             "verbs": ["get", "list", "watch", "patch"],
         },
     ],
+    # The report ConfigMap in a CapacityTest's namespace: in the watched namespaces'
+    # Role (namespaced mode), or a ClusterRole the operator binds in a CapacityTest's
+    # namespace just before writing its report (cluster-wide mode).
+    "report": [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "get", "patch"]},
+    ],
+    # Reading what `valueFrom` references (only objects labelled
+    # plimsoll.dev/runs-may-read=true are copied, a check of the operator's code): in the
+    # watched namespaces' Role (namespaced mode), or a ClusterRole the operator binds in
+    # a CapacityTest's namespace when its spec has a `valueFrom` (cluster-wide mode).
+    "references": [
+        {"apiGroups": [""], "resources": ["secrets", "configmaps"], "verbs": ["get"]},
+    ],
+    # The run ClusterRole, bound nowhere by the chart: the operator binds it in each
+    # run namespace it creates.
     "runs": [
-        {"apiGroups": [""], "resources": ["pods", "services", "configmaps"], "verbs": _CRUD},
-        {"apiGroups": [""], "resources": ["pods/proxy"], "verbs": ["get", "create"]},
+        {
+            "apiGroups": [""],
+            "resources": ["pods", "services", "configmaps", "resourcequotas", "limitranges"],
+            "verbs": _RUN_VERBS,
+        },
         # Only the run's control-API token: created, read back on resume, deleted.
-        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "get", "delete", "list"]},
-        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": _CRUD},
-        {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": _CRUD},
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": _RUN_VERBS},
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": _RUN_VERBS},
+        {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": _RUN_VERBS},
+    ],
+    # Added to the run role only when the operator reaches the generators through the
+    # API server's pod proxy (it runs outside the cluster: `rbac.podProxy`).
+    "proxy": [
+        {"apiGroups": [""], "resources": ["pods/proxy"], "verbs": ["get", "create"]},
     ],
 }
 

@@ -22,6 +22,7 @@ from typing import Any
 from plimsoll.api.report import RunReport
 from plimsoll.api.resource import API_VERSION, KIND
 from plimsoll.kube.client import CONFIG_MAPS, ConflictError, KubeClient
+from plimsoll.kube.grants import OperatorIdentity, ensure_bound
 
 log = logging.getLogger(__name__)
 
@@ -84,10 +85,26 @@ def _report_markdown(report: RunReport) -> str:
 
 
 async def write_report_config_map(
-    client: KubeClient, owner: dict[str, Any], report: RunReport
+    client: KubeClient,
+    owner: dict[str, Any],
+    report: RunReport,
+    identity: OperatorIdentity | None = None,
 ) -> str:
-    """The report as a ConfigMap owned by the CapacityTest (garbage-collected with it)."""
+    """The report as a ConfigMap owned by the CapacityTest (garbage-collected with it).
+
+    Cluster-wide, the operator holds no ConfigMap right anywhere by default: it binds
+    its report role in the CapacityTest's namespace first (`plimsoll.kube.grants`), so
+    it can write ConfigMaps only where someone created a CapacityTest."""
     meta = owner["metadata"]
+    if identity is not None and identity.report_role:
+        await ensure_bound(
+            client,
+            identity,
+            meta["namespace"],
+            identity.report_role,
+            labels={"app.kubernetes.io/managed-by": "plimsoll"},
+            proof=("configmaps", "create"),
+        )
     name = f"{meta['name']}-report"[:253]
     fitted = fit_report(report)
     body = {

@@ -36,6 +36,7 @@ from plimsoll.api.status import (
     set_condition,
 )
 from plimsoll.api.step import StepRecord, StepResult
+from plimsoll.api.urls import redact_strings
 from plimsoll.controller.events import (
     Event,
     EventRecorder,
@@ -49,6 +50,7 @@ from plimsoll.decide.plan import conditions_for
 from plimsoll.decide.statussteps import compact_steps
 from plimsoll.decide.variantstatus import run_ended, variant_finished, variant_started
 from plimsoll.kube.client import CAPACITY_TESTS, KubeClient
+from plimsoll.kube.grants import OperatorIdentity
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +106,8 @@ class StatusWriter:
     async def write(self) -> bool:
         """Patch the fields that changed since the last write, then post the queued
         events; False when no field changed."""
-        wire = self.status.to_wire()
+        # Whatever a message quotes (a target.url, an error naming a URL), no credential.
+        wire = redact_strings(self.status.to_wire())
         changed = {k: v for k, v in wire.items() if self._written.get(k) != v}
         changed.update({k: None for k in self._written if k not in wire})
         if changed:
@@ -132,9 +135,11 @@ class OperatorSink:
         on_phase: Callable[[Phase], None] | None = None,
         on_finished: Callable[[RunReport], None] | None = None,
         unit: str = "rps",
+        identity: OperatorIdentity | None = None,
     ) -> None:
         self.writer = writer
         self.owner = owner
+        self.identity = identity  # whose report role to bind before writing the report
         self.unit = unit
         self.report: RunReport | None = None
         self._on_step = on_step
@@ -217,7 +222,9 @@ class OperatorSink:
         status.sizing = SizingSummary.of(report.sizing) if report.sizing is not None else None
         status.completion_time = report.ended_at or _now()
         try:
-            name = await write_report_config_map(self.writer.client, self.owner, report)
+            name = await write_report_config_map(
+                self.writer.client, self.owner, report, self.identity
+            )
             status.report = ReportRef(config_map=name)
         except Exception as exc:  # the status still carries the ceiling
             log.warning("report ConfigMap not written: %s", exc)

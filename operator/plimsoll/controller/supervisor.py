@@ -279,6 +279,7 @@ class Supervisor:
             on_phase=lambda phase: metrics.set_phase(uid, phase),
             on_finished=lambda report: apply_gate(writer, report, test.spec, self._images(test)),
             unit=test.spec.unit,
+            identity=self.ctx.options.identity,
         )
         make: Callable[[Variant | None], KubernetesPlatform] = lambda v: self._make_platform(  # noqa: E731
             v, writer.status

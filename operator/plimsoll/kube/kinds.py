@@ -29,6 +29,12 @@ JOBS = Kind("batch/v1", "jobs")
 NETWORK_POLICIES = Kind("networking.k8s.io/v1", "networkpolicies")
 CAPACITY_TESTS = Kind("plimsoll.dev/v1alpha1", "capacitytests")
 EVENTS = Kind("v1", "events")
+RESOURCE_QUOTAS = Kind("v1", "resourcequotas")
+LIMIT_RANGES = Kind("v1", "limitranges")
+ROLE_BINDINGS = Kind("rbac.authorization.k8s.io/v1", "rolebindings")
+SELF_SUBJECT_ACCESS_REVIEWS = Kind(
+    "authorization.k8s.io/v1", "selfsubjectaccessreviews", namespaced=False
+)
 
 KINDS_BY_API_KIND = {
     ("v1", "Namespace"): NAMESPACES,
@@ -37,6 +43,10 @@ KINDS_BY_API_KIND = {
     ("v1", "ConfigMap"): CONFIG_MAPS,
     ("v1", "Secret"): SECRETS,
     ("v1", "Event"): EVENTS,
+    ("v1", "ResourceQuota"): RESOURCE_QUOTAS,
+    ("v1", "LimitRange"): LIMIT_RANGES,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): ROLE_BINDINGS,
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): SELF_SUBJECT_ACCESS_REVIEWS,
     ("batch/v1", "Job"): JOBS,
     ("networking.k8s.io/v1", "NetworkPolicy"): NETWORK_POLICIES,
 }

@@ -20,10 +20,14 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+from plimsoll.api.env_source import EnvSource
 from plimsoll.api.spec import CapacityTestSpec, Generators, PodShape, Service, SetupStep
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.api.upstream import MOCK_CONFIG_ENV, NamedUpstream, Upstream, mock_role
+from plimsoll.api.urls import redact_url
+from plimsoll.decide.run_budget import KnownShapes
 from plimsoll.kube import names
+from plimsoll.kube.boundaries import UNDECLARED
 from plimsoll.kube.names import RunIdentity
 from plimsoll.kube.pod_specs import (
     container_security,
@@ -44,7 +48,10 @@ PSS_LABELS = {
 MOCK_CONFIG_KEY = "upstream.json"
 CONTROL_TOKEN_KEY = "token"
 _GENERATOR_DEFAULT = PodShape(cpu=1.0, memory=512 * 2**20)
+_MOCK_SHAPE = PodShape(cpu=0.5, memory=256 * 2**20)
 _MOCK_REQUESTS = {"cpu": "500m", "memory": "256Mi"}
+# The run's ResourceQuota counts these for the pods whose spec gives no size.
+KNOWN_SHAPES = KnownShapes(mock=_MOCK_SHAPE, generator=_GENERATOR_DEFAULT, undeclared=UNDECLARED)
 
 
 def _meta(run: RunIdentity, name: str, role: str | None = None) -> dict[str, Any]:
@@ -115,6 +122,54 @@ def control_token_secret(run: RunIdentity, token: str) -> dict[str, Any]:
     }
 
 
+def value_from_env(
+    run: RunIdentity, owner: str, value_from: dict[str, EnvSource]
+) -> list[dict[str, Any]]:
+    """`valueFrom` variables, read from the run's own copy (`run_env_secret`, this
+    variant's): the pods run in the run namespace, the referenced objects live in the
+    CapacityTest's."""
+    secret = run.child(names.RUN_ENV_SECRET)
+    return [
+        {
+            "name": name,
+            "valueFrom": {"secretKeyRef": {"name": secret, "key": run_env_key(owner, name)}},
+        }
+        for name in value_from
+    ]
+
+
+def run_env_key(owner: str, name: str) -> str:
+    """The key in `run-env` of one variable of one pod: `target.DB_PASSWORD`."""
+    return f"{owner}.{name}"
+
+
+def run_env_secret(run: RunIdentity, data: dict[str, str]) -> dict[str, Any]:
+    """The copied values, base64 as a Secret's `data` holds them (never decoded here)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": _meta(run, run.child(names.RUN_ENV_SECRET), None),
+        "data": dict(data),
+    }
+
+
+def value_from_owners(spec: CapacityTestSpec) -> dict[str, dict[str, EnvSource]]:
+    """Every pod's `valueFrom`, by the owner part of its `run-env` keys."""
+    owners = {TARGET_ENV_OWNER: dict(spec.target.value_from)} if spec.target.value_from else {}
+    for service in spec.services:
+        if service.value_from:
+            owners[service_env_owner(service)] = dict(service.value_from)
+    return owners
+
+
+TARGET_ENV_OWNER = "target"
+
+
+def service_env_owner(service: Service) -> str:
+    return f"service-{service.name}"
+
+
 def mock_pod(
     run: RunIdentity, index: int, upstream: Upstream, image: str, name: str | None = None
 ) -> dict[str, Any]:
@@ -164,7 +219,10 @@ def dependency_pod(run: RunIdentity, service: Service) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": service.name,
         "image": service.image or "",
-        "env": env_list(service.env),
+        "env": [
+            *env_list(service.env),
+            *value_from_env(run, service_env_owner(service), service.value_from),
+        ],
         "ports": [{"name": "tcp", "containerPort": service.port}],
         "securityContext": container_security(read_only_root=False),
     }
@@ -215,7 +273,11 @@ def target_pod(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": "target",
         "image": target.image or "",
-        "env": [pod_ip_env(), *env_list(target_env(run, spec))],
+        "env": [
+            pod_ip_env(),
+            *env_list(target_env(run, spec)),
+            *value_from_env(run, TARGET_ENV_OWNER, target.value_from),
+        ],
         "ports": [{"name": "http", "containerPort": target.port}],
         "readinessProbe": http_probe(target.readiness_path, target.port),
         "securityContext": container_security(read_only_root=False),
@@ -261,7 +323,14 @@ def setup_job(run: RunIdentity, step: SetupStep, spec: CapacityTestSpec) -> dict
         "name": "setup",
         "image": step.image or spec.target.image or "",
         "command": list(step.command),
-        "env": env_list({**target_env(run, spec), **step.env}),
+        "env": [
+            *env_list({**target_env(run, spec), **step.env}),
+            *value_from_env(
+                run,
+                TARGET_ENV_OWNER,
+                {k: v for k, v in spec.target.value_from.items() if k not in step.env},
+            ),
+        ],
         "securityContext": container_security(read_only_root=False),
     }
     template = {
@@ -374,8 +443,8 @@ def external_target_warning(spec: CapacityTestSpec) -> str | None:
     rule = _external_target(spec)
     if rule is not None and "to" not in rule:
         return (
-            f"target.url {spec.target.url} names a host, not an IP: the generators' egress "
-            f"is limited to port {rule['ports'][0]['port']} on any address"
+            f"target.url {redact_url(spec.target.url or '')} names a host, not an IP: the "
+            f"generators' egress is limited to port {rule['ports'][0]['port']} on any address"
         )
     return None
 

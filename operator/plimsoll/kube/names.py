@@ -212,6 +212,8 @@ def generator_pod_pattern(variant: str = DEFAULT_VARIANT) -> str:
 MOCK_SERVICE = "plimsoll-mock"
 MOCK_CONFIG_MAP = "plimsoll-mock-config"
 CONTROL_TOKEN_SECRET = "plimsoll-control-token"  # the generators' control API secret
+# The values of `valueFrom` references, copied from the CapacityTest's namespace.
+RUN_ENV_SECRET = "run-env"
 TARGET_SERVICE = "plimsoll-target"
 RUN_EGRESS_POLICY = "run-egress"
 GENERATORS_EGRESS_POLICY = "generators-egress"

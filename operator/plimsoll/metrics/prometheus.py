@@ -14,8 +14,8 @@ query that fails for a reason that may pass is retried for up to `retry_for`
 seconds (`spec.metrics.retryFor`, two minutes by default) before the step is
 called invalid.
 
-prometheus-api-client is synchronous (requests): each call runs in a worker thread,
-and its exceptions are translated here, at the boundary, into `PrometheusQueryError`.
+Every request goes through `prometheus_http`, which refuses redirects and never quotes
+a failed answer's body; its errors are translated here into `PrometheusQueryError`.
 """
 
 from __future__ import annotations
@@ -23,24 +23,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 import httpx
-import requests
 import yaml
-from prometheus_api_client import PrometheusConnect
-from prometheus_api_client.exceptions import PrometheusApiClientException
-from urllib3.util.retry import Retry
 
 from plimsoll.api.spec import ExtraMetric, PromQLBound
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.units import parse_duration
+from plimsoll.api.urls import redact_url
 from plimsoll.metrics import promql
 from plimsoll.metrics.interval import sample_spacing as spacing_of_samples
+from plimsoll.metrics.prometheus_http import PrometheusHTTPError, get_data
 from plimsoll.metrics.promql import Plan, Selector
 from plimsoll.metrics.source import ROLE_TARGET, Window, unreadable
 
@@ -82,7 +79,6 @@ class PrometheusSource:
         # Set when a query exhausted its retries: the rest of that call fails fast with
         # the same reason instead of retrying every query against a dead server.
         self._down: str | None = None
-        self._client = PrometheusConnect(self.url, retry=Retry(total=0), timeout=int(timeout))
 
     async def scrape_interval(self) -> float:
         """The spec's value, else discovered: the spacing of the samples (what the
@@ -108,19 +104,23 @@ class PrometheusSource:
             return None  # the config is asked next, and its failure is the one named
 
     async def _configured_interval(self) -> float:
-        where = f"{self.url}/api/v1/status/config"
         try:
-            async with httpx.AsyncClient(timeout=self._timeout) as client:
-                response = await client.get(where)
-                response.raise_for_status()
-            config = yaml.safe_load(response.json()["data"]["yaml"]) or {}
+            async with self._http() as client:
+                data = await get_data(client, self.url, "/api/v1/status/config", {})
+            config = yaml.safe_load(data["yaml"]) or {}
             return parse_duration(config.get("global", {}).get("scrape_interval", "1m"))
-        except (httpx.HTTPError, KeyError, ValueError, yaml.YAMLError) as exc:
+        except (PrometheusHTTPError, KeyError, TypeError, ValueError, yaml.YAMLError) as exc:
+            # Our own reason, or the exception's type: never the text of what answered.
+            reason = exc.reason if isinstance(exc, PrometheusHTTPError) else type(exc).__name__
             raise PrometheusQueryError(
                 "GET /api/v1/status/config",
-                f"cannot discover the scrape interval: {exc}",
+                f"cannot discover the scrape interval: {reason}",
                 temporary=True,
             ) from exc
+
+    def _http(self) -> httpx.AsyncClient:
+        # Redirects off explicitly: httpx's default, but here it is the point.
+        return httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
 
     async def usage(self, window: Window) -> dict[str, ResourceUsage]:
         self._down = None
@@ -235,15 +235,7 @@ class PrometheusSource:
             return None
         return value
 
-    async def _query(
-        self,
-        query: str,
-        *,
-        at: float | None = None,
-        start: float | None = None,
-        end: float | None = None,
-        step: float | None = None,
-    ) -> list[dict[str, Any]]:
+    async def _query(self, query: str, *, at: float) -> list[dict[str, Any]]:
         if self._down is not None:
             raise PrometheusQueryError(query, self._down, temporary=False)
         # Bounded by time (real, or slept when `sleep` is fake) and, if set, by attempts.
@@ -251,7 +243,7 @@ class PrometheusSource:
         while True:
             attempt += 1
             try:
-                return await asyncio.to_thread(self._call, query, at, start, end, step)
+                return await self._instant(query, at)
             except PrometheusQueryError as exc:
                 delay = min(self._max_backoff, self._backoff * 2 ** (attempt - 1))
                 spent = max(time.monotonic() - started, slept)
@@ -265,39 +257,19 @@ class PrometheusSource:
                 await self._sleep(delay)
                 slept += delay
 
-    def _call(
-        self,
-        query: str,
-        at: float | None,
-        start: float | None,
-        end: float | None,
-        step: float | None,
-    ) -> list[dict[str, Any]]:
+    async def _instant(self, query: str, at: float) -> list[dict[str, Any]]:
         try:
-            if start is None:
-                result = self._client.custom_query(query, params={"time": f"{at:.3f}"})
-            else:
-                # Exact times in params: the client would round its datetimes to seconds.
-                now = promql.at_time(start)
-                result = self._client.custom_query_range(
-                    query,
-                    now,
-                    now,
-                    step=promql.duration(step or 1),
-                    params={"start": f"{start:.3f}", "end": f"{end:.3f}"},
+            async with self._http() as client:
+                data = await get_data(
+                    client, self.url, "/api/v1/query", {"query": query, "time": f"{at:.3f}"}
                 )
-        except requests.exceptions.RequestException as exc:
+        except PrometheusHTTPError as exc:
+            raise PrometheusQueryError(query, exc.reason, temporary=exc.temporary) from exc
+        result = data.get("result") if isinstance(data, dict) else None
+        if not isinstance(result, list):
             raise PrometheusQueryError(
                 query,
-                f"Prometheus at {self.url} unreachable: {type(exc).__name__}",
-                temporary=True,
-            ) from exc
-        except PrometheusApiClientException as exc:
-            status = re.search(r"HTTP Status Code (\d+)", str(exc))
-            code = int(status.group(1)) if status else 0
-            raise PrometheusQueryError(
-                query, f"query error: {str(exc)[:300]}", temporary=code >= 500 or code == 429
-            ) from exc
-        except ValueError as exc:  # not JSON: something else answers at this URL
-            raise PrometheusQueryError(query, f"bad answer: {exc}", temporary=False) from exc
-        return list(result)
+                f"Prometheus at {redact_url(self.url)} answered without a result list",
+                temporary=False,
+            )
+        return result

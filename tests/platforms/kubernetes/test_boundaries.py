@@ -191,3 +191,18 @@ async def test_a_prometheus_url_outside_the_operators_list_stops_the_start(
     ):
         await platform.start(spec(metrics=metadata), None)
     assert emulator.namespaces == {}
+
+
+async def test_bounds_and_policies_come_before_any_pod(
+    api: tuple[FakeCluster, KubeClient],
+) -> None:
+    emulator, client = api
+    options = KubernetesOptions(ready_timeout=0.5, poll=0.1)  # no kubelet: nothing gets ready
+    with pytest.raises(PlatformError):
+        await KubernetesPlatform(client, RUN, options).start(spec(), None)
+    created = [path.rsplit("/", 1)[-1] for method, path, _, _ in emulator.calls if method == "POST"]
+    first_pod = created.index("pods")
+    assert set(created[:first_pod]) >= {"limitranges", "resourcequotas", "networkpolicies"}
+    assert created[:4] == ["namespaces", "limitranges", "resourcequotas", "networkpolicies"]
+    policies = {p[1] for p in emulator.live("networkpolicies")}
+    assert policies == {"run-egress", "generators-egress", "generators-ingress"}

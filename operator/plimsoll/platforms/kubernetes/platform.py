@@ -29,14 +29,16 @@ from typing import Any
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
+from plimsoll.api.urls import redact_url
 from plimsoll.decide.metrics_policy import metrics_problems
-from plimsoll.kube import manifests, names
+from plimsoll.kube import boundaries, manifests, names
 from plimsoll.kube.client import (
     CONFIG_MAPS,
     JOBS,
     NAMESPACES,
     NETWORK_POLICIES,
     PODS,
+    RESOURCE_QUOTAS,
     SECRETS,
     SERVICES,
     ConflictError,
@@ -44,6 +46,13 @@ from plimsoll.kube.client import (
     KubeError,
     kind_of,
 )
+from plimsoll.kube.control_ingress import (
+    OPEN_CONTROL_WARNING,
+    ControlClients,
+    generator_ingress_policy,
+)
+from plimsoll.kube.env_copy import ValueSourceError, copy_references
+from plimsoll.kube.grants import GrantError, OperatorIdentity, ensure_bound
 from plimsoll.kube.names import Images, RunIdentity
 from plimsoll.kube.pod_proxy import PodProxyRelay
 from plimsoll.kube.wait import (
@@ -81,6 +90,10 @@ class KubernetesOptions:
     reach: str = REACH_AUTO  # how the runner reaches generators: pod IP, or the API proxy
     prometheus_url: str | None = None  # the operator's default when the spec names none
     allowed_prometheus: frozenset[str] = frozenset()  # others a spec may name
+    # Who the operator is and which ClusterRole it binds in each run namespace; None:
+    # it binds nothing and relies on its own rights (a developer's admin kubeconfig).
+    identity: OperatorIdentity | None = None
+    control_clients: ControlClients = field(default_factory=ControlClients)
     ready_timeout: float = 180.0
     poll: float = 0.5
 
@@ -136,7 +149,8 @@ class KubernetesPlatform:
             if existing is None:  # deleted in between, or waited out: create it now
                 return await self._client.create(body)
             labels = existing.get("metadata", {}).get("labels")
-            shared = body["kind"] == "Namespace"  # every variant of a run lives in it
+            # Every variant of a run lives in the namespace, under its quota and defaults.
+            shared = body["kind"] in ("Namespace", "ResourceQuota", "LimitRange")
             if shared and self.run.owns_run(labels):
                 return existing
             if not shared and self.run.owns(labels):
@@ -239,10 +253,16 @@ class KubernetesPlatform:
             raise PlatformError("; ".join(p for p in problems if p))
         await self._namespace()
         await self.wait_other_variants_gone(limit)
-        # Policies before any pod: nothing in the namespace ever runs without them.
+        # Bounds and policies before any pod: nothing in the namespace runs without them.
+        await self.apply(boundaries.limit_range(run))
+        await self._quota_in_force(
+            await self.apply(boundaries.resource_quota(run, spec, manifests.KNOWN_SHAPES))
+        )
         await self.apply(manifests.run_egress_policy(run))
         await self.apply(manifests.generator_network_policy(run, spec))
+        await self.apply(generator_ingress_policy(run, self._control_peers()))
 
+        await self._copy_references(spec)
         services = spec.services
         for service in services:
             await self.apply(manifests.dependency_pod(run, service))
@@ -368,9 +388,24 @@ class KubernetesPlatform:
 
     async def _namespace(self) -> None:
         """Create the run's namespace, or adopt it with its Pod Security labels put back:
-        someone may have relaxed them on a namespace left by an earlier operator."""
+        someone may have relaxed them on a namespace left by an earlier operator. Then,
+        before anything else there, the operator's rights in it: the run role bound to
+        its ServiceAccount (again on adoption, in case the binding was removed)."""
         body = manifests.namespace(self.run)
         existing = await self.apply(body)
+        identity = self._options.identity
+        if identity is not None:
+            try:
+                await ensure_bound(
+                    self._client,
+                    identity,
+                    self.run.namespace,
+                    identity.run_role,
+                    labels=self.run.labels(),
+                    proof=("pods", "create"),
+                )
+            except GrantError as exc:
+                raise PlatformError(str(exc)) from exc
         labels = existing.get("metadata", {}).get("labels") or {}
         wanted = {k: v for k, v in manifests.PSS_LABELS.items() if labels.get(k) != v}
         if wanted:
@@ -382,6 +417,36 @@ class KubernetesPlatform:
                 raise PlatformError(
                     f"cannot restore the Pod Security labels of {self.run.namespace}: {exc.message}"
                 ) from exc
+
+    async def _copy_references(self, spec: CapacityTestSpec) -> None:
+        """`valueFrom` values into `run-env`, before any pod that reads them."""
+        try:
+            data = await copy_references(self._client, self.run, spec, self._options.identity)
+        except (ValueSourceError, GrantError) as exc:
+            raise PlatformError(str(exc)) from exc
+        if data:
+            await self.apply(manifests.run_env_secret(self.run, data))
+
+    def _control_peers(self) -> list[dict[str, Any]] | None:
+        # By pod IP from inside the cluster the caller is the operator's pod; through the
+        # proxy, or from a host, it is an address a pod selector cannot name.
+        from_a_pod = in_cluster() and not self._options.uses_proxy()
+        return self._options.control_clients.sources(from_a_pod=from_a_pod)
+
+    async def _quota_in_force(self, quota: dict[str, Any]) -> None:
+        """Until the quota controller has counted the namespace: before that the API
+        server refuses every pod ("status unknown for quota")."""
+        name = quota["metadata"]["name"]
+        deadline = time.monotonic() + self._options.ready_timeout
+        while not (quota.get("status") or {}).get("hard"):
+            if time.monotonic() > deadline:
+                raise PlatformError(
+                    f"ResourceQuota {self.run.namespace}/{name} was not counted by the quota "
+                    f"controller within {self._options.ready_timeout:g} s: is "
+                    "kube-controller-manager running?"
+                )
+            await asyncio.sleep(self._options.poll)
+            quota = await self._client.get(RESOURCE_QUOTAS, self.run.namespace, name) or {}
 
     async def _control_token(self) -> str:
         """The run's control-API token: made once and kept in a Secret the generators read,
@@ -416,8 +481,11 @@ class KubernetesPlatform:
             ]
         target_node = target.get("spec", {}).get("nodeName") if target is not None else None
         placement, warnings = [], []
+        if self._control_peers() is None:
+            warnings.append(OPEN_CONTROL_WARNING)
         if target is None:
-            placement.append(f"target: existing service at {spec.target.url} (not started)")
+            shown = redact_url(spec.target.url or "")
+            placement.append(f"target: existing service at {shown} (not started)")
             warning = manifests.external_target_warning(spec)
             if warning is not None:
                 warnings.append(warning)
@@ -512,7 +580,7 @@ class KubernetesPlatform:
 
 async def delete_children(client: KubeClient, namespace: str, labels: dict[str, str]) -> None:
     """Delete what a run (or one variant of it) created inside its namespace."""
-    for kind in (NETWORK_POLICIES, JOBS, PODS, SERVICES, CONFIG_MAPS, SECRETS):
+    for kind in (NETWORK_POLICIES, JOBS, PODS, SERVICES, CONFIG_MAPS, SECRETS):  # not quotas
         try:
             for item in await client.list(kind, namespace, labels):
                 await client.delete(kind, namespace, item["metadata"]["name"])

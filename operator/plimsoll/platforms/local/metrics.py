@@ -24,10 +24,12 @@ import httpx
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
+from plimsoll.api.urls import redact_url
 from plimsoll.kube.names import service_pod_name
 from plimsoll.metrics.cgroup import CgroupPaths, CgroupReadError, read_sample
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
 from plimsoll.metrics.prometheus import PrometheusSource
+from plimsoll.metrics.prometheus_http import PrometheusHTTPError, get_data
 from plimsoll.metrics.promql import Selector
 from plimsoll.metrics.sampler import LocalSource
 from plimsoll.metrics.source import ROLE_GENERATOR, ROLE_MOCK, ROLE_TARGET, Window
@@ -171,18 +173,16 @@ async def await_scraped(
             role, selector = pending[0]
             query = f"count(container_memory_working_set_bytes{selector.matchers()})"
             try:
-                response = await client.get(f"{source.url}/api/v1/query", params={"query": query})
-                response.raise_for_status()
-                found = response.json()["data"]["result"]
-                if found:
+                data = await get_data(client, source.url, "/api/v1/query", {"query": query})
+                if data.get("result"):
                     pending.pop(0)
                     continue
                 last = f"no data (query: {query})"
-            except (httpx.HTTPError, KeyError, ValueError) as exc:
-                last = f"{type(exc).__name__}: {exc}"
+            except (PrometheusHTTPError, AttributeError) as exc:
+                last = exc.reason if isinstance(exc, PrometheusHTTPError) else "no result list"
             if time.monotonic() > deadline:
                 raise PlatformError(
-                    f"Prometheus at {source.url} shows no series of the {role} within "
+                    f"Prometheus at {redact_url(source.url)} shows no series of the {role} within "
                     f"{within:g}s ({last}): add the exporter {exporter.address} to its scrape "
                     "targets (honor_labels: true), or check --prometheus"
                 )

@@ -10,6 +10,8 @@ by the runner): a variant's overrides are already in it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from plimsoll.api.spec import CapacityTestSpec, Service
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local.launcher import Launcher
@@ -26,6 +28,24 @@ def target_command(spec: CapacityTestSpec) -> tuple[list[str], dict[str, str]]:
             "or target.url to drive a service that already runs"
         )
     return [*target.command, *target.args], dict(target.env)
+
+
+def missing_value_from(spec: CapacityTestSpec, environ: Mapping[str, str]) -> str | None:
+    """`valueFrom` names a Secret or ConfigMap of a cluster. Here every process inherits
+    the caller's environment, so a variable already exported there is what the reference
+    stands for; one that is not is refused, naming the field (never read from a file or a
+    cluster behind the user's back)."""
+    wanted = [(f"spec.target.valueFrom.{name}", name) for name in spec.target.value_from]
+    for service in spec.services:
+        wanted += [(f"spec.services[{service.name}].valueFrom.{n}", n) for n in service.value_from]
+    for field, name in wanted:
+        if name not in environ:
+            return (
+                f"{field}: reads a Secret or ConfigMap in a cluster, and `plimsoll run` has "
+                f"none; locally every process inherits your environment: export {name} "
+                "before `plimsoll run`"
+            )
+    return None
 
 
 def _service_env(service: Service) -> dict[str, str]:

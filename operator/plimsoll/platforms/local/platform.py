@@ -26,10 +26,11 @@ from pathlib import Path
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.api.upstream import Upstream, mock_role
+from plimsoll.api.urls import redact_url
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource
-from plimsoll.platforms.base import Endpoints, Restored
+from plimsoll.platforms.base import Endpoints, PlatformError, Restored
 from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.metrics import (
     LocalExport,
@@ -37,7 +38,7 @@ from plimsoll.platforms.local.metrics import (
     await_scraped,
     prometheus_source,
 )
-from plimsoll.platforms.local.pieces import start_services
+from plimsoll.platforms.local.pieces import missing_value_from, start_services
 from plimsoll.platforms.local.pinning import PinnedGroup
 from plimsoll.platforms.local.processes import ManagedProcess, cpu_list, free_port, wait_ready
 from plimsoll.platforms.local.restarter import Restarter
@@ -156,6 +157,9 @@ class LocalPlatform:
         launcher = self.launcher
         warnings, placement = launcher.warnings, launcher.placement
         base_env = dict(os.environ)
+        missing = missing_value_from(spec, base_env)
+        if missing is not None:
+            raise PlatformError(missing)
         available = sorted(os.sched_getaffinity(0))
         shape = spec.target.resources
         target_cpus, other_cpus = split_cpus(shape.cpu if shape else 0, available)
@@ -174,7 +178,7 @@ class LocalPlatform:
         }
 
         if spec.target.url is not None:
-            target_url = spec.target.url.rstrip("/")
+            target_url = redact_url(spec.target.url.rstrip("/"))
             warnings.append(
                 f"target {target_url} is an existing service: nothing was started or pinned; "
                 "its shape and resources are unknown unless metrics are configured"

@@ -1,0 +1,134 @@
+"""What the Prometheus source refuses: redirects, and quoting what answered.
+
+Real loopback HTTP servers play an allowed URL that redirects elsewhere (to a second
+server that counts whether it is asked) and one that fails with a body holding
+secrets. The source talks to them over real HTTP, as to Prometheus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from plimsoll.metrics.prometheus import PrometheusQueryError, PrometheusSource
+from plimsoll.metrics.promql import Selector
+from plimsoll.metrics.source import Window
+
+T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+WINDOW = Window(T0, T0 + timedelta(seconds=10))
+SECRET = "AKIAIOSFODNN7EXAMPLE aws_secret_access_key=wJalrXUtnFEMI/K7MDENG"
+SUCCESS = {"status": "success", "data": {"resultType": "vector", "result": []}}
+
+
+class Server:
+    """Answers every request with `answer(path)`: status line, extra headers, body."""
+
+    def __init__(self, answer: Callable[[str], tuple[str, str, bytes]]) -> None:
+        self.answer, self.url = answer, ""
+        self.paths: list[str] = []
+        self.heads: list[str] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode()
+        path = head.split(" ", 2)[1]
+        self.heads.append(head)
+        self.paths.append(path)
+        status, headers, body = self.answer(path)
+        writer.write(
+            f"HTTP/1.1 {status}\r\n{headers}Content-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n".encode()
+            + body
+        )
+        await writer.drain()
+        writer.close()
+
+
+@asynccontextmanager
+async def serving(answer: Callable[[str], tuple[str, str, bytes]]) -> AsyncIterator[Server]:
+    server = Server(answer)
+    listener = await asyncio.start_server(server.serve, "127.0.0.1", 0)
+    server.url = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
+    try:
+        yield server
+    finally:
+        listener.close()
+        await listener.wait_closed()
+
+
+async def no_sleep(_: float) -> None:
+    return None
+
+
+def source(url: str) -> PrometheusSource:
+    return PrometheusSource(
+        url,
+        {"target": Selector("ns")},
+        scrape_interval=1.0,
+        attempts=2,
+        clock=lambda: WINDOW.end.timestamp() + 60,
+        sleep=no_sleep,
+    )
+
+
+@pytest.mark.parametrize("status", ["301 Moved Permanently", "302 Found", "307 Temporary"])
+async def test_a_redirect_is_an_error_naming_the_url_and_is_not_followed(status: str) -> None:
+    async with serving(lambda _: ("200 OK", "", json.dumps(SUCCESS).encode())) as elsewhere:
+        redirect = f"Location: {elsewhere.url}/api/v1/query?query=up\r\n"
+        async with serving(lambda _: (status, redirect, b"")) as allowed:
+            usage = (await source(allowed.url).usage(WINDOW))["target"]
+            with pytest.raises(PrometheusQueryError) as refused:
+                await source(allowed.url).memory_at("target", T0)
+    assert elsewhere.paths == []  # never asked: the redirect was not followed
+    code = status.split()[0]
+    assert refused.value.reason == (
+        f"Prometheus at {allowed.url}/api/v1/query answered HTTP {code}, a redirect, "
+        "which is not followed: configure the address it points to"
+    )
+    assert not refused.value.temporary
+    assert usage.missing
+    assert all(f"answered HTTP {code}, a redirect" in m for m in usage.missing)
+    # Not retried: one ask per query, nothing after the refusal repeats it needlessly.
+    assert len(allowed.paths) == len(usage.queries) + 1
+
+
+async def test_an_error_body_is_never_echoed_only_the_code_and_url() -> None:
+    body = json.dumps(
+        {"status": "error", "errorType": "internal", "error": SECRET, "data": SECRET}
+    ).encode()
+    async with serving(lambda _: ("500 Internal Server Error", "", body)) as failing:
+        usage = (await source(failing.url).usage(WINDOW))["target"]
+    assert usage.missing
+    for reason in usage.missing:
+        assert SECRET[:20] not in reason
+        assert "wJalr" not in reason
+        assert f"Prometheus at {failing.url}/api/v1/query answered HTTP 500 (internal)" in reason
+
+
+async def test_a_non_prometheus_error_type_or_an_html_page_is_not_quoted() -> None:
+    page = f"<html><body>login: {SECRET}</body></html>".encode()
+    made_up = json.dumps({"status": "error", "errorType": SECRET}).encode()
+    async with serving(lambda _: ("403 Forbidden", "", page)) as html:
+        with pytest.raises(PrometheusQueryError) as forbidden:
+            await source(html.url).memory_at("target", T0)
+    async with serving(lambda _: ("400 Bad Request", "", made_up)) as odd:
+        with pytest.raises(PrometheusQueryError) as bad:
+            await source(odd.url).memory_at("target", T0)
+    assert forbidden.value.reason == f"Prometheus at {html.url}/api/v1/query answered HTTP 403"
+    assert bad.value.reason == f"Prometheus at {odd.url}/api/v1/query answered HTTP 400"
+
+
+async def test_credentials_in_the_url_are_sent_but_never_shown() -> None:
+    async with serving(lambda _: ("500 Internal Server Error", "", b"{}")) as failing:
+        url = failing.url.replace("http://", "http://reader:s3cret-pass@")
+        with pytest.raises(PrometheusQueryError) as failed:
+            await source(url).memory_at("target", T0)
+    sent = base64.b64encode(b"reader:s3cret-pass").decode()
+    assert f"\r\nAuthorization: Basic {sent}\r\n" in failing.heads[0]
+    assert "s3cret" not in str(failed.value)
+    assert failed.value.reason.startswith("Prometheus at http://***@127.0.0.1:")
