@@ -64,7 +64,10 @@ def test_two_replicas_join_one_peering_object_and_roll_without_a_gap() -> None:
     assert env["PLIMSOLL_PEERING"] == peering["metadata"]["name"] == "plimsoll"
     assert env["PLIMSOLL_PEERING_LIFETIME"] == "30"
     assert env["POD_ID"] == {"fieldRef": {"fieldPath": "metadata.name"}}
-    rules = one(items, "ClusterRole")["rules"]
+    [operator_role] = [
+        r for r in of_kind(items, "ClusterRole") if r["metadata"]["name"] == "plimsoll"
+    ]
+    rules = operator_role["rules"]
     assert any("clusterkopfpeerings" in r["resources"] and "patch" in r["verbs"] for r in rules)
 
 

@@ -113,9 +113,12 @@ def test_every_object_is_valid_kubernetes(obj: dict[str, Any]) -> None:
 
 def test_each_variants_objects_have_names_of_their_own_and_refer_to_each_other() -> None:
     light, heavy = (replace(RUN, variant=v) for v in ("light", "heavy"))
-    children = [o for o in all_objects(light) if o["kind"] != "Namespace"]
+    shared = {"Namespace", "ResourceQuota", "LimitRange"}  # one per run namespace
+    children = [o for o in all_objects(light) if o["kind"] not in shared]
     names = {(o["kind"], o["metadata"]["name"]) for o in children}
-    others = {(o["kind"], o["metadata"]["name"]) for o in all_objects(heavy)}
+    others = {(o["kind"], o["metadata"]["name"]) for o in all_objects(heavy)} - {
+        (o["kind"], o["metadata"]["name"]) for o in all_objects(heavy) if o["kind"] in shared
+    }
     assert not names & others  # with cleanup: Never both sets stay side by side
     assert ("Pod", "target-light") in names
     assert ("Pod", "mock-1-light") in names
@@ -351,8 +354,9 @@ def test_the_quota_admits_every_pod_of_the_run_and_bounds_it_near_what_it_declar
         bound = _quantity(hard[f"requests.{resource}"])
         assert total <= bound, (resource, total, bound)
         assert bound <= total * 2, (resource, total, bound)  # not an open door either
-    # 1.5 + 1 + 2 x 0.5 + 2 x 2 + 0.1 (setup) = 7.6 cores, x 1.25, plus the largest pod (2).
-    assert hard == {"pods": "9", "requests.cpu": "11500m", "requests.memory": "5344Mi"}
+    # 1.5 + 1 + 3 x 0.5 (two mock replicas, one auth mock) + 2 x 2 + 0.1 (setup) = 8.1
+    # cores, x 1.25, plus the largest pod (2).
+    assert hard == {"pods": "10", "requests.cpu": "12125m", "requests.memory": "5664Mi"}
 
 
 def test_the_defaults_give_requests_only_so_nothing_unpinned_is_throttled() -> None:
