@@ -41,7 +41,10 @@ def _replica(name: str) -> dict[str, str]:
 def standby(apiserver: ApiServer, tmp_path: Path) -> Iterator[OperatorProcess]:
     logs = tmp_path / "standby-logs"
     logs.mkdir()
-    process = OperatorProcess(apiserver.installed.kubeconfigs["plimsoll"], logs)
+    installed = apiserver.installed
+    process = OperatorProcess(
+        installed.kubeconfigs["plimsoll"], logs, env=installed.envs["plimsoll"]
+    )
     yield process
     process.kill()
 
