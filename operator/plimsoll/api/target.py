@@ -26,7 +26,8 @@ class PodShape(PlimsollModel):
 
 
 class SetupStep(PlimsollModel):
-    """A job run to completion before the first trial, e.g. seeding a store."""
+    """A job run to completion: before the first trial (`setup`, e.g. seeding a store) or
+    after the last one while the services still run (`teardown`, e.g. removing the seed)."""
 
     name: str = Field(pattern=NAME_PATTERN, max_length=40)
     image: str | None = None
@@ -76,6 +77,13 @@ class Target(PlimsollModel):
         description="Environment variable that receives the port to listen on (local).",
     )
     setup: list[SetupStep] = Field(default_factory=list)
+    teardown: list[SetupStep] = Field(
+        default_factory=list,
+        description=(
+            "Run after the last trial, while the services still run (local platform; on "
+            "Kubernetes the run's namespace and its services are deleted instead)."
+        ),
+    )
     pod_template: dict[str, Any] | None = Field(
         None,
         description=(
@@ -145,6 +153,15 @@ class Service(PlimsollModel):
     target_env: dict[str, str] = Field(
         default_factory=dict,
         description="Env the target gets to reach it; '{host}' and '{port}' are filled in.",
+    )
+    metrics_path: str | None = Field(
+        None,
+        pattern=PATH_PATTERN,
+        description=(
+            "A Prometheus exporter (e.g. prometheus-redis-exporter): the local platform's "
+            "/metrics relays this path of the service, labelled with the run's namespace "
+            "and the service's pod, so spec.metrics.extra can select it."
+        ),
     )
 
     @model_validator(mode="after")

@@ -288,6 +288,11 @@ class KubernetesPlatform:
             ]
         target_node = target.get("spec", {}).get("nodeName") if target is not None else None
         placement, warnings = [], []
+        if spec.target.teardown:
+            warnings.append(
+                "target.teardown runs on the local platform only: here the run's namespace, "
+                "with its services and what the setup put in them, is deleted at cleanup"
+            )
         if target is None:
             placement.append(f"target: existing service at {spec.target.url} (not started)")
             warning = manifests.external_target_warning(spec)

@@ -3,7 +3,10 @@
 `target_command` resolves what to run (a spec that names only an image gets a
 clear error: the local platform runs commands), and
 `start_services` starts dependencies such as redis-server before the target,
-pinned and measured like it, and returns the env the target needs to reach them.
+pinned and measured like it (through their cgroup when they have a shape, as
+the target is), relays the pages of those that are Prometheus exporters
+(`metricsPath`) through the run's exporter, and returns the env the target
+needs to reach them.
 Both read the spec as the variant sees it (`CapacityTestSpec.for_variant`, applied
 by the runner): a variant's overrides are already in it.
 """
@@ -66,7 +69,19 @@ async def start_services(
             else None
         )
         await wait_ready(process, url=url, port=service.port, within=60)
-        launcher.watch_process_group(service.name, process.pid or 0)
-        launcher.placement.append(f"service {service.name}: pid {process.pid}, port {service.port}")
+        if group is not None:
+            launcher.watch_group(service.name, group)
+            where = f"cgroup v{group.version} {group.memory_dir}"
+        else:
+            launcher.watch_process_group(service.name, process.pid or 0)
+            where = "unpinned"
+        if service.metrics_path is not None and launcher.export is not None:
+            launcher.export.relay(
+                service.name, f"http://127.0.0.1:{service.port}{service.metrics_path}"
+            )
+            where += f", its {service.metrics_path} relayed"
+        launcher.placement.append(
+            f"service {service.name}: pid {process.pid}, port {service.port}, {where}"
+        )
         target_env.update(_service_env(service))
     return target_env
