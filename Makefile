@@ -9,8 +9,11 @@ STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 # podman, runc and mmdebstrap: the image tests build and run the three images
 # (scripts/build-images) with no Docker engine and no registry; containerd: they
 # import the --save archives as kind and k3d do.
+# postgresql, redis-server and their Prometheus exporters: the real services the seed
+# examples and their tests start in a run's work dir (Debian bookworm ships Redis, not Valkey).
 DEBIAN_PACKAGES := prometheus nginx-light wrk curl openssl xz-utils iproute2 util-linux \
-	podman runc mmdebstrap containerd
+	podman runc mmdebstrap containerd postgresql redis-server prometheus-postgres-exporter \
+	prometheus-redis-exporter
 OUT ?= plimsoll-out
 
 .PHONY: run test check lint typecheck contracts crd debian bench images clean

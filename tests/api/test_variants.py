@@ -130,3 +130,22 @@ def test_validate_names_a_variant_conflict_and_exits_1(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["validate", str(path)])
     assert result.exit_code == 1
     assert "spec: variants[0] (pg): removeServices names ['redis']" in result.stderr
+
+
+def test_an_extra_metric_is_read_only_in_the_variants_it_names() -> None:
+    pg_calls = {
+        "name": "pg-commits",
+        "query": 'sum(up{namespace="$namespace"})',
+        "variants": ["pg"],
+    }
+    everywhere = {"name": "cpu", "query": 'sum(up{namespace="$namespace"})'}
+    test = load_capacity_test(
+        document([{"name": "embedded"}, {"name": "pg"}], metrics={"extra": [pg_calls, everywhere]})
+    )
+    spec = test.spec
+    assert [m.name for m in spec.variant_spec("pg").metrics.extra] == ["pg-commits", "cpu"]
+    assert [m.name for m in spec.variant_spec("embedded").metrics.extra] == ["cpu"]
+    wrong = {**pg_calls, "variants": ["postgres"]}
+    assert problems([{"name": "pg"}], metrics={"extra": [wrong]}) == [
+        "spec: metrics.extra[0].variants: ['postgres'] name no variant; the variants are ['pg']"
+    ]
