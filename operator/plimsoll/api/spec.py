@@ -343,8 +343,9 @@ class CapacityTestSpec(PlimsollModel):
 
     def for_variant(self, variant: Variant | None) -> CapacityTestSpec:
         """The spec as `variant` sees it: its target, services, upstream and workload, with
-        everything it does not name inherited, and only the extra metrics read in it. The runner computes it once per variant and
-        hands it to the platform, so both platforms read the same thing."""
+        everything it does not name inherited, and only the extra metrics read in it. The
+        runner computes it once per variant and hands it to the platform, so both platforms
+        read the same thing."""
         if variant is None:
             return self
         extra = [m for m in self.metrics.extra if not m.variants or variant.name in m.variants]
