@@ -16,7 +16,7 @@ DEBIAN_PACKAGES := prometheus nginx-light wrk curl openssl xz-utils iproute2 uti
 	prometheus-redis-exporter
 OUT ?= plimsoll-out
 
-.PHONY: run test check lint typecheck contracts crd debian bench images clean
+.PHONY: run test check lint typecheck contracts crd debian bench images examples clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ debian:
 ## The main job: find the quickstart target's ceiling on this machine.
 run: $(STAMP)
 	$(BIN)/plimsoll run examples/quickstart.yaml --out $(OUT)
+
+## The seed examples on this machine (real PostgreSQL and Redis), each under 10 minutes,
+## checked for the figures its seed asks for; reports in $(OUT)/examples/.
+examples: $(STAMP) debian
+	$(BIN)/python scripts/run-examples --out $(OUT)/examples
 
 ## The whole test suite (what CI runs); tests/images builds the images first
 ## (scripts/build-images, cached after the first time).
