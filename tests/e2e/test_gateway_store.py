@@ -51,7 +51,9 @@ def gateway_test(services: list[dict[str, Any]]) -> CapacityTest:
                     "teardown": [{"name": "unseed", "command": [*SEED, "unseed"]}],
                 },
                 "services": services,
-                "upstream": {"mcp": {"tools": [{"name": "search_docs", "latency": "20ms"}]}},
+                "upstream": {
+                    "mcp": {"tools": [{"name": "search_docs", "latency": {"fixed": "20ms"}}]}
+                },
                 "workload": {
                     "protocol": "mcp",
                     "model": "users",
@@ -88,7 +90,12 @@ async def run(test: CapacityTest, work: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.chdir(ROOT)  # the spec's commands are relative to the repository, as examples'
     report = await run_test(test, lambda v: LocalPlatform("gw-store", work), RecordingSink())
     assert report.outcome is Outcome.SUCCEEDED, report.message
-    assert [s.judgement.verdict for s in report.steps] == [Verdict.PASS, Verdict.PASS]
+    # The last attempt at each level (a step a busy host made invalid is run again).
+    final = {s.level: (s.judgement.verdict, s.judgement.reasons) for s in report.steps}
+    assert {level: v for level, (v, _) in final.items()} == {
+        3: Verdict.PASS,
+        6: Verdict.PASS,
+    }, final
     assert report.ceiling is not None
     assert report.ceiling.level == 6
     return report
