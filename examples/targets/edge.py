@@ -5,14 +5,14 @@ Every request but the streams passes the same stages a real edge's does:
 1. **Rate limits in Redis** (`EDGE_VALKEY_ADDR`, host:port of Redis or Valkey):
    a site-wide per-client rule (`RATE_LIMIT` requests per minute) on every
    request, and a stricter one on `/login` (`LOGIN_LIMIT`). Each matched rule
-   is one `INCR` of a per-minute key, all of a request's rules pipelined into
-   one round trip; a key's first `INCR` also sets its expiry (2 minutes).
+   is one `INCR` of a per-minute key and an `EXPIRE NX` (2 minutes), all of a
+   request's rules pipelined into one round trip.
    Over a limit: 429. The client is the first `X-Forwarded-For` address.
 2. **Sensors** (`SENSORS`, default 0), shaped like the seed's: each inspects
    every request for `SENSOR_MS` of CPU; they alternate a per-client 404
    count (kept in this process's memory: no Redis call) and a per-client
-   distinct-paths count over one of /api/items, /pages/home and /login (one
-   `PFADD` in the same pipeline per request it matches).
+   distinct-paths count over one of /api/items, /pages/home and /login (a
+   `PFADD` and its `EXPIRE NX` in the same pipeline per request it matches).
 3. **Relay** to the upstream service (`EDGE_UPSTREAM_URL`, the mock in a
    capacity test): method, path and body; the answer comes back with the
    upstream's `Server-Timing`, so a load generator computes what the edge added.
@@ -21,7 +21,8 @@ Every request but the streams passes the same stages a real edge's does:
 the request asks to upgrade (the seed's streams are half of each). Each held
 stream keeps `STREAM_KIB` of state (default 64: the seed measured 72 KiB per
 stream), and above `MAX_STREAMS` the edge answers 503. `GET /healthz` is the
-readiness probe; `GET /statz` counts requests, limited ones and streams.
+readiness probe; `GET /whoami` echoes the client address the rules use;
+`GET /statz` counts requests, limited ones and streams.
 
 Run: `PORT=8080 EDGE_UPSTREAM_URL=http://127.0.0.1:8765 EDGE_VALKEY_ADDR=127.0.0.1:6379
 SENSORS=10 python edge.py`. Needs the `redis` client (the project's `examples` extra).
@@ -46,6 +47,7 @@ RATE_LIMIT = int(os.environ.get("RATE_LIMIT", "600"))
 LOGIN_LIMIT = int(os.environ.get("LOGIN_LIMIT", "30"))
 STREAM_BYTES = int(os.environ.get("STREAM_KIB", "64")) * 1024
 MAX_STREAMS = int(os.environ.get("MAX_STREAMS", "1000"))
+VALKEY_POOL = int(os.environ.get("VALKEY_POOL", "32"))
 KEEP_ALIVE = float(os.environ.get("KEEP_ALIVE_SECONDS", "10"))
 WINDOW = 60  # seconds per rate-limit key
 DISTINCT_PATHS = ["/api/items", "/pages/home", "/login"]
@@ -55,11 +57,18 @@ class Edge:
     def __init__(self) -> None:
         self.upstream = Upstream(UPSTREAM.hostname or "127.0.0.1", UPSTREAM.port or 80, size=64)
         self.redis = None
+        self.redis_errors: type[Exception] = OSError
         if VALKEY:
             import redis.asyncio  # only with rate limits configured
 
+            self.redis_errors = redis.RedisError
             host, _, port = VALKEY.rpartition(":")
-            self.redis = redis.asyncio.Redis(host=host or "127.0.0.1", port=int(port or 6379))
+            # A fixed pool that waits for a free connection, as an edge's client does:
+            # under load, requests queue for it instead of opening connections unbounded.
+            pool = redis.asyncio.BlockingConnectionPool(
+                host=host or "127.0.0.1", port=int(port or 6379), max_connections=VALKEY_POOL
+            )
+            self.redis = redis.asyncio.Redis(connection_pool=pool)
         self.not_found: Counter[tuple[int, str]] = Counter()  # the in-memory 404 sensors
         self.requests = 0
         self.limited = 0
@@ -75,21 +84,22 @@ class Edge:
         rules = [(f"rl:{client}:{window}", RATE_LIMIT)]
         if path.startswith("/login"):
             rules.append((f"login:{client}:{window}", LOGIN_LIMIT))
+        distinct = [
+            f"distinct:{sensor}:{client}:{window}"
+            for sensor in range(1, SENSORS, 2)  # the odd sensors count distinct paths
+            if path.startswith(DISTINCT_PATHS[sensor // 2 % len(DISTINCT_PATHS)])
+        ]
+        # Each key with its expiry (NX: set once, by whichever request created the key),
+        # so a client's first request in a window costs no second round trip.
         for key, _ in rules:
             pipe.incr(key)
-        for sensor in range(1, SENSORS, 2):  # the odd sensors count distinct paths
-            if path.startswith(DISTINCT_PATHS[sensor // 2 % len(DISTINCT_PATHS)]):
-                pipe.pfadd(f"distinct:{sensor}:{client}:{window}", path)
-        counts = await pipe.execute()
-        fresh = [key for (key, _), count in zip(rules, counts, strict=False) if count == 1]
-        if fresh:  # a new window's keys: set their expiry (once per key, not per request)
-            expire = self.redis.pipeline(transaction=False)
-            for key in fresh:
-                expire.expire(key, 2 * WINDOW)
-            for sensor in range(1, SENSORS, 2):
-                expire.expire(f"distinct:{sensor}:{client}:{window}", 2 * WINDOW)
-            await expire.execute()
-        return all(count <= limit for (_, limit), count in zip(rules, counts, strict=False))
+            pipe.expire(key, 2 * WINDOW, nx=True)
+        for key in distinct:
+            pipe.pfadd(key, path)
+            pipe.expire(key, 2 * WINDOW, nx=True)
+        answers = await pipe.execute()
+        counts = answers[0 : 2 * len(rules) : 2]
+        return all(count <= limit for (_, limit), count in zip(rules, counts, strict=True))
 
     def inspect(self, client: str, status: int) -> None:
         """Every sensor's CPU on the request; the even ones count this client's 404s."""
@@ -138,6 +148,8 @@ class Edge:
         path = request.path.split("?", 1)[0]
         if path == "/healthz":
             return Response(200, b'{"ok":true}')
+        if path == "/whoami":  # the client address as the rules see it (the generator checks)
+            return Response(200, f'{{"ip":"{request.client_ip}"}}'.encode())
         if path == "/statz":
             stats = (
                 f'{{"requests":{self.requests},"limited":{self.limited},"streams":{self.streams}}}'
@@ -147,7 +159,11 @@ class Edge:
             return await self.hold_stream(request)
         self.requests += 1
         client = request.client_ip
-        if not await self.limits(client, path):
+        try:
+            allowed = await self.limits(client, path)
+        except (OSError, self.redis_errors) as exc:  # fail closed: no limits, no service
+            return Response(503, f'{{"error":"rate limiter: {exc}"}}'.encode())
+        if not allowed:
             self.limited += 1
             self.inspect(client, 429)
             return Response(429, b'{"error":"rate limited"}', {"Retry-After": str(WINDOW)})
