@@ -74,3 +74,19 @@ def test_size_rejects_a_bad_share_with_exit_code_2() -> None:
     )
     assert result.exit_code == 2
     assert "utilisation" in result.stderr
+
+
+def test_short_trials_and_one_variant_from_the_command_line() -> None:
+    from plimsoll.cli.run import _select, _shorten
+    from plimsoll.cli.specfile import read_capacity_tests
+
+    [test] = read_capacity_tests(ROOT / "examples" / "mcp-gateway-users-per-pod.yaml")
+    short = _shorten(test, 20.0, 5.0)
+    assert (short.spec.trial.duration, short.spec.trial.warm_up) == (20.0, 5.0)
+    assert _shorten(test, None, None) is test
+    # The PostgreSQL-only extra metric goes with the variant left out; it stays with its own.
+    embedded = _select([test], "embedded")
+    assert [v.name for v in embedded.spec.variants] == ["embedded"]
+    assert embedded.spec.metrics.extra == []
+    postgres = _select([test], "postgres")
+    assert [m.name for m in postgres.spec.metrics.extra] == ["store-commits-per-user"]
