@@ -90,3 +90,9 @@ def test_short_trials_and_one_variant_from_the_command_line() -> None:
     assert embedded.spec.metrics.extra == []
     postgres = _select([test], "postgres")
     assert [m.name for m in postgres.spec.metrics.extra] == ["store-commits-per-user"]
+    # A baseline naming the variant left out goes too (it crashed the report before).
+    [compare] = read_capacity_tests(ROOT / "examples" / "gateway-store-compare.yaml")
+    alone = _select([compare], "postgres")
+    assert alone.spec.baseline is None
+    assert alone.spec.baseline_name == "postgres"
+    assert _select([compare], "embedded").spec.baseline == "embedded"

@@ -51,7 +51,11 @@ def _select(tests: list[CapacityTest], variant: str | None) -> CapacityTest:
     # Extra metrics meant only for the variants left out go with them.
     extra = [m for m in test.spec.metrics.extra if not m.variants or variant in m.variants]
     metrics = test.spec.metrics.model_copy(update={"extra": extra})
-    spec = test.spec.model_copy(update={"variants": chosen, "metrics": metrics})
+    # A baseline that is not the chosen variant has nothing to be compared with here.
+    baseline = test.spec.baseline if test.spec.baseline == variant else None
+    spec = test.spec.model_copy(
+        update={"variants": chosen, "metrics": metrics, "baseline": baseline}
+    )
     return test.model_copy(update={"spec": spec})
 
 
