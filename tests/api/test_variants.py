@@ -149,3 +149,22 @@ def test_an_extra_metric_is_read_only_in_the_variants_it_names() -> None:
     assert problems([{"name": "pg"}], metrics={"extra": [wrong]}) == [
         "spec: metrics.extra[0].variants: ['postgres'] name no variant; the variants are ['pg']"
     ]
+
+
+def test_a_service_is_told_its_port_and_an_earlier_ones() -> None:
+    from plimsoll.api.target import Service
+
+    exporter = Service.model_validate(
+        {
+            "name": "pg-exporter",
+            "command": ["exporter", "--listen=127.0.0.1:{port}"],
+            "env": {"DSN": "postgresql://127.0.0.1:{postgres.port}/db"},
+            "port": 9187,
+        }
+    )
+    assert exporter.names_its_port()
+    moved = exporter.with_ports(40001, {"postgres": 40000})
+    assert moved.port == 40001
+    assert moved.command == ["exporter", "--listen=127.0.0.1:40001"]
+    assert moved.env == {"DSN": "postgresql://127.0.0.1:40000/db"}
+    assert not Service.model_validate({"name": "r", "command": ["r"], "port": 1}).names_its_port()

@@ -14,6 +14,7 @@ query, since the server and its data are gone when the run ends).
 from __future__ import annotations
 
 import shutil
+import socket
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -129,30 +130,39 @@ POSTGRES = list(Path("/usr/lib/postgresql").glob("*/bin/postgres"))
 async def test_the_gateway_writes_usage_to_postgresql_run_as_a_pinned_service(
     tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pg, exporter = free_port(), free_port()
-    url = f"postgresql://gateway@127.0.0.1:{pg}/gateway"
+    # PostgreSQL's declared port is taken: it is told its port ({port}), so it gets a free
+    # one, and the exporter finds it through {postgres.port}.
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    declared = taken.getsockname()[1]
     services = [
         {
             "name": "postgres",
-            "command": ["examples/services/postgres-in-dir", str(pg), "gateway", "gateway"],
-            "port": pg,
+            "command": ["examples/services/postgres-in-dir", "{port}", "gateway", "gateway"],
+            "port": declared,
             "resources": {"cpu": "0.5", "memory": "256Mi"},
             "targetEnv": {"GATEWAY_DATABASE_URL": "postgresql://gateway@{host}:{port}/gateway"},
         },
         {
             "name": "postgres-exporter",
-            "command": [
-                "prometheus-postgres-exporter",
-                f"--web.listen-address=127.0.0.1:{exporter}",
-            ],
-            "env": {"DATA_SOURCE_NAME": f"{url}?sslmode=disable"},
-            "port": exporter,
+            "command": ["prometheus-postgres-exporter", "--web.listen-address=127.0.0.1:{port}"],
+            "env": {
+                "DATA_SOURCE_NAME": "postgresql://gateway@127.0.0.1:{postgres.port}/gateway"
+                "?sslmode=disable"
+            },
+            "port": free_port(),
             "readinessPath": "/metrics",
             "metricsPath": "/metrics",
         },
     ]
     work = tmp_path / "w"
-    report = await run(gateway_test(services), work, monkeypatch)
+    try:
+        report = await run(gateway_test(services), work, monkeypatch)
+    finally:
+        taken.close()
+    [placed] = [line for line in report.placement if line.startswith("service postgres:")]
+    assert f"port {declared}," not in placed
 
     seeded, written = teardown_counts(work)
     assert "(postgresql" in (work / "logs" / "teardown-unseed.log").read_text()

@@ -6,6 +6,7 @@ changes these pieces, can be defined without importing the whole spec.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
@@ -142,10 +143,19 @@ class Service(PlimsollModel):
 
     name: str = Field(pattern=NAME_PATTERN, max_length=40)
     image: str | None = None
-    command: list[str] | None = Field(None, min_length=1)
+    command: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="'{port}' is filled with its port, '{NAME.port}' with an earlier service's.",
+    )
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
-    port: int = Field(ge=1, le=65535)
+    port: int = Field(
+        ge=1,
+        le=65535,
+        description="Its port. Locally, when it is taken and the service names '{port}', a "
+        "free one instead.",
+    )
     resources: PodShape | None = None
     readiness_path: str | None = Field(
         None, pattern=PATH_PATTERN, description="HTTP readiness path; without it a TCP connect."
@@ -169,3 +179,28 @@ class Service(PlimsollModel):
         if not self.image and not self.command:
             raise ValueError(f"service {self.name!r} needs 'image' or 'command'")
         return self
+
+    def names_its_port(self) -> bool:
+        """Whether its command, args or env say `{port}`: it is told where to listen, so
+        the local platform may pick a free port when the declared one is taken."""
+        parts = [*(self.command or []), *self.args, *self.env.values()]
+        return any("{port}" in part for part in parts)
+
+    def with_ports(self, port: int, ports: Mapping[str, int]) -> Service:
+        """A copy listening on `port`, with `{port}` (its own) and `{NAME.port}` (a service
+        started before it) filled in its command, args and env."""
+
+        def fill(text: str) -> str:
+            text = text.replace("{port}", str(port))
+            for name, other in ports.items():
+                text = text.replace(f"{{{name}.port}}", str(other))
+            return text
+
+        return self.model_copy(
+            update={
+                "port": port,
+                "command": [fill(p) for p in self.command] if self.command else None,
+                "args": [fill(p) for p in self.args],
+                "env": {key: fill(value) for key, value in self.env.items()},
+            }
+        )

@@ -199,7 +199,8 @@ class KubernetesPlatform:
 
         services = spec.services
         for service in services:
-            await self.apply(manifests.dependency_pod(run, service))
+            declared = {s.name: s.port for s in services}
+            await self.apply(manifests.dependency_pod(run, service, declared))
             await self.apply(manifests.dependency_service(run, service))
         await self.apply(manifests.mock_config_map(run, spec.upstream))
         mock_names = [names.mock_pod_name(i) for i in range(spec.upstream.replicas)]
