@@ -9,11 +9,14 @@ STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 # podman, runc and mmdebstrap: the image tests build and run the three images
 # (scripts/build-images) with no Docker engine and no registry; containerd: they
 # import the --save archives as kind and k3d do.
+# postgresql, redis-server and their Prometheus exporters: the real services the seed
+# examples and their tests start in a run's work dir (Debian bookworm ships Redis, not Valkey).
 DEBIAN_PACKAGES := prometheus nginx-light wrk curl openssl xz-utils iproute2 util-linux \
-	podman runc mmdebstrap containerd
+	podman runc mmdebstrap containerd postgresql redis-server prometheus-postgres-exporter \
+	prometheus-redis-exporter
 OUT ?= plimsoll-out
 
-.PHONY: run test check lint typecheck contracts crd debian bench images clean
+.PHONY: run test check lint typecheck contracts crd debian bench images examples clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +30,11 @@ debian:
 ## The main job: find the quickstart target's ceiling on this machine.
 run: $(STAMP)
 	$(BIN)/plimsoll run examples/quickstart.yaml --out $(OUT)
+
+## The seed examples on this machine (real PostgreSQL and Redis), each under 10 minutes,
+## checked for the figures its seed asks for; reports in $(OUT)/examples/.
+examples: $(STAMP) debian
+	$(BIN)/python scripts/run-examples --out $(OUT)/examples
 
 ## The whole test suite (what CI runs); tests/images builds the images first
 ## (scripts/build-images, cached after the first time).

@@ -11,8 +11,13 @@ upstream MCP server (`UPSTREAM_URL`, the mock in a capacity test):
 - `tools/call` is forwarded to the upstream and the answer relayed, with an
   audit record and a copy of the event in the session's replay buffer: this is
   what costs CPU per call;
+- every relayed call writes a usage row (client, session, tool, bytes, time,
+  outcome) to the store the env names (`usage_store.py`): an embedded SQLite
+  file (`USAGE_STORE=sqlite`), PostgreSQL (`GATEWAY_DATABASE_URL`), or none
+  (the default, the quickstart); `GET /dashboard` reads the client's usage
+  summary back, over the history the setup step seeded (`usage_seed.py`);
 - `X-Forwarded-For` names the client (`GET /whoami` echoes it), `GET /` is a
-  small dashboard page, `GET /healthz` the readiness probe;
+  small status page, `GET /healthz` the readiness probe;
 - `GET /ws` holds a WebSocket with the same replay buffer as a stream, so the
   streams probe's `mixed` kind can hold half of its streams as WebSockets;
 - clients of the stateless MCP revision (2026-07-28) need no session: they ask
@@ -21,7 +26,7 @@ upstream MCP server (`UPSTREAM_URL`, the mock in a capacity test):
   can be compared on one gateway.
 
 Run: `PORT=8080 UPSTREAM_URL=http://127.0.0.1:8765 python mini_gateway.py`.
-Standard library only.
+Standard library only, but for psycopg when the store is PostgreSQL.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from tinyhttp import Request, Response, Upstream, encode_head, hold_websocket, serve
+from usage_store import NoStore, Usage, UsageStore, open_store
 
 BUFFER_BYTES = int(os.environ.get("STREAM_BUFFER_KIB", "256")) * 1024
 KEEP_ALIVE = float(os.environ.get("KEEP_ALIVE_SECONDS", "10"))
@@ -75,7 +81,8 @@ class Session:
 
 
 class Gateway:
-    def __init__(self) -> None:
+    def __init__(self, store: UsageStore | None = None) -> None:
+        self.store = store if store is not None else NoStore()
         self.sessions: dict[str, Session] = {}
         self.upstream = Upstream(UPSTREAM.hostname or "127.0.0.1", UPSTREAM.port or 80)
         self.upstream_session: str | None = None
@@ -158,7 +165,7 @@ class Gateway:
             if method == "tools/list":
                 result = {"tools": await self.catalogue()}
             elif method == "tools/call":
-                result = await self._call(session, message.get("params", {}))
+                result = await self._call(session, request.client_ip, message.get("params", {}))
             elif method == "ping":
                 result = {}
             elif method == "server/discover":  # the stateless revision's handshake
@@ -173,19 +180,31 @@ class Gateway:
             return self._error(rpc_id, -32603, f"upstream failed: {exc}", status=502)
         return self._answer(rpc_id, result)
 
-    async def _call(self, session: Session | None, params: dict[str, object]) -> object:
+    async def _call(
+        self, session: Session | None, client_ip: str, params: dict[str, object]
+    ) -> object:
         await self.catalogue()
         names = {tool.get("name") for tool in self.tools}
         if params.get("name") not in names:
             raise ValueError(f"no tool {params.get('name')!r}")
+        started = time.monotonic()
         answer = await self._upstream_rpc("tools/call", params)
         self.calls += 1
         result = answer.get("result", answer.get("error"))
+        event = json.dumps({"tool": params.get("name"), "result": result}).encode()
+        ok = "result" in answer and not (isinstance(result, dict) and result.get("isError"))
+        usage = Usage(
+            user_ip=client_ip,
+            session=session.id if session is not None else "",
+            tool=str(params.get("name")),
+            bytes=len(event),
+            ms=(time.monotonic() - started) * 1000,
+            ok=ok,
+            at=time.time(),
+        )
+        await self.store.record(usage)
         if session is not None:
-            event = json.dumps({"tool": params.get("name"), "result": result}).encode()
-            session.audit.append(
-                {"tool": params.get("name"), "at": time.time(), "bytes": len(event)}
-            )
+            session.audit.append({"tool": usage.tool, "at": usage.at, "bytes": usage.bytes})
             session.event_id += 1
             session.remember(event)
         return result
@@ -244,6 +263,10 @@ class Gateway:
             counts = f"{len(self.sessions)} sessions, {held} streams, {self.calls} calls"
             page = f"<h1>mini-gateway</h1><p>{counts}</p>"
             return Response(200, page.encode(), content_type="text/html")
+        if path == "/dashboard":  # the page view: this client's usage, from the store
+            calls, sent = await self.store.summary(request.client_ip)
+            page = f"<h1>usage</h1><p>{calls} calls, {sent} bytes ({self.store.name})</p>"
+            return Response(200, page.encode(), content_type="text/html")
         if path == "/mcp" and request.method == "POST":
             if request.headers.get("mcp-method") == "subscriptions/listen":
                 return await self.stream(request)  # the stateless revision's held stream
@@ -262,7 +285,11 @@ class Gateway:
 
 
 async def main() -> None:
-    await serve(Gateway().handle)
+    store = await open_store()
+    try:
+        await serve(Gateway(store).handle)
+    finally:
+        await store.close()
 
 
 if __name__ == "__main__":

@@ -130,3 +130,41 @@ def test_validate_names_a_variant_conflict_and_exits_1(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["validate", str(path)])
     assert result.exit_code == 1
     assert "spec: variants[0] (pg): removeServices names ['redis']" in result.stderr
+
+
+def test_an_extra_metric_is_read_only_in_the_variants_it_names() -> None:
+    pg_calls = {
+        "name": "pg-commits",
+        "query": 'sum(up{namespace="$namespace"})',
+        "variants": ["pg"],
+    }
+    everywhere = {"name": "cpu", "query": 'sum(up{namespace="$namespace"})'}
+    test = load_capacity_test(
+        document([{"name": "embedded"}, {"name": "pg"}], metrics={"extra": [pg_calls, everywhere]})
+    )
+    spec = test.spec
+    assert [m.name for m in spec.variant_spec("pg").metrics.extra] == ["pg-commits", "cpu"]
+    assert [m.name for m in spec.variant_spec("embedded").metrics.extra] == ["cpu"]
+    wrong = {**pg_calls, "variants": ["postgres"]}
+    assert problems([{"name": "pg"}], metrics={"extra": [wrong]}) == [
+        "spec: metrics.extra[0].variants: ['postgres'] name no variant; the variants are ['pg']"
+    ]
+
+
+def test_a_service_is_told_its_port_and_an_earlier_ones() -> None:
+    from plimsoll.api.target import Service
+
+    exporter = Service.model_validate(
+        {
+            "name": "pg-exporter",
+            "command": ["exporter", "--listen=127.0.0.1:{port}"],
+            "env": {"DSN": "postgresql://127.0.0.1:{postgres.port}/db"},
+            "port": 9187,
+        }
+    )
+    assert exporter.names_its_port()
+    moved = exporter.with_ports(40001, {"postgres": 40000})
+    assert moved.port == 40001
+    assert moved.command == ["exporter", "--listen=127.0.0.1:40001"]
+    assert moved.env == {"DSN": "postgresql://127.0.0.1:40000/db"}
+    assert not Service.model_validate({"name": "r", "command": ["r"], "port": 1}).names_its_port()

@@ -120,3 +120,25 @@ def test_size_without_a_peak_names_the_flag() -> None:
     result = runner.invoke(app, ["size", "--per-pod", "100"])
     assert result.exit_code == 2
     assert "--peak" in result.stderr
+
+
+def test_short_trials_and_one_variant_from_the_command_line() -> None:
+    from plimsoll.cli.run import _select, _shorten
+    from plimsoll.cli.specfile import read_capacity_tests
+
+    [test] = read_capacity_tests(ROOT / "examples" / "mcp-gateway-users-per-pod.yaml")
+    short = _shorten(test, 20.0, 5.0)
+    assert (short.spec.trial.duration, short.spec.trial.warm_up) == (20.0, 5.0)
+    assert _shorten(test, None, None) is test
+    # The PostgreSQL-only extra metric goes with the variant left out; it stays with its own.
+    embedded = _select([test], "embedded")
+    assert [v.name for v in embedded.spec.variants] == ["embedded"]
+    assert embedded.spec.metrics.extra == []
+    postgres = _select([test], "postgres")
+    assert [m.name for m in postgres.spec.metrics.extra] == ["store-commits-per-user"]
+    # A baseline naming the variant left out goes too (it crashed the report before).
+    [compare] = read_capacity_tests(ROOT / "examples" / "gateway-store-compare.yaml")
+    alone = _select([compare], "postgres")
+    assert alone.spec.baseline is None
+    assert alone.spec.baseline_name == "postgres"
+    assert _select([compare], "embedded").spec.baseline == "embedded"

@@ -193,6 +193,15 @@ class ExtraMetric(PlimsollModel):
     per: str = Field(
         "none", pattern=r"^(none|request|user|second)$", description="Divide by the level."
     )
+    variants: list[str] = Field(
+        default_factory=list,
+        max_length=16,
+        description=(
+            "Read only in these variants (empty: in all), e.g. PostgreSQL's calls per "
+            "request where only one variant has PostgreSQL: elsewhere it has no series, "
+            "and a missing figure makes a step invalid."
+        ),
+    )
 
 
 class Metrics(PlimsollModel):
@@ -340,6 +349,13 @@ class CapacityTestSpec(PlimsollModel):
             raise ValueError(
                 f"baseline {self.baseline!r} names no variant; the variants are {names or '(none)'}"
             )
+        for index, metric in enumerate(self.metrics.extra):
+            unknown = [name for name in metric.variants if name not in names]
+            if unknown:
+                raise ValueError(
+                    f"metrics.extra[{index}].variants: {unknown} name no variant; the "
+                    f"variants are {names or '(none)'}"
+                )
         for index, variant in enumerate(self.variants):
             try:
                 seen = self.for_variant(variant)
@@ -365,16 +381,19 @@ class CapacityTestSpec(PlimsollModel):
 
     def for_variant(self, variant: Variant | None) -> CapacityTestSpec:
         """The spec as `variant` sees it: its target, services, upstream and workload, with
-        everything it does not name inherited. The runner computes it once per variant and
-        hands it to the platform, so both platforms read the same thing."""
+        everything it does not name inherited, and only the extra metrics read in it. The
+        runner computes it once per variant and hands it to the platform, so both platforms
+        read the same thing."""
         if variant is None:
             return self
+        extra = [m for m in self.metrics.extra if not m.variants or variant.name in m.variants]
         return self.model_copy(
             update={
                 "target": variant.target_for(self.target),
                 "services": variant.services_for(self.services),
                 "upstream": variant.upstream or self.upstream,
                 "workload": variant.workload or self.workload,
+                "metrics": self.metrics.model_copy(update={"extra": extra}),
             }
         )
 

@@ -7,6 +7,7 @@ changes these pieces, can be defined without importing the whole spec.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
@@ -45,7 +46,8 @@ class PodShape(PlimsollModel):
 
 
 class SetupStep(PlimsollModel):
-    """A job run to completion before the first trial, e.g. seeding a store."""
+    """A job run to completion: before the first trial (`setup`, e.g. seeding a store) or
+    after the last one while the services still run (`teardown`, e.g. removing the seed)."""
 
     name: str = Field(pattern=NAME_PATTERN, max_length=40)
     image: str | None = None
@@ -96,6 +98,13 @@ class Target(PlimsollModel):
         description="Environment variable that receives the port to listen on (local).",
     )
     setup: list[SetupStep] = Field(default_factory=list)
+    teardown: list[SetupStep] = Field(
+        default_factory=list,
+        description=(
+            "Run after the last trial, while the services still run (local platform; on "
+            "Kubernetes the run's namespace and its services are deleted instead)."
+        ),
+    )
     pod_template: dict[str, Any] | None = Field(
         None,
         description=(
@@ -155,11 +164,20 @@ class Service(PlimsollModel):
 
     name: str = Field(pattern=NAME_PATTERN, max_length=40)
     image: str | None = None
-    command: list[str] | None = Field(None, min_length=1)
+    command: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="'{port}' is filled with its port, '{NAME.port}' with an earlier service's.",
+    )
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     value_from: dict[str, EnvSource] = Field(default_factory=dict, description=VALUE_FROM_HELP)
-    port: int = Field(ge=1, le=65535)
+    port: int = Field(
+        ge=1,
+        le=65535,
+        description="Its port. Locally, when it is taken and the service names '{port}', a "
+        "free one instead.",
+    )
     resources: PodShape | None = None
     readiness_path: str | None = Field(
         None, pattern=PATH_PATTERN, description="HTTP readiness path; without it a TCP connect."
@@ -168,6 +186,15 @@ class Service(PlimsollModel):
         default_factory=dict,
         description="Env the target gets to reach it; '{host}' and '{port}' are filled in.",
     )
+    metrics_path: str | None = Field(
+        None,
+        pattern=PATH_PATTERN,
+        description=(
+            "A Prometheus exporter (e.g. prometheus-redis-exporter): the local platform's "
+            "/metrics relays this path of the service, labelled with the run's namespace "
+            "and the service's pod, so spec.metrics.extra can select it."
+        ),
+    )
 
     @model_validator(mode="after")
     def _runnable(self) -> Service:
@@ -175,3 +202,28 @@ class Service(PlimsollModel):
         if not self.image and not self.command:
             raise ValueError(f"service {self.name!r} needs 'image' or 'command'")
         return self
+
+    def names_its_port(self) -> bool:
+        """Whether its command, args or env say `{port}`: it is told where to listen, so
+        the local platform may pick a free port when the declared one is taken."""
+        parts = [*(self.command or []), *self.args, *self.env.values()]
+        return any("{port}" in part for part in parts)
+
+    def with_ports(self, port: int, ports: Mapping[str, int]) -> Service:
+        """A copy listening on `port`, with `{port}` (its own) and `{NAME.port}` (a service
+        started before it) filled in its command, args and env."""
+
+        def fill(text: str) -> str:
+            text = text.replace("{port}", str(port))
+            for name, other in ports.items():
+                text = text.replace(f"{{{name}.port}}", str(other))
+            return text
+
+        return self.model_copy(
+            update={
+                "port": port,
+                "command": [fill(p) for p in self.command] if self.command else None,
+                "args": [fill(p) for p in self.args],
+                "env": {key: fill(value) for key, value in self.env.items()},
+            }
+        )

@@ -48,13 +48,26 @@ def _select(tests: list[CapacityTest], variant: str | None) -> CapacityTest:
     if not chosen:
         names = [v.name for v in test.spec.variants] or ["(none)"]
         raise SpecError([f"spec.variants: no variant {variant!r}; the spec has {names}"])
-    return test.model_copy(update={"spec": test.spec.model_copy(update={"variants": chosen})})
+    # Extra metrics meant only for the variants left out go with them.
+    extra = [m for m in test.spec.metrics.extra if not m.variants or variant in m.variants]
+    metrics = test.spec.metrics.model_copy(update={"extra": extra})
+    # A baseline that is not the chosen variant has nothing to be compared with here.
+    baseline = test.spec.baseline if test.spec.baseline == variant else None
+    spec = test.spec.model_copy(
+        update={"variants": chosen, "metrics": metrics, "baseline": baseline}
+    )
+    return test.model_copy(update={"spec": spec})
 
 
-def _shorten(test: CapacityTest, seconds: float | None) -> CapacityTest:
-    if seconds is None:
+def _shorten(
+    test: CapacityTest, seconds: float | None, warm_up: float | None = None
+) -> CapacityTest:
+    """The test with `--trial-duration` and `--warm-up` in place of the spec's."""
+    update = {"duration": seconds, "warm_up": warm_up}
+    update = {key: value for key, value in update.items() if value is not None}
+    if not update:
         return test
-    trial = test.spec.trial.model_copy(update={"duration": seconds})
+    trial = test.spec.trial.model_copy(update=update)
     return test.model_copy(update={"spec": test.spec.model_copy(update={"trial": trial})})
 
 
@@ -135,6 +148,10 @@ def run(
     trial_duration: Annotated[
         float | None, typer.Option(help="Override trial.duration (seconds), for short runs.")
     ] = None,
+    warm_up: Annotated[
+        float | None,
+        typer.Option(help="Override trial.warmUp (seconds), for short runs.", min=0),
+    ] = None,
     quiet: Annotated[bool, typer.Option(help="Print only the result.")] = False,
     baseline: Annotated[
         Path | None,
@@ -151,7 +168,7 @@ def run(
     """Find the ceiling of a CapacityTest on this machine (local processes, cgroup pinning)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        test = _shorten(_select(read_capacity_tests(file), variant), trial_duration)
+        test = _shorten(_select(read_capacity_tests(file), variant), trial_duration, warm_up)
     except SpecError as exc:
         typer.echo(f"{file}: invalid", err=True)
         for line in exc.problems:

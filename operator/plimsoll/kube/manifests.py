@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -214,8 +215,12 @@ def cluster_service(run: RunIdentity, base: str, role: str, port: int) -> dict[s
     }
 
 
-def dependency_pod(run: RunIdentity, service: Service) -> dict[str, Any]:
-    """A service the target depends on (PostgreSQL, Valkey), pinned like the target."""
+def dependency_pod(
+    run: RunIdentity, service: Service, ports: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """A service the target depends on (PostgreSQL, Valkey), pinned like the target;
+    `{port}` and `{NAME.port}` in its command filled with the declared ports (`ports`)."""
+    service = service.with_ports(service.port, ports or {})
     container: dict[str, Any] = {
         "name": service.name,
         "image": service.image or "",

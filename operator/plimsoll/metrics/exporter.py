@@ -6,6 +6,7 @@ that scrapes it can then be asked with the very same PromQL the Kubernetes platf
 uses (`plimsoll run --prometheus URL`), which is how the PromQL is tested without a
 cluster. Each process is labelled like a container (namespace, pod, container), and
 the restart figures kube-state-metrics would publish are served beside them.
+Services that are exporters themselves are relayed after them (`relay`).
 
 Figures are read from the kernel on every scrape, as cAdvisor does, so a scrape
 shows the state at that moment and nothing is cached. A process whose cgroup or
@@ -21,6 +22,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import httpx
+
 from plimsoll.metrics.cgroup import (
     CgroupPaths,
     CgroupReadError,
@@ -29,6 +32,7 @@ from plimsoll.metrics.cgroup import (
     read_sample,
 )
 from plimsoll.metrics.proc import ProcGroupGoneError, ProcGroupReader
+from plimsoll.metrics.relay import RelayedExporter
 
 _FAMILIES = {
     "container_cpu_usage_seconds_total": ("counter", "Cumulative CPU time consumed."),
@@ -130,12 +134,21 @@ class CadvisorExporter:
         self, containers: Iterable[ExportedContainer] = (), port: int = 0, host: str = "127.0.0.1"
     ) -> None:
         self.containers: list[ExportedContainer] = list(containers)
+        # Services that are exporters themselves: their pages are served after ours.
+        self.relays: list[RelayedExporter] = []
         self._port = port
         self._host = host
         self._server: asyncio.Server | None = None
 
     def add(self, container: ExportedContainer) -> None:
         self.containers.append(container)
+
+    async def _relayed(self) -> str:
+        if not self.relays:
+            return ""
+        async with httpx.AsyncClient() as client:
+            pages = await asyncio.gather(*(relay.fetch(client) for relay in list(self.relays)))
+        return "".join(pages)
 
     @property
     def address(self) -> str:
@@ -166,7 +179,7 @@ class CadvisorExporter:
             method, path = [*head.split(b"\r\n", 1)[0].split(b" "), b"", b""][:2]
             if method == b"GET" and path.split(b"?")[0] == b"/metrics":
                 status, ctype = b"200 OK", b"text/plain; version=0.0.4; charset=utf-8"
-                body = render(self.containers).encode()
+                body = (render(self.containers) + await self._relayed()).encode()
             else:
                 status, ctype, body = b"404 Not Found", b"text/plain", b"only /metrics here\n"
             writer.write(

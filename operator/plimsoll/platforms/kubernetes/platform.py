@@ -265,7 +265,8 @@ class KubernetesPlatform:
         await self._copy_references(spec)
         services = spec.services
         for service in services:
-            await self.apply(manifests.dependency_pod(run, service))
+            declared = {s.name: s.port for s in services}
+            await self.apply(manifests.dependency_pod(run, service, declared))
             await self.apply(manifests.dependency_service(run, service))
         await self.apply(manifests.mock_config_map(run, spec.upstream))
         await self.apply(
@@ -483,6 +484,11 @@ class KubernetesPlatform:
         placement, warnings = [], []
         if self._control_peers() is None:
             warnings.append(OPEN_CONTROL_WARNING)
+        if spec.target.teardown:
+            warnings.append(
+                "target.teardown runs on the local platform only: here the run's namespace, "
+                "with its services and what the setup put in them, is deleted at cleanup"
+            )
         if target is None:
             shown = redact_url(spec.target.url or "")
             placement.append(f"target: existing service at {shown} (not started)")

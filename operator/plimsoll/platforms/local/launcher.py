@@ -36,6 +36,7 @@ class Launcher:
     groups: list[pinning.PinnedGroup] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     placement: list[str] = field(default_factory=list)  # human-readable: who runs where
+    step_env: dict[str, str] | None = None  # the setup steps' env, once the target started
 
     def process(
         self,
@@ -97,10 +98,13 @@ class Launcher:
         if self.export is not None:
             self.export.add(role, paths=paths)
 
-    async def run_setup(self, steps: list[SetupStep], env: dict[str, str]) -> None:
-        """Run each setup command (seeding a store, ...) to completion, in order."""
+    async def run_setup(
+        self, steps: list[SetupStep], env: dict[str, str], kind: str = "setup"
+    ) -> None:
+        """Run each setup (or teardown) command to completion, in order; the first that
+        fails or overruns its timeout raises with its last log lines."""
         for step in steps:
-            process = self.process(f"setup-{step.name}", step.command, {**env, **step.env})
+            process = self.process(f"{kind}-{step.name}", step.command, {**env, **step.env})
             await process.start()
             assert process.process is not None
             try:

@@ -31,6 +31,7 @@ from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.prometheus_http import PrometheusHTTPError, get_data
 from plimsoll.metrics.promql import Selector
+from plimsoll.metrics.relay import RelayedExporter
 from plimsoll.metrics.sampler import LocalSource
 from plimsoll.metrics.source import ROLE_GENERATOR, ROLE_MOCK, ROLE_TARGET, Window
 from plimsoll.platforms.base import PlatformError
@@ -76,6 +77,7 @@ class LocalExport:
         self.exporter = exporter
         self.namespace = namespace
         self.containers: dict[str, ExportedContainer] = {}
+        self.relays: list[RelayedExporter] = []
         self._oom_seen = 0  # the target cgroup's OOM kills at its last (re)start
 
     def add(self, role: str, *, pgid: int | None = None, paths: CgroupPaths | None = None) -> None:
@@ -90,6 +92,13 @@ class LocalExport:
         self.exporter.add(exported)
         if role == ROLE_TARGET and paths is not None:
             self._oom_seen = _oom_kills(paths)
+
+    def relay(self, role: str, url: str) -> None:
+        """Serve a service's own exporter page (`url`) under the service's pod name."""
+        pod, container = pod_of(role)
+        relayed = RelayedExporter(self.namespace, pod, container, url)
+        self.relays.append(relayed)
+        self.exporter.relays.append(relayed)
 
     def restarted(self, role: str, exit_code: int | None) -> None:
         """Count a restart the way kube-state-metrics shows it, with why it stopped."""
@@ -106,6 +115,10 @@ class LocalExport:
         exported.last_terminated_reason = reason
 
     def remove_all(self) -> None:
+        for relayed in self.relays:
+            if relayed in self.exporter.relays:
+                self.exporter.relays.remove(relayed)
+        self.relays.clear()
         for exported in self.containers.values():
             if exported in self.exporter.containers:
                 self.exporter.containers.remove(exported)

@@ -3,7 +3,10 @@
 `target_command` resolves what to run (a spec that names only an image gets a
 clear error: the local platform runs commands), and
 `start_services` starts dependencies such as redis-server before the target,
-pinned and measured like it, and returns the env the target needs to reach them.
+pinned and measured like it (through their cgroup when they have a shape, as
+the target is), relays the pages of those that are Prometheus exporters
+(`metricsPath`) through the run's exporter, and returns the env the target
+needs to reach them.
 Both read the spec as the variant sees it (`CapacityTestSpec.for_variant`, applied
 by the runner): a variant's overrides are already in it.
 """
@@ -15,7 +18,7 @@ from collections.abc import Mapping
 from plimsoll.api.spec import CapacityTestSpec, Service
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local.launcher import Launcher
-from plimsoll.platforms.local.processes import port_is_free, wait_ready
+from plimsoll.platforms.local.processes import free_port, port_is_free, wait_ready
 
 
 def target_command(spec: CapacityTestSpec) -> tuple[list[str], dict[str, str]]:
@@ -55,21 +58,36 @@ def _service_env(service: Service) -> dict[str, str]:
     }
 
 
+def _local_port(service: Service) -> int:
+    """The declared port when free; a free one when it is taken and the service is told
+    its port (`{port}`); else a clear error."""
+    if port_is_free(service.port):
+        return service.port
+    if service.names_its_port():
+        return free_port()
+    raise PlatformError(
+        f"port {service.port} of service {service.name!r} is already in use on 127.0.0.1: "
+        "stop whatever listens there, or write '{port}' in the service's command (and "
+        "'{" + service.name + ".port}' where another service reaches it) so Plimsoll can "
+        "pick a free one"
+    )
+
+
 async def start_services(
     launcher: Launcher, services: list[Service], base_env: dict[str, str]
 ) -> dict[str, str]:
     """Start the services, each ready before the next; the env the target needs."""
     target_env: dict[str, str] = {}
-    for service in services:
-        if not service.command:
+    ports: dict[str, int] = {}
+    for declared in services:
+        if not declared.command:
             raise PlatformError(
-                f"service {service.name!r} names only an image; the local platform runs "
-                "commands: give it 'command' (e.g. ['redis-server', '--port', '6390'])"
+                f"service {declared.name!r} names only an image; the local platform runs "
+                "commands: give it 'command' (e.g. ['redis-server', '--port', '{port}'])"
             )
-        if not port_is_free(service.port):
-            raise PlatformError(
-                f"port {service.port} of service {service.name!r} is already in use on 127.0.0.1"
-            )
+        service = declared.with_ports(_local_port(declared), ports)
+        ports[service.name] = service.port
+        assert service.command is not None
         group = None
         if service.resources is not None:
             group = launcher.pin(service.name, service.resources.cpu, service.resources.memory)
@@ -86,7 +104,19 @@ async def start_services(
             else None
         )
         await wait_ready(process, url=url, port=service.port, within=60)
-        launcher.watch_process_group(service.name, process.pid or 0)
-        launcher.placement.append(f"service {service.name}: pid {process.pid}, port {service.port}")
+        if group is not None:
+            launcher.watch_group(service.name, group)
+            where = f"cgroup v{group.version} {group.memory_dir}"
+        else:
+            launcher.watch_process_group(service.name, process.pid or 0)
+            where = "unpinned"
+        if service.metrics_path is not None and launcher.export is not None:
+            launcher.export.relay(
+                service.name, f"http://127.0.0.1:{service.port}{service.metrics_path}"
+            )
+            where += f", its {service.metrics_path} relayed"
+        launcher.placement.append(
+            f"service {service.name}: pid {process.pid}, port {service.port}, {where}"
+        )
         target_env.update(_service_env(service))
     return target_env

@@ -9,7 +9,12 @@ CPUs where there are enough cores, and samples every process's CPU and
 memory. Given an exporter, it also serves every process under cAdvisor's names
 (`metrics`); given a Prometheus URL, it reads the figures back from that
 server with the Kubernetes platform's PromQL instead of its own samplers.
-`stop` ends every process group it started and removes its cgroups. The
+`stop` runs the target's teardown commands while the services still run, then
+ends every process group it started and removes its cgroups. Every process
+gets `PLIMSOLL_WORKDIR` (the variant's work directory, where a service keeps
+its data and a target its embedded store) and finds the interpreter Plimsoll
+runs under first on its PATH, so `python` in a command is the one whose
+packages Plimsoll has. The
 target's own start lives in `target`, the services in `pieces`, and what
 they share (start, pin, measure one process) in `launcher`.
 """
@@ -23,7 +28,7 @@ import secrets
 import sys
 from pathlib import Path
 
-from plimsoll.api.spec import CapacityTestSpec, Variant
+from plimsoll.api.spec import CapacityTestSpec, SetupStep, Variant
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.api.upstream import Upstream, mock_role
 from plimsoll.api.urls import redact_url
@@ -86,6 +91,7 @@ class LocalPlatform:
         # Roles measured through their own cgroup: a replacement joins the same group.
         self._pinned_equipment: set[str] = set()
         self.mock_urls: dict[str, str] = {}  # by role: "mock", "mock-auth", ...
+        self.teardown: list[SetupStep] = []
 
     @property
     def processes(self) -> list[ManagedProcess]:
@@ -156,7 +162,17 @@ class LocalPlatform:
         del variant  # already applied to `spec`; this platform's run id names it
         launcher = self.launcher
         warnings, placement = launcher.warnings, launcher.placement
-        base_env = dict(os.environ)
+        workdir = launcher.workdir.resolve()
+        workdir.mkdir(parents=True, exist_ok=True)
+        base_env = {
+            **os.environ,
+            "PLIMSOLL_WORKDIR": str(workdir),
+            # As an activated virtualenv would: `python` is the interpreter running us.
+            "PATH": os.pathsep.join(
+                [str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)]
+            ),
+        }
+        self.teardown = list(spec.target.teardown)
         missing = missing_value_from(spec, base_env)
         if missing is not None:
             raise PlatformError(missing)
@@ -270,4 +286,17 @@ class LocalPlatform:
         del keep  # logs stay in the output folder either way: they are part of the report
         if self.restarter is not None:
             await self.restarter.stop()
+        await self._run_teardown()
         await self.launcher.stop()
+
+    async def _run_teardown(self) -> None:
+        """The target's teardown commands, after the target stopped and before the
+        services do (they clean what the setup put in them). A failure is logged, not
+        raised: the run's figures are already measured and must still be reported."""
+        env = self.launcher.step_env
+        if not self.teardown or env is None:  # the target never started: nothing to undo
+            return
+        try:
+            await self.launcher.run_setup(self.teardown, env, kind="teardown")
+        except PlatformError as exc:
+            log.warning("teardown: %s", exc)

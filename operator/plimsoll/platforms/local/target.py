@@ -2,7 +2,8 @@
 
 `start_target` picks the port (a free one when the target reads it from its
 env), pins the target with cgroups to the spec's shape, starts it and waits for
-its readiness path, runs the setup commands, hands it to a `Restarter` that
+its readiness path, runs the setup commands (remembering their env for the
+teardown commands `LocalPlatform.stop` runs), hands it to a `Restarter` that
 restarts it if it dies between trials, and samples (and exports) its cgroup, or
 its process group when it runs unpinned. `LocalPlatform.start` calls it after
 the mock is up, since the target is told the mock's URL.
@@ -59,6 +60,7 @@ async def start_target(
             await launcher.rewatch_process_group(ROLE_TARGET, process.pid or 0)
 
     await launch()
+    launcher.step_env = env  # the teardown steps run with what the setup steps saw
     await launcher.run_setup(target.setup, env)
     restarter = Restarter(process, relaunch)
     restarter.start()
