@@ -39,7 +39,7 @@ examples: $(STAMP) debian
 ## The whole test suite (what CI runs); tests/images builds the images first
 ## (scripts/build-images, cached after the first time).
 test: $(STAMP) debian
-	$(BIN)/pytest -n 2 --dist loadfile
+	$(BIN)/pytest -n 2 --dist loadfile --durations=25
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
