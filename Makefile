@@ -16,7 +16,7 @@ DEBIAN_PACKAGES := prometheus nginx-light wrk curl openssl xz-utils iproute2 uti
 	prometheus-redis-exporter
 OUT ?= plimsoll-out
 
-.PHONY: run test check lint typecheck contracts crd debian bench images examples clean
+.PHONY: run test e2e check lint typecheck contracts crd debian bench images examples clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,10 +36,15 @@ run: $(STAMP)
 examples: $(STAMP) debian
 	$(BIN)/python scripts/run-examples --out $(OUT)/examples
 
-## The whole test suite (what CI runs); tests/images builds the images first
-## (scripts/build-images, cached after the first time).
+## The test suite a change is checked with, in minutes: everything but the long
+## end-to-end runs (tests marked e2e, see tests/conftest.py END_TO_END).
 test: $(STAMP) debian
-	$(BIN)/pytest -n 2 --dist loadfile --durations=25
+	$(BIN)/pytest -n 2 --dist loadfile -m "not e2e" --durations=25
+
+## The long end-to-end runs: image builds (scripts/build-images, cached after the first
+## time), the seed examples' whole runs, the operator on a real cluster. CI runs them too.
+e2e: $(STAMP) debian
+	$(BIN)/pytest -n 2 --dist loadfile -m e2e --durations=25
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .

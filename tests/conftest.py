@@ -55,11 +55,25 @@ OVERLAPPING = (
 )
 
 
+# Long end-to-end runs: `make e2e` runs them (CI too), `make test` leaves them out so a
+# change can be checked in minutes. Image builds, the seed examples' whole runs, and the
+# operator against a cluster with the real images.
+END_TO_END = (
+    "images/",
+    "e2e/test_gateway_store.py",
+    "e2e/test_edge_redis_prometheus.py",
+    "e2e/test_llm_proxy.py",
+    "controller/test_real_cluster.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         where = Path(str(item.path)).relative_to(ROOT / "tests").as_posix()
         if where.startswith(OVERLAPPING):
             item.add_marker(OVERLAPS)
+        if where.startswith(END_TO_END):
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(autouse=True)

@@ -37,7 +37,7 @@ KUBECONFIG = os.environ.get("PLIMSOLL_E2E_KUBECONFIG")
 # A Prometheus the operator can reach that scrapes cAdvisor (e.g. kube-prometheus-stack).
 PROMETHEUS = os.environ.get("PLIMSOLL_E2E_PROMETHEUS_URL")
 EXAMPLE = Path(__file__).with_name("e2e-capacitytest.yaml")
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 Kubectl = Callable[..., "subprocess.CompletedProcess[str]"]
 
