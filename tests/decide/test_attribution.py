@@ -6,9 +6,17 @@ from typing import Any
 
 import pytest
 
-from plimsoll.api.spec import Attribution
+from plimsoll.api.spec import Attribution, LatencyBound, PassWhen
 from plimsoll.api.step import LimitedBy, ResourceUsage
-from plimsoll.decide.attribution import attribute, format_bytes, sentence, share_in_words
+from plimsoll.decide.attribution import (
+    attribute,
+    format_bytes,
+    quota_breaks_tail,
+    saturated,
+    sentence,
+    share_in_words,
+    stall_ms,
+)
 
 MIB = 2**20
 THRESHOLDS = Attribution()
@@ -137,3 +145,80 @@ def test_step_results_are_read_through_their_target_usage() -> None:
     assert limited_by is LimitedBy.MEMORY
     assert room.cpu_idle_fraction == pytest.approx(0.25)
     assert attribute(result(100, Verdict.PASS, None), None, THRESHOLDS)[0] is LimitedBy.UNKNOWN
+
+
+# The issue's target: 2 ms of CPU per request pinned to 0.5 CPU, bar p99 < 50 ms.
+P99_50MS = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.050)])
+
+
+def bursty(**changes: Any) -> ResourceUsage:
+    """The failing step at 187 rps: 37% of the quota used on average, 19% of periods
+    throttled, each throttled period stalling the target about 30 ms."""
+    base: dict[str, Any] = {
+        "cpu_mean_cores": 0.37,
+        "cpu_limit_cores": 0.5,
+        "throttled_ratio": 0.19,
+        "throttled_stall_ms": 30.0,
+        "cfs_period_ms": 100.0,
+    }
+    base.update(changes)
+    return usage(**base)
+
+
+def test_throttling_beyond_the_tail_the_bar_tolerates_is_the_quota() -> None:
+    passed = bursty(throttled_ratio=0.05, cpu_mean_cores=0.36)
+    limited_by, room = attribute(passed, bursty(), THRESHOLDS, P99_50MS)
+    assert limited_by is LimitedBy.CPU
+    assert room.reason == "cpu: 19% of 100 ms periods hit the quota; the p99 bar tolerates 1%"
+    assert sentence(limited_by, room, passed).startswith(
+        "The ceiling is the pod's 0.5 CPU, not memory (cpu: 19% of 100 ms periods hit the "
+        "quota; the p99 bar tolerates 1%)"
+    )
+    # Without the bar only the fixed threshold (20%) judges, and 19% is under it.
+    assert attribute(passed, bursty(), THRESHOLDS)[0] is LimitedBy.NEITHER
+
+
+def test_throttling_within_the_tolerated_tail_is_not_the_quota() -> None:
+    few = bursty(throttled_ratio=0.008)
+    limited_by, room = attribute(usage(), few, THRESHOLDS, P99_50MS)
+    assert limited_by is LimitedBy.NEITHER
+    assert room.reason == ""
+    # A looser quantile tolerates more: p80 allows 20% of requests slow.
+    p80 = PassWhen(latency=[LatencyBound(quantile=0.80, below=0.050)])
+    assert quota_breaks_tail(bursty(), p80) is None
+
+
+def test_a_stall_far_shorter_than_the_bound_does_not_break_it() -> None:
+    short = bursty(throttled_stall_ms=2.0)
+    assert quota_breaks_tail(short, P99_50MS) is None
+    assert attribute(usage(), short, THRESHOLDS, P99_50MS)[0] is LimitedBy.NEITHER
+    # Comparable: a quarter of the bound.
+    assert quota_breaks_tail(bursty(throttled_stall_ms=12.5), P99_50MS) is not None
+    assert quota_breaks_tail(bursty(throttled_stall_ms=12.4), P99_50MS) is None
+
+
+def test_the_stall_is_estimated_from_the_quota_when_the_source_does_not_read_it() -> None:
+    unread = bursty(throttled_stall_ms=None, cfs_period_ms=None)
+    assert stall_ms(unread) == pytest.approx(50.0)  # the default 100 ms period, half idle
+    assert quota_breaks_tail(unread, P99_50MS) is not None
+    # At a core or more, several threads may stall for any part of the period: unknown.
+    assert stall_ms(bursty(throttled_stall_ms=None, cpu_limit_cores=2.0)) is None
+    assert quota_breaks_tail(bursty(throttled_stall_ms=None, cpu_limit_cores=2.0), P99_50MS) is None
+
+
+def test_memory_still_outranks_the_tail_rule() -> None:
+    crashed = bursty(oom_kills=1)
+    assert attribute(usage(), crashed, THRESHOLDS, P99_50MS)[0] is LimitedBy.MEMORY
+
+
+def test_saturation_names_the_tail_rule_the_fixed_threshold_or_the_quota_in_use() -> None:
+    assert saturated(bursty(), THRESHOLDS, P99_50MS) == (
+        "cpu: 19% of 100 ms periods hit the quota; the p99 bar tolerates 1%"
+    )
+    # The LLM-proxy example at 160 users: 70% of periods throttled at 0.41 of 0.5 CPU.
+    llm = usage(cpu_mean_cores=0.41, cpu_limit_cores=0.5, throttled_ratio=0.70)
+    assert saturated(llm, THRESHOLDS, PassWhen()) == "cpu: 70% of CFS periods hit the quota"
+    busy = usage(cpu_mean_cores=0.48, cpu_limit_cores=0.5, throttled_ratio=0.0)
+    assert saturated(busy, THRESHOLDS, PassWhen()) == "cpu: 96% of the quota in use"
+    assert saturated(usage(), THRESHOLDS, P99_50MS) is None
+    assert saturated(None, THRESHOLDS, P99_50MS) is None

@@ -307,3 +307,60 @@ def test_with_repeat_when_busy_off_a_busy_failure_fails_and_says_the_host_was_bu
         "the host was busy (the generators' starts left late); "
         "noise.repeatWhenBusy is off, so this counts as a fail"
     )
+
+
+def throttled_target(**changes: Any) -> ResourceUsage:
+    """The LLM-proxy example's target at 160 users: 70% of periods throttled at 0.41 of
+    its 0.5 CPU."""
+    base: dict[str, Any] = {
+        "source": "cgroup",
+        "cpu_mean_cores": 0.41,
+        "cpu_limit_cores": 0.5,
+        "throttled_ratio": 0.70,
+    }
+    base.update(changes)
+    return ResourceUsage(**base)
+
+
+def test_a_failure_the_targets_saturation_explains_is_a_fail_whatever_the_floor() -> None:
+    bar = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.005)])  # fails at 8 ms
+    slow_floor = client(floor=FloorResult(latency=hist(40), count=100))
+    floor = Contention(
+        busy=True, signals=["the direct-call floor took 40.0 ms > 14.6 ms (derived)"]
+    )
+    judgement = judge(
+        step(client=slow_floor, target=throttled_target(), contention=floor),
+        bar,
+        NOISE,
+        GENERATORS,
+    )
+    assert judgement.verdict is Verdict.FAIL
+    assert judgement.reasons[0].startswith("p99 total latency of all operations 8")
+    assert judgement.reasons[-1] == (
+        "the host looked busy (the direct-call floor took 40.0 ms > 14.6 ms (derived)), but "
+        "the target's own saturation explains the failure (cpu: 70% of 100 ms periods hit "
+        "the quota; the p99 bar tolerates 1%): it is the target's"
+    )
+    # A configured floor bound, exceeded: the same.
+    configured = Noise(floor_bound=0.010)
+    assert (
+        judge(step(client=slow_floor, target=throttled_target()), bar, configured, GENERATORS)
+    ).verdict is Verdict.FAIL
+
+
+def test_a_target_the_host_starved_or_one_with_room_stays_noisy() -> None:
+    bar = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.005)])
+    starved = Contention(
+        busy=True,
+        target_cpu_wait=0.48,
+        signals=["the target waited for a CPU 48% of its runnable time"],
+    )
+    throttled = step(target=throttled_target(), contention=starved)
+    assert judge(throttled, bar, NOISE, GENERATORS).verdict is Verdict.NOISY
+    roomy = throttled_target(cpu_mean_cores=0.2, throttled_ratio=0.0)
+    slow_floor = client(floor=FloorResult(latency=hist(40), count=100))
+    floor_only = step(client=slow_floor, target=roomy)
+    assert judge(floor_only, bar, Noise(floor_bound=0.010), GENERATORS).verdict is Verdict.NOISY
+    # A step that passes stays a pass, saturated or not.
+    loose = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.050)])
+    assert judge(throttled, loose, NOISE, GENERATORS).verdict is Verdict.PASS

@@ -131,3 +131,27 @@ def test_without_schedstat_the_cpu_wait_is_none_and_nothing_is_missing() -> None
     usage = summarise(steady(41), window(1, 9), interval=0.25, source="cgroup", limits=LIMITS)
     assert usage.cpu_wait_cores is None
     assert usage.missing == []
+
+
+def test_the_stall_of_a_throttled_period_is_the_throttled_time_per_throttled_period() -> None:
+    # 4 of every 10 periods throttled, the group standing still 0.12 s per 0.25 s sample:
+    # 0.12 s over 4 throttled periods is 30 ms each.
+    samples = [
+        Sample(
+            at=BASE + i * 0.25,
+            cpu_seconds=i * 0.1,
+            working_set_bytes=1 << 20,
+            periods=i * 10,
+            throttled=i * 4,
+            oom_kills=0,
+            throttled_seconds=i * 0.12,
+        )
+        for i in range(41)
+    ]
+    limits = Limits(cpu_cores=0.5, cfs_period_ms=100.0, memory_bytes=1 << 30)
+    usage = summarise(samples, window(1, 9), interval=0.25, source="cgroup", limits=limits)
+    assert usage.throttled_stall_ms == pytest.approx(30.0)
+    assert usage.cfs_period_ms == 100.0
+    # A source without the throttled time leaves it unknown, never zero.
+    plain = summarise(steady(41), window(1, 9), interval=0.25, source="cgroup", limits=LIMITS)
+    assert plain.throttled_stall_ms is None

@@ -136,6 +136,11 @@ class Headroom(PlimsollModel):
     memory_free_bytes: int | None = None
     cpu_idle_fraction: float | None = None
     summary: str = ""
+    reason: str = Field(
+        "",
+        description="Why the limit is what it is, when a rule beyond the thresholds named "
+        "it: 'cpu: 19% of 100 ms periods hit the quota; the p99 bar tolerates 1%'.",
+    )
 
 
 class Ceiling(PlimsollModel):

@@ -43,6 +43,12 @@ class ResourceUsage(PlimsollModel):
     cpu_mean_cores: float | None = None
     cpu_peak_cores: float | None = None
     throttled_ratio: float | None = Field(None, description="Throttled / total CFS periods.")
+    throttled_stall_ms: float | None = Field(
+        None,
+        description="Mean time the group stood throttled in each throttled CFS period: how "
+        "long a request arriving then waits for the next period. None: not readable here.",
+    )
+    cfs_period_ms: float | None = Field(None, description="The CFS enforcement period.")
     memory_mean_bytes: int | None = None
     memory_max_bytes: int | None = None
     cpu_limit_cores: float | None = None

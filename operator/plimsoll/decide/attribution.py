@@ -1,9 +1,11 @@
 """What limited the target at its ceiling, and the room left at the last passing step.
 
-The runner calls `attribute(last_pass, first_fail, spec.attribution)` when the
-search has finished, with the highest passing step and the first failing step
-above it (each a `StepResult`, or just its target's `ResourceUsage`, or None),
-and writes the answer into the ceiling; `sentence` words it for the report.
+The runner calls `attribute(last_pass, first_fail, spec.attribution, spec.pass_when)`
+when the search has finished, with the highest passing step and the first failing
+step above it (each a `StepResult`, or just its target's `ResourceUsage`, or None),
+and writes the answer into the ceiling; `sentence` words it for the report. The
+verdict asks `quota_breaks_tail` and `saturated` too: a failure the target's own
+saturation explains is the target's, whatever the host's floor says.
 Pure: no metrics are read here.
 
 - memory: the first failing step had an OOM kill or a restart, or either step's
@@ -12,6 +14,13 @@ Pure: no metrics are read here.
 - cpu: mean use at or above `cpu_busy` of the quota, or CFS throttling above
   `throttled` of periods even when the mean looks low (bursts hit the quota),
   judged on the first failing step, or the last passing one if nothing failed;
+- cpu as well, the tail rule (`quota_breaks_tail`): a latency bound at quantile q
+  tolerates a share 1 - q of slow requests. When more than that share of the
+  failing step's CFS periods were throttled, and a throttled period stalls the
+  target for at least `STALL_SHARE` of the bound, the quota alone makes that
+  many requests slow: 19% of periods throttled for tens of milliseconds breaks a
+  p99 bar of 50 ms however idle the CPU looks on average. The fixed `throttled`
+  threshold stays as the floor of this rule for bars without a latency quantile;
 - neither: both were measured and neither was near its limit, so the bar was
   broken by latency (the upstream, a lock, a pool);
 - unknown: not enough server metrics to tell (an external URL, a missing limit).
@@ -19,7 +28,9 @@ Pure: no metrics are read here.
 
 from __future__ import annotations
 
-from plimsoll.api.spec import Attribution
+from dataclasses import dataclass
+
+from plimsoll.api.spec import Attribution, PassWhen
 from plimsoll.api.status import Headroom
 from plimsoll.api.step import LimitedBy, ResourceUsage, StepResult
 
@@ -38,14 +49,95 @@ _WORDS = (
 )
 _WORD_TOLERANCE = 0.03
 
+# A throttled period "comparable to the bound": its stall is at least this share of the
+# latency bound. A request that arrives in the stall waits for the rest of it, and those
+# behind it queue on top, so a stall of a quarter of the bound already pushes the
+# requests it catches to the bound on a target that was near it.
+STALL_SHARE = 0.25
+# Kubernetes' and the kernel's default CFS period, when the source does not say.
+DEFAULT_PERIOD_MS = 100.0
+
+
+@dataclass(frozen=True)
+class TailBreach:
+    """The quota broke a latency quantile's tail: the figures and the sentence."""
+
+    throttled_ratio: float
+    tolerated: float
+    stall_ms: float
+    period_ms: float
+    quantile: float
+
+    @property
+    def sentence(self) -> str:
+        return (
+            f"cpu: {_percent(self.throttled_ratio)} of {self.period_ms:g} ms periods hit the "
+            f"quota; the p{self.quantile * 100:g} bar tolerates {_percent(self.tolerated)}"
+        )
+
 
 def attribute(
     last_pass: StepResult | ResourceUsage | None,
     first_fail: StepResult | ResourceUsage | None,
     thresholds: Attribution,
+    bar: PassWhen | None = None,
 ) -> tuple[LimitedBy, Headroom]:
     passed, failed = _target(last_pass), _target(first_fail)
-    return _limited_by(passed, failed, thresholds), headroom(passed)
+    breach = quota_breaks_tail(failed, bar) if failed is not None and bar is not None else None
+    room = headroom(passed)
+    limited_by = _limited_by(passed, failed, thresholds)
+    if breach is not None and limited_by is not LimitedBy.MEMORY:
+        return LimitedBy.CPU, room.model_copy(update={"reason": breach.sentence})
+    return limited_by, room
+
+
+def stall_ms(usage: ResourceUsage) -> float | None:
+    """How long one throttled period stalls the target: measured where the source reads
+    the throttled time, else the part of the period the quota leaves idle (a target under
+    one core that used its quota waits out the rest); None when neither is known."""
+    if usage.throttled_stall_ms is not None:
+        return usage.throttled_stall_ms
+    cores = usage.cpu_limit_cores
+    if cores is None or cores >= 1.0:
+        return None  # several threads may each stall for any part of the period
+    return (usage.cfs_period_ms or DEFAULT_PERIOD_MS) * (1.0 - cores)
+
+
+def quota_breaks_tail(usage: ResourceUsage, bar: PassWhen) -> TailBreach | None:
+    """The tail rule: more periods throttled than a latency quantile tolerates slow
+    requests, each stalling the target for a time comparable to the bound. The tightest
+    bound it breaks, or None."""
+    ratio = usage.throttled_ratio
+    stall = stall_ms(usage)
+    if ratio is None or stall is None:
+        return None
+    for bound in sorted(bar.latency, key=lambda b: b.quantile):
+        tolerated = 1.0 - bound.quantile
+        if ratio > tolerated and stall >= STALL_SHARE * bound.below * 1000.0:
+            period = usage.cfs_period_ms or DEFAULT_PERIOD_MS
+            return TailBreach(ratio, tolerated, stall, period, bound.quantile)
+    return None
+
+
+def saturated(usage: ResourceUsage | None, thresholds: Attribution, bar: PassWhen) -> str | None:
+    """Why the target's own CPU explains a failure (the tail rule, mean use at the quota,
+    or throttling above the fixed threshold), or None: the verdict then trusts it over
+    the direct-call floor."""
+    if usage is None:
+        return None
+    breach = quota_breaks_tail(usage, bar)
+    if breach is not None:
+        return breach.sentence
+    if usage.throttled_ratio is not None and usage.throttled_ratio > thresholds.throttled:
+        return f"cpu: {_percent(usage.throttled_ratio)} of CFS periods hit the quota"
+    share = _cpu_share(usage)
+    if share is not None and share >= thresholds.cpu_busy:
+        return f"cpu: {share:.0%} of the quota in use"
+    return None
+
+
+def _percent(share: float) -> str:
+    return f"{share:.0%}" if share >= 0.01 else f"{share * 100:.2g}%"
 
 
 def _target(step: StepResult | ResourceUsage | None) -> ResourceUsage | None:
@@ -117,7 +209,8 @@ def sentence(limited_by: LimitedBy, room: Headroom, last_pass: ResourceUsage | N
         head = "The ceiling is latency, not CPU or memory"
     else:
         head = "What limits the target is unknown"
-    return f"{head}: the last passing step runs {room.summary}."
+    why = f" ({room.reason})" if room.reason else ""
+    return f"{head}{why}: the last passing step runs {room.summary}."
 
 
 def share_in_words(share: float) -> str:

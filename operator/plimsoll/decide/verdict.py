@@ -17,6 +17,11 @@ Precedence:
 3. noisy as well: a criterion failed while the host was busy (`StepInput.contention`,
    decided by `plimsoll.decide.contention`): the failure may be the host's doing,
    so the step is repeated rather than counted against the target.
+   Except, for 2 and 3: when the target's own saturation explains a failure
+   (`plimsoll.decide.attribution.saturated`: its throttling breaks the bar's tail,
+   or it used its quota) and the target did not wait for a CPU outside its
+   throttling, the failure is the target's whatever the floor says: a host that
+   gave the target all its quota did not make it smaller.
 4. fail: every criterion that failed, with its measured value and its bound.
 5. invalid again if nothing failed but a client-side criterion had no samples
    (a latency quantile of an operation that never answered): a definite
@@ -40,10 +45,12 @@ from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
 
-from plimsoll.api.spec import Generators, LatencyBound, Noise, PassWhen
+from plimsoll.api.spec import Attribution, Generators, LatencyBound, Noise, PassWhen
 from plimsoll.api.step import Contention, Criterion, Judgement, ResourceUsage, Verdict
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
 from plimsoll.api.workload import LoadModel
+from plimsoll.decide.attribution import saturated
+from plimsoll.decide.contention import TARGET_WAIT
 from plimsoll.shared import histogram
 
 # Names in `StepInput.others` that are measuring equipment, not the system under test:
@@ -65,7 +72,13 @@ class StepInput:
     contention: Contention | None = None  # None: not measured (no verdict on the host)
 
 
-def judge(result: StepInput, bar: PassWhen, noise: Noise, generators: Generators) -> Judgement:
+def judge(
+    result: StepInput,
+    bar: PassWhen,
+    noise: Noise,
+    generators: Generators,
+    attribution: Attribution | None = None,
+) -> Judgement:
     client = result.client
     if client is None:
         return Judgement(verdict=Verdict.INVALID, reasons=["a generator returned no result"])
@@ -76,6 +89,24 @@ def judge(result: StepInput, bar: PassWhen, noise: Noise, generators: Generators
     invalid = _invalid(result, client, bar, generators)
     if invalid:
         return Judgement(verdict=Verdict.INVALID, reasons=invalid, criteria=criteria)
+    contention = result.contention
+    signals = contention.signals if contention is not None and contention.busy else []
+    floor_failed = floor is not None and not floor.ok
+    failed = [c for c in criteria if not c.ok and c.measured is not None and c is not floor]
+    if failed and (floor_failed or (signals and noise.repeat_when_busy)):
+        own = _own_saturation(result, attribution or Attribution(), bar)
+        if own is not None:
+            shown = list(signals)
+            named = any("direct-call floor" in signal for signal in shown)
+            if floor is not None and floor_failed and floor.measured is not None and not named:
+                shown.append(f"the direct-call floor: {_describe(floor, client)}")
+            host = "; ".join(shown) or "the direct-call floor had no samples"
+            reasons = [_describe(c, client) for c in failed]
+            reasons.append(
+                f"the host looked busy ({host}), but the target's own saturation explains "
+                f"the failure ({own}): it is the target's"
+            )
+            return Judgement(verdict=Verdict.FAIL, reasons=reasons, criteria=criteria)
     if floor is not None and not floor.ok:
         why = (
             "the direct-call floor had no samples: the host stalled"
@@ -84,8 +115,6 @@ def judge(result: StepInput, bar: PassWhen, noise: Noise, generators: Generators
         )
         return Judgement(verdict=Verdict.NOISY, reasons=[why], criteria=criteria)
     failed = [c for c in criteria if not c.ok and c.measured is not None]
-    contention = result.contention
-    signals = contention.signals if contention is not None and contention.busy else []
     if failed and signals and noise.repeat_when_busy:
         reasons = [
             "the host was busy (" + "; ".join(signals) + "), so this failure is "
@@ -105,6 +134,16 @@ def judge(result: StepInput, bar: PassWhen, noise: Noise, generators: Generators
         reasons = [f"no data for {c.name}: no data is never a pass" for c in missing]
         return Judgement(verdict=Verdict.INVALID, reasons=reasons, criteria=criteria)
     return Judgement(verdict=Verdict.PASS, criteria=criteria)
+
+
+def _own_saturation(result: StepInput, thresholds: Attribution, bar: PassWhen) -> str | None:
+    """The target's saturation that explains a failure, unless the host starved it (it
+    waited for a CPU outside its throttling): then the floor and the busy signals judge."""
+    contention = result.contention
+    wait = contention.target_cpu_wait if contention is not None else None
+    if wait is not None and wait > TARGET_WAIT:
+        return None
+    return saturated(result.target, thresholds, bar)
 
 
 def _invalid(

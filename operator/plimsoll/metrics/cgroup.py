@@ -159,6 +159,7 @@ def read_limits(paths: CgroupPaths) -> Limits:
     period_us, quota_us = cpu_period_quota_us(paths)
     return Limits(
         cpu_cores=None if quota_us is None else quota_us / period_us,
+        cfs_period_ms=period_us / 1000.0,
         memory_bytes=memory_limit_bytes(paths),
     )
 

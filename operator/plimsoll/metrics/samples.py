@@ -38,6 +38,7 @@ class Sample:
 @dataclass(frozen=True)
 class Limits:
     cpu_cores: float | None = None  # None: no quota
+    cfs_period_ms: float | None = None  # the CFS period the quota is enforced over
     memory_bytes: int | None = None  # None: no limit
 
 
@@ -109,6 +110,10 @@ def summarise(
         throttled = (last.throttled or 0) - (first.throttled or 0)
         # No period elapsed means the group never ran under its quota: nothing throttled.
         usage.throttled_ratio = throttled / periods if periods > 0 else 0.0
+        usage.cfs_period_ms = limits.cfs_period_ms
+        if first.throttled_seconds is not None and last.throttled_seconds is not None:
+            stalled = max(last.throttled_seconds - first.throttled_seconds, 0.0)
+            usage.throttled_stall_ms = stalled * 1000.0 / throttled if throttled > 0 else 0.0
     # Without a quota there is no throttling to report: None there means "not applicable".
 
     _cpu_wait(usage, first, last, span)

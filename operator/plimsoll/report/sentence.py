@@ -72,6 +72,8 @@ def ceiling_sentence(report: RunReport, ceiling: Ceiling) -> str:
     sentence = f"{prefix}{who} {verb} {ceiling.level:,} {units}"
     if ceiling.limited_by in (LimitedBy.MEMORY, LimitedBy.CPU):
         sentence += f"; {ceiling.limited_by.value} limited it"
+        if ceiling.headroom.reason:
+            sentence += f" ({ceiling.headroom.reason})"
     elif ceiling.limited_by is LimitedBy.NEITHER:
         sentence += "; neither CPU nor memory limited it (latency-bound)"
     else:

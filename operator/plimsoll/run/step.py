@@ -120,7 +120,7 @@ def _judge(
         promql=server.promql,
         contention=contention,
     )
-    return judge(step, spec.pass_when, spec.noise, spec.generators)
+    return judge(step, spec.pass_when, spec.noise, spec.generators, spec.attribution)
 
 
 async def run_step(

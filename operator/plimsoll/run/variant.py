@@ -174,5 +174,6 @@ def _final(
         best[-1].target if best else None,
         failed[-1].target if failed else None,
         spec.attribution,
+        spec.pass_when,
     )
     return estimate.to_status(spec.unit, variant, limited_by, headroom)
