@@ -132,7 +132,7 @@ async def test_prometheus_agrees_with_the_cgroup_then_goes_missing_when_stopped(
     assert (after.cpu_mean_cores, after.memory_max_bytes, after.throttled_ratio) == (None,) * 3
     assert after.extra == {}
     assert after.missing[0].startswith(
-        f"Prometheus at {server.url} unreachable: ConnectError after 2 attempts"
+        f"Prometheus at {server.url} unreachable: ConnectionError after 2 attempts"
     )
     assert f"(query: {CPU_QUERY}" in after.missing[0]
     assert len(after.missing) == len(after.queries) == 9 + len(EXTRA)

@@ -1,4 +1,4 @@
-"""What the Prometheus source refuses: redirects, and quoting what answered.
+"""What the Prometheus source refuses: redirects, answers past the cap, quoting what answered.
 
 Real loopback HTTP servers play an allowed URL that redirects elsewhere (to a second
 server that counts whether it is asked) and one that fails with a body holding
@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from plimsoll.metrics.prometheus import PrometheusQueryError, PrometheusSource
+from plimsoll.metrics.prometheus_http import MAX_ANSWER_BYTES, hardened_session
 from plimsoll.metrics.promql import Selector
 from plimsoll.metrics.source import Window
 
@@ -132,3 +133,33 @@ async def test_credentials_in_the_url_are_sent_but_never_shown() -> None:
     assert f"\r\nAuthorization: Basic {sent}\r\n" in failing.heads[0]
     assert "s3cret" not in str(failed.value)
     assert failed.value.reason.startswith("Prometheus at http://***@127.0.0.1:")
+
+
+async def test_an_answer_past_the_cap_is_refused_while_it_streams() -> None:
+    # A 200 whose body never ends within the cap: valid JSON at first, then padding.
+    huge = b'{"status": "success", "data": {"result": [' + b" " * (MAX_ANSWER_BYTES + 1) + b"]}}"
+    async with serving(lambda _: ("200 OK", "", huge)) as flooding:
+        with pytest.raises(PrometheusQueryError) as refused:
+            await source(flooding.url).memory_at("target", T0)
+    assert refused.value.reason == (
+        f"Prometheus at {flooding.url}/api/v1/query answered more than 16 MiB"
+    )
+    assert not refused.value.temporary
+
+
+def test_the_session_follows_no_redirect_and_ignores_the_environment() -> None:
+    session = hardened_session()
+    assert session.max_redirects == 0
+    assert not session.trust_env
+
+
+async def test_an_answer_that_is_not_prometheus_is_named_not_quoted() -> None:
+    page = f"<html>{SECRET}</html>".encode()
+    async with serving(lambda _: ("200 OK", "", page)) as wrong:
+        with pytest.raises(PrometheusQueryError) as refused:
+            await source(wrong.url).memory_at("target", T0)
+    assert "wJalr" not in str(refused.value)
+    assert refused.value.reason == (
+        f"Prometheus at {wrong.url}/api/v1/query answered HTTP 200 with something that is "
+        "not a Prometheus API answer: check the URL"
+    )

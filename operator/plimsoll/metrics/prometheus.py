@@ -14,8 +14,10 @@ query that fails for a reason that may pass is retried for up to `retry_for`
 seconds (`spec.metrics.retryFor`, two minutes by default) before the step is
 called invalid.
 
-Every request goes through `prometheus_http`, which refuses redirects and never quotes
-a failed answer's body; its errors are translated here into `PrometheusQueryError`.
+Every request goes through `prometheus_http` (prometheus-api-client over a hardened
+requests.Session, run off the event loop), which refuses redirects, bounds answers and
+never quotes a failed answer's body; its errors are translated here into
+`PrometheusQueryError`.
 """
 
 from __future__ import annotations
@@ -28,16 +30,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-import httpx
 import yaml
 
 from plimsoll.api.spec import ExtraMetric, PromQLBound
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.units import parse_duration
-from plimsoll.api.urls import redact_url
 from plimsoll.metrics import promql
 from plimsoll.metrics.interval import sample_spacing as spacing_of_samples
-from plimsoll.metrics.prometheus_http import PrometheusHTTPError, get_data
+from plimsoll.metrics.prometheus_http import PrometheusAPI, PrometheusHTTPError
 from plimsoll.metrics.promql import Plan, Selector
 from plimsoll.metrics.source import ROLE_TARGET, Window, unreadable
 
@@ -72,7 +72,8 @@ class PrometheusSource:
         self.extra = list(extra)
         self._interval = scrape_interval
         self._settle = settle
-        self._attempts, self._backoff, self._timeout = attempts, backoff, timeout
+        self._attempts, self._backoff = attempts, backoff
+        self._api = PrometheusAPI(self.url, timeout=timeout)
         self._retry_for, self._max_backoff = retry_for, max_backoff
         self._clock, self._sleep = clock, sleep
         # Retries are ours (bounded, visible in the reasons): the client's own are off.
@@ -105,9 +106,7 @@ class PrometheusSource:
 
     async def _configured_interval(self) -> float:
         try:
-            async with self._http() as client:
-                data = await get_data(client, self.url, "/api/v1/status/config", {})
-            config = yaml.safe_load(data["yaml"]) or {}
+            config = yaml.safe_load(await self._api.config_yaml()) or {}
             return parse_duration(config.get("global", {}).get("scrape_interval", "1m"))
         except (PrometheusHTTPError, KeyError, TypeError, ValueError, yaml.YAMLError) as exc:
             # Our own reason, or the exception's type: never the text of what answered.
@@ -117,10 +116,6 @@ class PrometheusSource:
                 f"cannot discover the scrape interval: {reason}",
                 temporary=True,
             ) from exc
-
-    def _http(self) -> httpx.AsyncClient:
-        # Redirects off explicitly: httpx's default, but here it is the point.
-        return httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
 
     async def usage(self, window: Window) -> dict[str, ResourceUsage]:
         self._down = None
@@ -259,17 +254,6 @@ class PrometheusSource:
 
     async def _instant(self, query: str, at: float) -> list[dict[str, Any]]:
         try:
-            async with self._http() as client:
-                data = await get_data(
-                    client, self.url, "/api/v1/query", {"query": query, "time": f"{at:.3f}"}
-                )
+            return await self._api.instant(query, at)
         except PrometheusHTTPError as exc:
             raise PrometheusQueryError(query, exc.reason, temporary=exc.temporary) from exc
-        result = data.get("result") if isinstance(data, dict) else None
-        if not isinstance(result, list):
-            raise PrometheusQueryError(
-                query,
-                f"Prometheus at {redact_url(self.url)} answered without a result list",
-                temporary=False,
-            )
-        return result

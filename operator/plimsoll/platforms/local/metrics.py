@@ -19,8 +19,6 @@ import asyncio
 import time
 from collections.abc import Sequence
 
-import httpx
-
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
@@ -29,7 +27,7 @@ from plimsoll.kube.names import service_pod_name
 from plimsoll.metrics.cgroup import CgroupPaths, CgroupReadError, read_sample
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
 from plimsoll.metrics.prometheus import PrometheusSource
-from plimsoll.metrics.prometheus_http import PrometheusHTTPError, get_data
+from plimsoll.metrics.prometheus_http import PrometheusAPI, PrometheusHTTPError
 from plimsoll.metrics.promql import Selector
 from plimsoll.metrics.relay import RelayedExporter
 from plimsoll.metrics.sampler import LocalSource
@@ -181,22 +179,21 @@ async def await_scraped(
     deadline = time.monotonic() + within
     pending = list(source.selectors.items())
     last = "no answer yet"
-    async with httpx.AsyncClient(timeout=2.0) as client:
-        while pending:
-            role, selector = pending[0]
-            query = f"count(container_memory_working_set_bytes{selector.matchers()})"
-            try:
-                data = await get_data(client, source.url, "/api/v1/query", {"query": query})
-                if data.get("result"):
-                    pending.pop(0)
-                    continue
-                last = f"no data (query: {query})"
-            except (PrometheusHTTPError, AttributeError) as exc:
-                last = exc.reason if isinstance(exc, PrometheusHTTPError) else "no result list"
-            if time.monotonic() > deadline:
-                raise PlatformError(
-                    f"Prometheus at {redact_url(source.url)} shows no series of the {role} within "
-                    f"{within:g}s ({last}): add the exporter {exporter.address} to its scrape "
-                    "targets (honor_labels: true), or check --prometheus"
-                )
-            await asyncio.sleep(0.25)
+    api = PrometheusAPI(source.url, timeout=2.0)
+    while pending:
+        role, selector = pending[0]
+        query = f"count(container_memory_working_set_bytes{selector.matchers()})"
+        try:
+            if await api.instant(query):
+                pending.pop(0)
+                continue
+            last = f"no data (query: {query})"
+        except PrometheusHTTPError as exc:
+            last = exc.reason
+        if time.monotonic() > deadline:
+            raise PlatformError(
+                f"Prometheus at {redact_url(source.url)} shows no series of the {role} within "
+                f"{within:g}s ({last}): add the exporter {exporter.address} to its scrape "
+                "targets (honor_labels: true), or check --prometheus"
+            )
+        await asyncio.sleep(0.25)
