@@ -30,6 +30,7 @@ MODES: dict[str, dict[str, Any]] = {
         "metrics": {
             "serviceMonitor": {"enabled": True, "labels": {"release": "kps"}},
             "prometheusRule": {"enabled": True, "staleAfter": "36h", "labels": {"release": "kps"}},
+            "grafanaDashboard": {"enabled": True, "namespace": "monitoring"},
         },
         "argocd": {"syncWave": "-1"},
         "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/x"}},

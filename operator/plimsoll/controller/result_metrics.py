@@ -1,9 +1,11 @@
-"""The latest answers as Prometheus gauges: ceilings, their range, regressions, freshness.
+"""The latest answers as Prometheus gauges: ceilings, their range, regressions, freshness,
+and how many steps the latest run took.
 
 Part of the operator's `/metrics` (`OperatorMetrics.render`), so the capacity of
 every watched CapacityTest can be graphed and alerted on: a regression alert on
 `plimsoll_regressed`, a stale-result alert on the age of
-`plimsoll_last_success_timestamp_seconds` (the chart's PrometheusRule has both).
+`plimsoll_last_success_timestamp_seconds` (the chart's PrometheusRule has both). The
+chart's Grafana dashboard (`charts/plimsoll/files/grafana-dashboard.json`) graphs them.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ def _ceilings(status: CapacityTestStatus) -> list[_Ceiling]:
 class _Result:
     ceilings: list[_Ceiling]
     regressed: dict[str, bool]
+    steps: int
 
 
 @dataclass
@@ -63,7 +66,9 @@ class ResultGauges:
     def record(self, namespace: str, name: str, status: CapacityTestStatus) -> None:
         ceilings = _ceilings(status)
         regressed = {v.variant: v.regressed for v in status.regression}
-        self.results[(namespace, name)] = _Result(ceilings, regressed)
+        self.results[(namespace, name)] = _Result(
+            ceilings, regressed, status.step_count or len(status.steps)
+        )
         if status.phase is Phase.SUCCEEDED and status.completion_time is not None:
             self.last_success[(namespace, name)] = status.completion_time.timestamp()
 
@@ -93,6 +98,14 @@ class ResultGauges:
         lines: list[str] = []
         for gauge, help_text in GAUGES:
             lines += [f"# HELP {gauge} {help_text}", f"# TYPE {gauge} gauge", *samples[gauge]]
+        lines += [
+            "# HELP plimsoll_run_steps Steps (trials) the latest run of a CapacityTest took.",
+            "# TYPE plimsoll_run_steps gauge",
+        ]
+        lines += [
+            f'plimsoll_run_steps{{namespace="{_label(ns)}",name="{_label(name)}"}} {r.steps}'
+            for (ns, name), r in sorted(self.results.items())
+        ]
         lines += [
             "# HELP plimsoll_last_success_timestamp_seconds When the latest run that found "
             "its ceiling finished (Unix time).",
