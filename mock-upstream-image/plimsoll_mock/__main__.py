@@ -33,6 +33,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, help="port (overrides the configuration's port)")
     parser.add_argument("--seed", type=int, help="seed of the random draws (reproducible runs)")
     parser.add_argument(
+        "--floor-port",
+        type=int,
+        metavar="PORT",
+        help="serve the direct-call floor on this port, from a process of its own "
+        "(plimsoll_mock.floor), so the mock's own load does not slow it",
+    )
+    parser.add_argument(
         "--shutdown-grace",
         type=float,
         default=20.0,
@@ -52,7 +59,16 @@ def main(argv: list[str] | None = None) -> int:
     port = args.port if args.port is not None else config.port
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(serve(config, args.host, port, grace=args.shutdown_grace, seed=args.seed))
+            runner.run(
+                serve(
+                    config,
+                    args.host,
+                    port,
+                    grace=args.shutdown_grace,
+                    seed=args.seed,
+                    floor_port=args.floor_port,
+                )
+            )
     except (OSError, ValueError) as exc:  # port in use, unreadable TLS files
         print(f"plimsoll-mock: cannot start: {exc}", file=sys.stderr)
         return 1

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from plimsoll.api.upstream import Upstream
+from plimsoll_mock import floor
 from plimsoll_mock.connection import Connection
 from plimsoll_mock.routes import Router
 from plimsoll_mock.state import State
@@ -108,10 +109,36 @@ async def start(
 
 
 async def serve(
-    config: Upstream, host: str, port: int, *, grace: float, seed: int | None = None
+    config: Upstream,
+    host: str,
+    port: int,
+    *,
+    grace: float,
+    seed: int | None = None,
+    floor_port: int | None = None,
 ) -> None:
     raise_fd_limit()
     tls = tls_context(os.environ)
+    # Started first, so the mock answering /healthz means the floor answers too.
+    floor_process = (
+        await asyncio.to_thread(floor.spawn, host, floor_port) if floor_port is not None else None
+    )
+    try:
+        await _serve(config, host, port, tls, grace=grace, seed=seed)
+    finally:
+        if floor_process is not None:
+            floor.stop(floor_process)
+
+
+async def _serve(
+    config: Upstream,
+    host: str,
+    port: int,
+    tls: ssl.SSLContext | None,
+    *,
+    grace: float,
+    seed: int | None,
+) -> None:
     running = await start(config, host, port, tls=tls, seed=seed)
     # Start-up objects live for the whole run: keep the collector from rescanning them.
     gc.collect()

@@ -364,3 +364,23 @@ def test_the_defaults_give_requests_only_so_nothing_unpinned_is_throttled() -> N
     assert set(limit) == {"type", "defaultRequest"}  # no default, max: they would set limits
     quota = boundaries.resource_quota(RUN, _spec(), manifests.KNOWN_SHAPES)
     assert not any(k.startswith("limits.") for k in quota["spec"]["hard"])
+
+
+def test_the_default_mock_serves_the_floor_on_the_next_port_and_generators_may_reach_it() -> None:
+    spec = _spec()
+    pod = manifests.mock_pod(RUN, 0, spec.upstream, "mock:1")
+    container = pod["spec"]["containers"][0]
+    port = spec.upstream.port
+    assert container["command"][-2:] == ["--floor-port", str(port + 1)]
+    assert {"name": "floor", "containerPort": port + 1} in container["ports"]
+    mock_rule = manifests.generator_network_policy(RUN, spec)["spec"]["egress"][1]
+    assert mock_rule["ports"] == [
+        {"protocol": "TCP", "port": port},
+        {"protocol": "TCP", "port": port + 1},
+    ]
+    # A mock image of the user's may not serve one: its /healthz stands in.
+    own = spec.upstream.model_copy(update={"image": "their-mock:2"})
+    assert (
+        "--floor-port"
+        not in manifests.mock_pod(RUN, 0, own, "mock:1")["spec"]["containers"][0]["command"]
+    )

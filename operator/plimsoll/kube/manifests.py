@@ -178,6 +178,10 @@ def mock_pod(
     same container reading its own ConfigMap, labelled with its own role so its Service
     selects only its pods."""
     command = ["python", "-m", "plimsoll_mock", "--host", "$(POD_IP)", "--port", str(upstream.port)]
+    # The default mock serves the direct-call floor from a process of its own.
+    floor = names.floor_port(upstream.port, upstream.image) if name is None else None
+    if floor is not None:
+        command += ["--floor-port", str(floor)]
     container = _our_container("mock", upstream.image or image, command)
     config_map = (
         run.child(names.MOCK_CONFIG_MAP)
@@ -187,6 +191,8 @@ def mock_pod(
     config_ref = {"configMapKeyRef": {"name": config_map, "key": MOCK_CONFIG_KEY}}
     container["env"] = [pod_ip_env(), {"name": MOCK_CONFIG_ENV, "valueFrom": config_ref}]
     container["ports"] = [{"name": "http", "containerPort": upstream.port}]
+    if floor is not None:
+        container["ports"].append({"name": "floor", "containerPort": floor})
     container["readinessProbe"] = http_probe("/healthz", upstream.port)
     # A declared shape pins the mock (requests == limits), so its CPU quota is readable
     # and "the mock saturated" can be judged; otherwise it only asks for room.
@@ -458,15 +464,17 @@ def generator_network_policy(run: RunIdentity, spec: CapacityTestSpec) -> dict[s
     """Generators may reach only the target (or `target.url`'s address) and the mock, and
     the cluster's DNS; nothing else."""
 
-    def to(role: str, port: int) -> dict[str, Any]:
+    def to(role: str, *ports: int) -> dict[str, Any]:
         return {
             "to": [{"podSelector": {"matchLabels": run.selector(role)}}],
-            "ports": [{"protocol": "TCP", "port": port}],
+            "ports": [{"protocol": "TCP", "port": port} for port in ports],
         }
 
     external = _external_target(spec)
     targets = [external] if external is not None else [to(names.ROLE_TARGET, spec.target.port)]
-    egress = [*targets, to(names.ROLE_MOCK, spec.upstream.port), _DNS]
+    floor = names.floor_port(spec.upstream.port, spec.upstream.image)
+    mock_ports = [spec.upstream.port] if floor is None else [spec.upstream.port, floor]
+    egress = [*targets, to(names.ROLE_MOCK, *mock_ports), _DNS]
     return _egress_policy(
         run,
         run.child(names.GENERATORS_EGRESS_POLICY),

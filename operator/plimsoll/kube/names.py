@@ -30,6 +30,16 @@ ROLE_SETUP = "setup"
 # Ports inside the pods. Every pod has its own IP, so fixed ports never collide.
 GENERATOR_PORT = 8089
 
+
+def floor_port(upstream_port: int, image: str | None) -> int | None:
+    """The default mock pod's direct-call floor port (`plimsoll_mock.floor`): the one
+    beside the mock's own, the only other port in that pod. None for a mock image of
+    the user's (`upstream.image`), which may not serve one: its /healthz stands in."""
+    if image is not None:
+        return None
+    return upstream_port + 1 if upstream_port < 65535 else upstream_port - 1
+
+
 DEFAULT_GENERATOR_IMAGE = "plimsoll-generator:0.1.0"
 DEFAULT_MOCK_IMAGE = "plimsoll-mock:0.1.0"
 

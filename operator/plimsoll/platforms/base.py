@@ -25,6 +25,9 @@ class Endpoints:
     placement: list[str] = field(default_factory=list)  # human-readable: who runs where
     warnings: list[str] = field(default_factory=list)  # e.g. "cgroups not permitted: unpinned"
     control_token: str | None = None  # sent with every call to the generators' control API
+    # The direct-call floor, served by the mock's floor process (`plimsoll_mock.floor`) so
+    # the mock's own load does not slow it; None: the mock's /healthz stands in.
+    floor_url: str | None = None
 
 
 @dataclass(frozen=True)

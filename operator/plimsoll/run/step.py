@@ -54,11 +54,16 @@ def _request(spec: CapacityTestSpec, endpoints: Endpoints, plan: StepPlan) -> Tr
         warm_up=spec.trial.warm_up,
         workload=trial_workload(spec.workload),
         target_url=endpoints.target_url,
-        floor=FloorProbe(
-            url=endpoints.upstream_url.rstrip("/") + "/healthz", rate=spec.noise.probe_rate
-        ),
+        floor=FloorProbe(url=floor_url(endpoints), rate=spec.noise.probe_rate),
         seed=plan.index,
     )
+
+
+def floor_url(endpoints: Endpoints) -> str:
+    """Where the floor is probed: the mock's floor process, else the mock's /healthz."""
+    if endpoints.floor_url is not None:
+        return endpoints.floor_url
+    return endpoints.upstream_url.rstrip("/") + "/healthz"
 
 
 def floor_ms(client: TrialResult | None, quantile: float) -> float | None:

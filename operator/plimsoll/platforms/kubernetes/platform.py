@@ -514,6 +514,11 @@ class KubernetesPlatform:
         return Endpoints(
             target_url=target_url,
             upstream_url=f"http://{_host(mock['status']['podIP'])}:{spec.upstream.port}",
+            floor_url=(
+                f"http://{_host(mock['status']['podIP'])}:{floor}/floor"
+                if (floor := names.floor_port(spec.upstream.port, spec.upstream.image))
+                else None
+            ),
             generator_urls=urls,
             placement=placement,
             warnings=warnings,

@@ -91,6 +91,7 @@ class LocalPlatform:
         # Roles measured through their own cgroup: a replacement joins the same group.
         self._pinned_equipment: set[str] = set()
         self.mock_urls: dict[str, str] = {}  # by role: "mock", "mock-auth", ...
+        self.floor_url: str | None = None  # the default mock's floor process
         self.teardown: list[SetupStep] = []
 
     @property
@@ -143,15 +144,24 @@ class LocalPlatform:
             if shape is not None
             else None
         )
+        argv = [sys.executable, "-m", "plimsoll_mock", "--config", str(config)]
+        if name is None:  # the default mock serves the direct-call floor too
+            floor_port = free_port()
+            argv += ["--floor-port", str(floor_port)]
+            self.floor_url = f"http://127.0.0.1:{floor_port}/floor"
         mock, url = await self._start_equipment(
             role,
-            [sys.executable, "-m", "plimsoll_mock", "--config", str(config)],
+            argv,
             free_port(),
             env,
             cpus,
             group,
         )
         self.mock_urls[role] = url
+        if name is None:
+            self.launcher.placement.append(
+                f"direct-call floor: {self.floor_url} (the mock's own floor process)"
+            )
         pinned = f", cgroup v{group.version} {group.cpu_dir}" if group else ""
         self.launcher.placement.append(
             f"{role}: pid {mock.pid}, {url}{pinned}, CPUs {cpu_list(cpus)}"
@@ -246,6 +256,7 @@ class LocalPlatform:
             placement=list(placement),
             warnings=list(warnings),
             control_token=token,
+            floor_url=self.floor_url,
         )
 
     async def ensure_ready(self) -> None:
