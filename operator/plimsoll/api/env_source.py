@@ -32,7 +32,11 @@ class KeyRef(PlimsollModel):
         pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
         description="The Secret or ConfigMap, in the CapacityTest's namespace.",
     )
-    key: str = Field(max_length=253, pattern=r"^[-._a-zA-Z0-9]+$")
+    key: str = Field(
+        max_length=253,
+        pattern=r"^[-._a-zA-Z0-9]+$",
+        description="The key inside the Secret or ConfigMap whose value the variable gets.",
+    )
 
 
 class EnvSource(PlimsollModel):
@@ -49,8 +53,14 @@ class EnvSource(PlimsollModel):
         }
     }
 
-    secret_key_ref: KeyRef | None = None
-    config_map_key_ref: KeyRef | None = None
+    secret_key_ref: KeyRef | None = Field(
+        None,
+        description="Read the value from this key of a Secret in the CapacityTest's namespace.",
+    )
+    config_map_key_ref: KeyRef | None = Field(
+        None,
+        description="Read the value from this key of a ConfigMap in the CapacityTest's namespace.",
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> EnvSource:

@@ -70,25 +70,43 @@ class Schedule(PlimsollModel):
 class HistoryEntry(PlimsollModel):
     """One finished run of one variant, as the gate remembers it."""
 
-    run_id: str
-    variant: str = "default"
-    finished_at: datetime
+    run_id: str = Field(description="The run this entry records (the run namespace's suffix).")
+    variant: str = Field("default", description="The variant whose ceiling this is.")
+    finished_at: datetime = Field(description="When the run ended.")
     level: int | None = Field(None, description="The ceiling; None if no level passed.")
-    low: int | None = None
-    high: int | None = None
-    spread: list[int] = Field(default_factory=list)
-    limited_by: LimitedBy = LimitedBy.UNKNOWN
-    complete: bool = True
+    low: int | None = Field(
+        None, description="The lowest credible level of the ceiling's noise band."
+    )
+    high: int | None = Field(
+        None,
+        description="The highest credible level of the noise band; unset when nothing above the "
+        "ceiling failed.",
+    )
+    spread: list[int] = Field(
+        default_factory=list, description="The levels the repeats of the best level passed at."
+    )
+    limited_by: LimitedBy = Field(
+        LimitedBy.UNKNOWN,
+        description="What limited the target at the ceiling: memory, cpu, neither (latency-bound) "
+        "or unknown.",
+    )
+    complete: bool = Field(True, description="False when the run stopped early with a range only.")
     image: str | None = Field(None, description="The target's image (and digest when known).")
-    generation: int | None = None
+    generation: int | None = Field(
+        None, description="The CapacityTest's metadata.generation the run measured."
+    )
 
 
 class RegressionStatus(PlimsollModel):
     """The gate's verdict on the latest run, per variant (the baseline's, first)."""
 
-    variant: str = "default"
-    regressed: bool = False
+    variant: str = Field("default", description="The variant this verdict is about.")
+    regressed: bool = Field(
+        False,
+        description="True when the latest ceiling fell below the baseline by more than the "
+        "threshold and outside noise.",
+    )
     baseline: int | None = Field(None, description="The baseline ceiling; None if none yet.")
-    current: int | None = None
+    current: int | None = Field(None, description="The latest run's ceiling.")
     change: float | None = Field(None, description="(current - baseline) / baseline.")
-    message: str = ""
+    message: str = Field("", description="The verdict in a sentence, with the change in percent.")

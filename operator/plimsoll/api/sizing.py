@@ -54,8 +54,15 @@ class SizingSpec(PlimsollModel):
     peak: float = Field(gt=0, description="Expected peak load, in the test's unit.")
     growth: float = Field(1.0, ge=1, le=100, description="Plan for peak × growth (2 = doubling).")
     utilisation: Fraction = Field(0.6, description="Share of the ceiling a pod may run at.")
-    zones: int = Field(1, ge=1, le=10)
-    survive_zone_loss: bool = True
+    zones: int = Field(
+        1,
+        ge=1,
+        le=10,
+        description="Zones the deployment spreads over; pods are placed evenly across them.",
+    )
+    survive_zone_loss: bool = Field(
+        True, description="Size so that the pods left after one zone is lost still carry the peak."
+    )
     upstream_latency: Seconds | None = Field(
         None, description="Upstream p99: with a rate, Little's law gives calls in flight."
     )
@@ -124,13 +131,25 @@ class SizingPlan(PlimsollModel):
 class SizingSummary(PlimsollModel):
     """The plan in a few numbers, for the resource's status (the lines stay in the report)."""
 
-    pods: int
-    pods_per_zone: int
-    in_flight_cap: int | None = None
-    stream_cap: int | None = None
-    fits_pod_memory: bool | None = None
-    store_shards: int | None = None
-    backstop_per_second: int | None = None
+    pods: int = Field(description="Pods the plan needs in all.")
+    pods_per_zone: int = Field(description="Pods the plan places in each zone.")
+    in_flight_cap: int | None = Field(
+        None,
+        description="The most calls in flight one pod should admit (from the latency and the "
+        "ceiling).",
+    )
+    stream_cap: int | None = Field(
+        None, description="The most held streams one pod should admit under its memory limit."
+    )
+    fits_pod_memory: bool | None = Field(
+        None, description="Whether the planned streams and calls fit the pod's memory."
+    )
+    store_shards: int | None = Field(
+        None, description="Shards the store needs for the planned calls and keys."
+    )
+    backstop_per_second: int | None = Field(
+        None, description="The rate limit in front of the deployment, per second."
+    )
 
     @classmethod
     def of(cls, plan: SizingPlan) -> SizingSummary:

@@ -50,7 +50,10 @@ __all__ = [
 
 class Trial(PlimsollModel):
     duration: TrialSeconds = Field(60.0, description="Measured time of one trial, after warm-up.")
-    warm_up: HourSeconds = 10.0
+    warm_up: HourSeconds = Field(
+        10.0,
+        description="Load before the measured part of a trial begins; nothing in it is judged.",
+    )
     settle: HourSeconds = Field(0.0, description="Pause between trials so the target drains.")
 
     @model_validator(mode="after")
@@ -83,11 +86,15 @@ class Search(PlimsollModel):
         }
     }
 
-    strategy: Strategy = Strategy.DOUBLING
+    strategy: Strategy = Field(
+        Strategy.DOUBLING,
+        description="How levels are chosen: steps (a fixed list), doubling (double, then bisect), "
+        "probe (short trials, then full ones).",
+    )
     levels: list[Level] | None = Field(
         None, min_length=1, max_length=500, description="For 'steps'."
     )
-    start: Level = 100
+    start: Level = Field(100, description="The first level tried.")
     floor: Level = Field(1, description="Lowest level tried when the first step fails.")
     limit: Level = Field(1_000_000, description="Highest level ever tried.")
     precision: Fraction = Field(0.1, description="Stop when first fail / last pass ≤ 1 + this.")
@@ -95,7 +102,13 @@ class Search(PlimsollModel):
     probe_duration: Seconds | None = Field(
         None, description="For 'probe': length of a probe trial (default: a fifth of a trial)."
     )
-    max_trials: int = Field(40, ge=1, le=500)
+    max_trials: int = Field(
+        40,
+        ge=1,
+        le=500,
+        description="The most trials a variant may run; past it the run stops with the range "
+        "found.",
+    )
 
     @model_validator(mode="after")
     def _bounds(self) -> Search:
@@ -119,9 +132,12 @@ class Search(PlimsollModel):
 class LatencyBound(PlimsollModel):
     """`quantile` of `metric` for `operation` ('*' = all merged) must stay below `below`."""
 
-    operation: str = "*"
-    quantile: Quantile
-    below: Seconds
+    operation: str = Field(
+        "*",
+        description="The operation of workload.mix this bound applies to; '*' merges all of them.",
+    )
+    quantile: Quantile = Field(description="The quantile judged, e.g. p95 or p99.9.")
+    below: Seconds = Field(description="The quantile must stay below this duration, e.g. 50ms.")
     metric: str = Field(
         "total", pattern=r"^(total|ttft|added)$", description="total, ttft, or added latency."
     )
@@ -144,10 +160,17 @@ class PromQLBound(PlimsollModel):
         }
     }
 
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    query: str = Field(min_length=1)
-    below: float | None = None
-    above: float | None = None
+    name: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9_.-]*$",
+        description="A name for the bound, shown in verdicts and the report.",
+    )
+    query: str = Field(
+        min_length=1,
+        description="PromQL evaluated over each trial's window; $namespace and $window are filled "
+        "in.",
+    )
+    below: float | None = Field(None, description="The query's value must stay below this.")
+    above: float | None = Field(None, description="The query's value must stay above this.")
 
     @model_validator(mode="after")
     def _a_bound(self) -> PromQLBound:
@@ -159,23 +182,34 @@ class PromQLBound(PlimsollModel):
 class PassWhen(PlimsollModel):
     """The bar: every criterion a step must hold to pass."""
 
-    latency: list[LatencyBound] = Field(default_factory=list)
+    latency: list[LatencyBound] = Field(
+        default_factory=list, description="Latency bounds, per operation and quantile."
+    )
     errors: ErrorBounds = Field(default_factory=ErrorBounds)
     min_achieved: Fraction = Field(0.99, description="Share of the target rate actually sent.")
     max_shed: Fraction = Field(0.0, description="Share of 429/503 answers allowed.")
     healthy_streams: bool = Field(True, description="Held streams keep their keep-alives.")
-    promql: list[PromQLBound] = Field(default_factory=list)
+    promql: list[PromQLBound] = Field(
+        default_factory=list, description="Bounds on your own PromQL queries, read per step."
+    )
 
 
 class Noise(PlimsollModel):
     """The direct-call floor: a probe to the mock, bypassing the target, during each trial."""
 
-    floor_quantile: Quantile = 0.99
+    floor_quantile: Quantile = Field(
+        0.99, description="The quantile of the direct-call floor compared with floorBound."
+    )
     floor_bound: Seconds | None = Field(
         None, description="Above this the host stalled: the step is noisy and repeated."
     )
     probe_rate: float = Field(20.0, gt=0, le=1000, description="Probe calls per second.")
-    retries: int = Field(3, ge=0, le=10)
+    retries: int = Field(
+        3,
+        ge=0,
+        le=10,
+        description="How often a noisy step is repeated before the run ends inconclusive.",
+    )
     repeat_when_busy: bool = Field(
         True,
         description="A step that fails while the host is busy is noisy and repeated. Off: it "
@@ -187,9 +221,11 @@ class Noise(PlimsollModel):
 class ExtraMetric(PlimsollModel):
     """A per-unit cost read per step, e.g. store calls per request or bytes per key."""
 
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    name: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9_.-]*$", description="A name for the figure, shown in the report."
+    )
     query: str = Field(min_length=1, description="PromQL; $namespace and $window are filled.")
-    unit: str = ""
+    unit: str = Field("", description="The unit it is shown in, e.g. 'calls' or 'bytes'.")
     per: str = Field(
         "none", pattern=r"^(none|request|user|second)$", description="Divide by the level."
     )
@@ -205,7 +241,11 @@ class ExtraMetric(PlimsollModel):
 
 
 class Metrics(PlimsollModel):
-    prometheus_url: str | None = Field(None, pattern=r"^https?://")
+    prometheus_url: str | None = Field(
+        None,
+        pattern=r"^https?://",
+        description="The Prometheus to read the target's resources and extra metrics from.",
+    )
     scrape_interval: Seconds | None = Field(
         None,
         description="How often Prometheus scrapes the target. Unset: discovered from the "
@@ -214,7 +254,9 @@ class Metrics(PlimsollModel):
     settle: Seconds | None = Field(
         None, description="Wait for the last scrape (default one scrape interval plus 1 s)."
     )
-    extra: list[ExtraMetric] = Field(default_factory=list)
+    extra: list[ExtraMetric] = Field(
+        default_factory=list, description="Per-unit costs read per step with your own PromQL."
+    )
     retry_for: Seconds = Field(
         120.0,
         description="How long to keep asking an unreachable Prometheus for a finished "
@@ -223,10 +265,14 @@ class Metrics(PlimsollModel):
 
 
 class Generators(PlimsollModel):
-    replicas: int = Field(1, ge=1, le=256)
+    replicas: int = Field(
+        1, ge=1, le=256, description="Load generator pods (local: generator processes)."
+    )
     processes: int | None = Field(None, ge=1, le=64, description="Per pod; default one a core.")
     resources: PodShape | None = None
-    image: str | None = None
+    image: str | None = Field(
+        None, description="Another generator image; the operator must allow it (allowedImages)."
+    )
     max_cpu: Fraction = Field(0.85, description="Above this a generator is saturated: invalid.")
     max_dropped: Fraction = Field(0.01, description="Dropped starts above this: invalid.")
 
@@ -304,7 +350,11 @@ class CapacityTestSpec(PlimsollModel):
     }
 
     target: Target
-    services: list[Service] = Field(default_factory=list)
+    services: list[Service] = Field(
+        default_factory=list,
+        description="Dependencies deployed beside the target and measured like it (PostgreSQL, "
+        "Redis).",
+    )
     upstream: Upstream = Field(default_factory=Upstream)
     upstreams: list[NamedUpstream] = Field(
         default_factory=list,
@@ -312,19 +362,38 @@ class CapacityTestSpec(PlimsollModel):
         description="More mocks beside `upstream` (auth, metering): each its own routes, "
         "processes or pods, and the target env var that receives its URL.",
     )
-    workload: Workload
-    trial: Trial = Field(default_factory=Trial)
-    search: Search = Field(default_factory=Search)
+    workload: Workload = Field(
+        description="The load: protocol, model (open rate or modeled users) and the request mix."
+    )
+    trial: Trial = Field(default_factory=Trial, description="How long each trial lasts.")
+    search: Search = Field(
+        default_factory=Search,
+        description="How the levels of the trials are chosen and when the ceiling is known.",
+    )
     pass_when: PassWhen = Field(default_factory=PassWhen)
     noise: Noise = Field(default_factory=Noise)
-    metrics: Metrics = Field(default_factory=Metrics)
-    generators: Generators = Field(default_factory=Generators)
+    metrics: Metrics = Field(
+        default_factory=Metrics,
+        description="Where the target's resources are read, and the extra figures to read.",
+    )
+    generators: Generators = Field(
+        default_factory=Generators,
+        description="The load generators: how many, their shape, when they count as saturated.",
+    )
     attribution: Attribution = Field(default_factory=Attribution)
-    variants: list[Variant] = Field(default_factory=list, max_length=16)
+    variants: list[Variant] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Configurations of the same target tested side by side, each changing what it "
+        "names.",
+    )
     baseline: str | None = Field(
         None, description="The variant the others are compared against (default: the first)."
     )
-    cleanup: Cleanup = Cleanup.ALWAYS
+    cleanup: Cleanup = Field(
+        Cleanup.ALWAYS,
+        description="When the run's namespace is deleted: Always, OnSuccess or Never.",
+    )
     regression: Regression | None = Field(
         None, description="Hold each new ceiling against a baseline (see status.regression)."
     )

@@ -87,12 +87,18 @@ class Reason(StrEnum):
 
 
 class Condition(PlimsollModel):
-    type: ConditionType
-    status: ConditionStatus
-    reason: Reason
-    message: str = ""
-    last_transition_time: datetime
-    observed_generation: int | None = None
+    type: ConditionType = Field(
+        description="Ready, SpecValid, Provisioned, Progressing or Regressed."
+    )
+    status: ConditionStatus = Field(description="True, False or Unknown.")
+    reason: Reason = Field(description="Why, in one CamelCase word (see Phases and conditions).")
+    message: str = Field("", description="What happened, for a person.")
+    last_transition_time: datetime = Field(
+        description="When the status last changed (not when it was last written)."
+    )
+    observed_generation: int | None = Field(
+        None, description="The metadata.generation the condition describes."
+    )
 
 
 def set_condition(
@@ -133,9 +139,17 @@ def set_condition(
 class Headroom(PlimsollModel):
     """Room left at the last passing step, in plain words and in numbers."""
 
-    memory_free_bytes: int | None = None
-    cpu_idle_fraction: float | None = None
-    summary: str = ""
+    memory_free_bytes: int | None = Field(
+        None, description="Memory left under the limit at the last passing step."
+    )
+    cpu_idle_fraction: float | None = Field(
+        None, description="Share of the CPU quota unused at the last passing step."
+    )
+    summary: str = Field(
+        "",
+        description="The room left in words, e.g. '5 MiB under the limit with a quarter of the CPU "
+        "idle'.",
+    )
     reason: str = Field(
         "",
         description="Why the limit is what it is, when a rule beyond the thresholds named "
@@ -145,21 +159,26 @@ class Headroom(PlimsollModel):
 
 class Ceiling(PlimsollModel):
     level: int | None = Field(None, description="Highest passing level; None if none passed.")
-    unit: str
+    unit: str = Field(description="The level's unit: rps (open model) or users (closed model).")
     low: int | None = Field(None, description="Last passing level.")
     high: int | None = Field(None, description="First failing level above it.")
     spread: list[int] = Field(
         default_factory=list, description="Passing levels found when the best was repeated."
     )
-    limited_by: LimitedBy = LimitedBy.UNKNOWN
+    limited_by: LimitedBy = Field(
+        LimitedBy.UNKNOWN,
+        description="What limited the target: memory, cpu, neither (latency-bound) or unknown.",
+    )
     headroom: Headroom = Field(default_factory=Headroom)
     complete: bool = Field(description="False when the run stopped early with a range only.")
     inconclusive: bool = Field(
         False,
         description="The host stayed busy: no quiet step could be had, so no ceiling is claimed.",
     )
-    stop_reason: str = ""
-    variant: str = "default"
+    stop_reason: str = Field(
+        "", description="Why the search stopped before it knew the ceiling, when it did."
+    )
+    variant: str = Field("default", description="The variant this ceiling belongs to.")
 
 
 class VariantState(StrEnum):
@@ -174,13 +193,15 @@ class VariantStatus(PlimsollModel):
 
     # A few scalars per variant keep the status small: the report has the full comparison.
 
-    name: str
-    state: VariantState = VariantState.PENDING
+    name: str = Field(description="The variant's name.")
+    state: VariantState = Field(
+        VariantState.PENDING, description="Pending, Running, Succeeded or Failed (stopped early)."
+    )
     ceiling: int | None = Field(None, description="Highest passing level; None if none passed.")
-    unit: str = ""
+    unit: str = Field("", description="The unit of its levels.")
     last_pass: int | None = Field(None, description="The range: the last passing level …")
     first_fail: int | None = Field(None, description="… and the first failing level above it.")
-    limited_by: LimitedBy | None = None
+    limited_by: LimitedBy | None = Field(None, description="What limited it at its ceiling.")
     delta_percent: float | None = Field(None, description="Ceiling against the baseline's.")
     verdict: Difference | None = Field(
         None, description="baseline, higher, lower, within noise or unknown (the noise rule)."
@@ -188,31 +209,56 @@ class VariantStatus(PlimsollModel):
 
 
 class CurrentStep(PlimsollModel):
-    index: int
-    level: int
-    variant: str = "default"
-    kind: TrialKind = TrialKind.FULL
-    attempt: int = 1
-    started_at: datetime | None = None
+    index: int = Field(description="The step's number in the run.")
+    level: int = Field(description="The level under trial.")
+    variant: str = Field("default", description="The variant under trial.")
+    kind: TrialKind = Field(
+        TrialKind.FULL, description="full, or probe (a short trial that only narrows the bracket)."
+    )
+    attempt: int = Field(
+        1, description="1 for the first try; more when a noisy or invalid step is repeated."
+    )
+    started_at: datetime | None = Field(None, description="When the trial started.")
 
 
 class ReportRef(PlimsollModel):
-    config_map: str | None = None
-    path: str | None = None
+    config_map: str | None = Field(
+        None, description="The ConfigMap holding report.json and report.md (Kubernetes)."
+    )
+    path: str | None = Field(None, description="The report's folder (local runs).")
 
 
 class CapacityTestStatus(PlimsollModel):
-    phase: Phase = Phase.PENDING
-    conditions: list[Condition] = Field(default_factory=list)
-    observed_generation: int | None = None
-    run_id: str | None = None
+    phase: Phase = Field(
+        Phase.PENDING,
+        description="Where the run is: Pending, Queued, Provisioning, Running, Succeeded or "
+        "Failed.",
+    )
+    conditions: list[Condition] = Field(
+        default_factory=list,
+        description="Ready, SpecValid, Provisioned, Progressing and Regressed, by Kubernetes "
+        "conventions.",
+    )
+    observed_generation: int | None = Field(
+        None, description="The metadata.generation the current run serves."
+    )
+    run_id: str | None = Field(
+        None, description="The current run's id, also its namespace's suffix."
+    )
     namespace: str | None = Field(None, description="The run's own namespace.")
-    current_step: CurrentStep | None = None
+    current_step: CurrentStep | None = Field(None, description="The step under way, if any.")
     # Bounded by the variants (16) x maxTrials (500) with room for retried steps;
     # older steps are kept in brief (`plimsoll.decide.statussteps`).
-    steps: list[StepRecord] = Field(default_factory=list, max_length=20_000)
+    steps: list[StepRecord] = Field(
+        default_factory=list,
+        max_length=20_000,
+        description="Every judged step, the resume point of a restarted operator (older ones kept "
+        "in brief).",
+    )
     step_count: int = Field(0, description="len(steps), for `kubectl get`'s Steps column.")
-    ceiling: Ceiling | None = None
+    ceiling: Ceiling | None = Field(
+        None, description="The baseline variant's ceiling, with its range and what limited it."
+    )
     # Bounded like spec.variants; `ceiling` above is the baseline's.
     variants: list[VariantStatus] = Field(
         default_factory=list,
@@ -222,10 +268,10 @@ class CapacityTestStatus(PlimsollModel):
     variant_count: int | None = Field(
         None, description="How many variants the spec compares, for `kubectl get`'s Variants."
     )
-    report: ReportRef | None = None
-    start_time: datetime | None = None
-    completion_time: datetime | None = None
-    message: str = ""
+    report: ReportRef | None = Field(None, description="Where the full report is.")
+    start_time: datetime | None = Field(None, description="When the run started.")
+    completion_time: datetime | None = Field(None, description="When the run ended.")
+    message: str = Field("", description="The run's state in a sentence.")
     rerun_token: str | None = Field(None, description="The plimsoll.dev/rerun value served.")
     scheduled_slot: str | None = Field(
         None, description="The spec.schedule slot this run serves (UTC), if scheduled."

@@ -138,26 +138,51 @@ class StepResult(PlimsollModel):
 class StepRecord(PlimsollModel):
     """A step in `status.steps`: what the search and `kubectl` need, and no histograms."""
 
-    index: int
-    level: int
-    variant: str = "default"
-    kind: TrialKind = TrialKind.FULL
-    attempt: int = 1
+    index: int = Field(description="The step's number in the run.")
+    level: int = Field(description="The load of the trial: requests per second or modeled users.")
+    variant: str = Field("default", description="The variant the step measured.")
+    kind: TrialKind = Field(
+        TrialKind.FULL, description="full, or probe (a short trial that only narrows the bracket)."
+    )
+    attempt: int = Field(
+        1, description="1 for the first try; more when a noisy or invalid step was repeated."
+    )
     duration: float = Field(description="Measured seconds of the trial.")
-    verdict: Verdict
-    reasons: list[str] = Field(default_factory=list)
-    p50_ms: float | None = None
-    p95_ms: float | None = None
-    p99_ms: float | None = None
+    verdict: Verdict = Field(
+        description="pass, fail, invalid (the measurement cannot be trusted) or noisy (the host "
+        "was busy)."
+    )
+    reasons: list[str] = Field(
+        default_factory=list,
+        description="Each failed criterion with its measured value and bound, or why the step was "
+        "invalid or noisy.",
+    )
+    p50_ms: float | None = Field(
+        None, description="Median latency of all operations, in milliseconds."
+    )
+    p95_ms: float | None = Field(
+        None, description="95th percentile latency of all operations, in milliseconds."
+    )
+    p99_ms: float | None = Field(
+        None, description="99th percentile latency of all operations, in milliseconds."
+    )
     added_p99_ms: float | None = Field(
         None, description="p99 of what the target added: client time minus Server-Timing."
     )
     error_rate: float | None = Field(None, description="Transport + unexpected share.")
-    achieved_rate: float | None = None
-    cpu_cores: float | None = None
-    throttled_ratio: float | None = None
-    memory_bytes: int | None = None
-    started_at: datetime | None = None
+    achieved_rate: float | None = Field(
+        None, description="Requests per second actually sent in the measured window."
+    )
+    cpu_cores: float | None = Field(
+        None, description="The target's mean CPU use in the window, in cores."
+    )
+    throttled_ratio: float | None = Field(
+        None, description="Share of the target's CFS periods that were throttled."
+    )
+    memory_bytes: int | None = Field(
+        None, description="The target's working-set memory in the window."
+    )
+    started_at: datetime | None = Field(None, description="When the trial started.")
     summarized: bool | None = Field(
         None,
         description="True for an older step kept in brief (figures dropped, reasons cut) "

@@ -41,19 +41,28 @@ def _check_value_from(env: dict[str, str], value_from: dict[str, EnvSource]) -> 
 class PodShape(PlimsollModel):
     """The pod shape to pin to: requests == limits (Kubernetes' Guaranteed QoS)."""
 
-    cpu: Cores
-    memory: PodMemory
+    cpu: Cores = Field(description="CPU, requests == limits: '1', '500m'.")
+    memory: PodMemory = Field(description="Memory, requests == limits: '512Mi'.")
 
 
 class SetupStep(PlimsollModel):
     """A job run to completion: before the first trial (`setup`, e.g. seeding a store) or
     after the last one while the services still run (`teardown`, e.g. removing the seed)."""
 
-    name: str = Field(pattern=NAME_PATTERN, max_length=40)
-    image: str | None = None
-    command: list[str] = Field(min_length=1)
-    env: dict[str, str] = Field(default_factory=dict)
-    timeout: Seconds = 600.0
+    name: str = Field(
+        pattern=NAME_PATTERN,
+        max_length=40,
+        description="The step's name; its Job and log are named after it.",
+    )
+    image: str | None = Field(
+        None, description="The image the step runs in on Kubernetes (default: the target's)."
+    )
+    command: list[str] = Field(min_length=1, description="The command to run, as a list of words.")
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra environment variables for the step, besides the target's.",
+    )
+    timeout: Seconds = Field(600.0, description="How long the step may take before the run stops.")
 
 
 class Target(PlimsollModel):
@@ -78,15 +87,29 @@ class Target(PlimsollModel):
         }
     }
 
-    image: str | None = None
-    command: list[str] | None = Field(None, min_length=1)
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+    image: str | None = Field(None, description="The target's container image (Kubernetes).")
+    command: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="The command that starts the target (local platform), as a list of words.",
+    )
+    args: list[str] = Field(
+        default_factory=list, description="Arguments after the image's entrypoint or the command."
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Environment variables of the target."
+    )
     value_from: dict[str, EnvSource] = Field(default_factory=dict, description=VALUE_FROM_HELP)
-    port: int = Field(8080, ge=1, le=65535)
+    port: int = Field(8080, ge=1, le=65535, description="The port the target listens on.")
     resources: PodShape | None = None
-    readiness_path: str = Field("/healthz", pattern=PATH_PATTERN)
-    startup_timeout: Seconds = 60.0
+    readiness_path: str = Field(
+        "/healthz",
+        pattern=PATH_PATTERN,
+        description="The HTTP path that answers 200 once the target is ready.",
+    )
+    startup_timeout: Seconds = Field(
+        60.0, description="How long the target may take to become ready."
+    )
     upstream_env: str = Field(
         "UPSTREAM_URL",
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
@@ -97,7 +120,11 @@ class Target(PlimsollModel):
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
         description="Environment variable that receives the port to listen on (local).",
     )
-    setup: list[SetupStep] = Field(default_factory=list)
+    setup: list[SetupStep] = Field(
+        default_factory=list,
+        description="Jobs run after the target is ready and before the first trial, e.g. seeding a "
+        "store.",
+    )
     teardown: list[SetupStep] = Field(
         default_factory=list,
         description=(
@@ -162,15 +189,23 @@ class Service(PlimsollModel):
         }
     }
 
-    name: str = Field(pattern=NAME_PATTERN, max_length=40)
-    image: str | None = None
+    name: str = Field(
+        pattern=NAME_PATTERN,
+        max_length=40,
+        description="The service's name; its pod, Service and report row are named after it.",
+    )
+    image: str | None = Field(None, description="The service's container image (Kubernetes).")
     command: list[str] | None = Field(
         None,
         min_length=1,
         description="'{port}' is filled with its port, '{NAME.port}' with an earlier service's.",
     )
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+    args: list[str] = Field(
+        default_factory=list, description="Arguments after the image's entrypoint or the command."
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Environment variables of the service."
+    )
     value_from: dict[str, EnvSource] = Field(default_factory=dict, description=VALUE_FROM_HELP)
     port: int = Field(
         ge=1,

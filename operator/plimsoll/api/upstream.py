@@ -25,7 +25,7 @@ class QuantilePoint(PlimsollModel):
     """One row of an empirical latency table: `q` of calls finish within `value`."""
 
     q: float = Field(gt=0, le=1, description="The quantile, e.g. 0.5 for the median.")
-    value: Seconds
+    value: Seconds = Field(description="The latency at this quantile.")
 
 
 class Latency(PlimsollModel):
@@ -37,12 +37,21 @@ class Latency(PlimsollModel):
     - `quantiles`: an empirical table, interpolated between its rows.
     """
 
-    fixed: Seconds | None = None
-    jitter: Seconds = 0.0
-    p50: Seconds | None = None
-    p95: Seconds | None = None
+    fixed: Seconds | None = Field(None, description="A fixed latency, e.g. 20ms.")
+    jitter: Seconds = Field(
+        0.0, description="Spread around fixed: each call takes fixed ± up to this, uniformly."
+    )
+    p50: Seconds | None = Field(None, description="Median of a lognormal latency (with p95).")
+    p95: Seconds | None = Field(
+        None, description="95th percentile of a lognormal latency (with p50)."
+    )
     max: Seconds | None = Field(None, description="Cap on any single draw.")
-    quantiles: list[QuantilePoint] | None = Field(None, min_length=2)
+    quantiles: list[QuantilePoint] | None = Field(
+        None,
+        min_length=2,
+        description="A latency distribution given as a table of quantiles, interpolated between "
+        "points.",
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> Latency:
@@ -88,28 +97,46 @@ class ErrorShape(StrEnum):
 class Errors(PlimsollModel):
     """A share of calls that fail, and how they fail."""
 
-    fraction: Fraction = 0.0
-    shape: ErrorShape = ErrorShape.HTTP
-    status: int = Field(503, ge=400, le=599)
+    fraction: Fraction = Field(0.0, description="Share of calls answered with an error.")
+    shape: ErrorShape = Field(
+        ErrorShape.HTTP,
+        description="How an error looks: http (an error status), toolError (MCP isError) or "
+        "timeout.",
+    )
+    status: int = Field(503, ge=400, le=599, description="The HTTP status of an http error.")
 
 
 class SizeChoice(PlimsollModel):
     """One entry of a response-size mix ("mostly a few KB, 2% around 1 MB")."""
 
-    bytes: ResponseBytes
-    weight: Weight = 1.0
+    bytes: ResponseBytes = Field(description="A response body size, e.g. 2Ki or 1Mi.")
+    weight: Weight = Field(
+        1.0, description="How often this size is picked, relative to the others."
+    )
 
 
 class Route(PlimsollModel):
     """A plain HTTP route of the mock, matched on method and path."""
 
-    name: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    method: str = Field("GET", pattern=r"^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$")
+    name: str = Field(
+        min_length=1,
+        pattern=r"^[a-z0-9][a-z0-9_.-]*$",
+        description="The route's name, shown in the mock's metrics.",
+    )
+    method: str = Field(
+        "GET",
+        pattern=r"^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$",
+        description="The HTTP method the route answers.",
+    )
     path: str = Field(pattern=PATH_PATTERN, description="Exact path, or a prefix ending in '*'.")
     latency: Latency = Field(default_factory=lambda: Latency(fixed=0.0))
     errors: Errors = Field(default_factory=Errors)
-    sizes: list[SizeChoice] = Field(default_factory=lambda: [SizeChoice(bytes=1024)], min_length=1)
-    status: int = Field(200, ge=100, le=599)
+    sizes: list[SizeChoice] = Field(
+        default_factory=lambda: [SizeChoice(bytes=1024)],
+        min_length=1,
+        description="The mix of response body sizes.",
+    )
+    status: int = Field(200, ge=100, le=599, description="The HTTP status of a successful answer.")
     echo: bool = Field(False, description="Echo the request body instead of a sized body.")
     timeout_after: Seconds | None = Field(
         None, description="For errors of shape 'timeout': how long to hold before dropping."
@@ -119,21 +146,33 @@ class Route(PlimsollModel):
 class McpTool(PlimsollModel):
     """A tool the mock MCP server lists and answers `tools/call` for."""
 
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    description: str = ""
+    name: str = Field(
+        min_length=1,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="The tool's name, as tools/list gives it.",
+    )
+    description: str = Field("", description="The tool's description, as tools/list gives it.")
     latency: Latency = Field(default_factory=lambda: Latency(fixed=0.0))
     errors: Errors = Field(default_factory=lambda: Errors(shape=ErrorShape.TOOL_ERROR))
-    sizes: list[SizeChoice] = Field(default_factory=lambda: [SizeChoice(bytes=2048)], min_length=1)
+    sizes: list[SizeChoice] = Field(
+        default_factory=lambda: [SizeChoice(bytes=2048)],
+        min_length=1,
+        description="The mix of result sizes.",
+    )
 
 
 class Mcp(PlimsollModel):
     """The mock as an MCP server over streamable HTTP."""
 
-    path: str = Field("/mcp", pattern=PATH_PATTERN)
-    tools: list[McpTool] = Field(min_length=1)
+    path: str = Field(
+        "/mcp", pattern=PATH_PATTERN, description="The path the MCP endpoint is served at."
+    )
+    tools: list[McpTool] = Field(min_length=1, description="The tools the mock serves.")
     list_latency: Latency = Field(default_factory=lambda: Latency(fixed=0.0))
     keep_alive: Seconds = Field(15.0, description="Interval of SSE keep-alive comments.")
-    server_name: str = "plimsoll-mock"
+    server_name: str = Field(
+        "plimsoll-mock", description="The server name the mock gives in initialize."
+    )
 
 
 class Llm(PlimsollModel):
@@ -141,19 +180,21 @@ class Llm(PlimsollModel):
 
     ttft: Latency = Field(default_factory=lambda: Latency(fixed=0.8))
     itl: Latency = Field(default_factory=lambda: Latency(fixed=0.015))
-    output_tokens: int = Field(100, ge=1, le=100_000)
+    output_tokens: int = Field(100, ge=1, le=100_000, description="Tokens in each answer.")
     errors: Errors = Field(default_factory=Errors)
-    model: str = "plimsoll-echo"
+    model: str = Field("plimsoll-echo", description="The model name the mock answers with.")
 
 
 class Upstream(PlimsollModel):
     """The mock upstream: routes, MCP tools, LLM endpoints, and where it runs."""
 
-    routes: list[Route] = Field(default_factory=list)
+    routes: list[Route] = Field(
+        default_factory=list, description="Plain HTTP routes with their latency, errors and sizes."
+    )
     mcp: Mcp | None = None
     llm: Llm | None = None
-    port: int = Field(8765, ge=1, le=65535)
-    replicas: int = Field(1, ge=1, le=64)
+    port: int = Field(8765, ge=1, le=65535, description="The port the mock listens on.")
+    replicas: int = Field(1, ge=1, le=64, description="Mock pods (local: mock processes).")
     max_in_flight: int = Field(
         100_000, ge=1, description="Above this many open calls the mock answers 503."
     )

@@ -36,17 +36,25 @@ class Variant(PlimsollModel):
         }
     }
 
-    name: str = Field(pattern=NAME_PATTERN, max_length=30)
-    description: str = ""
+    name: str = Field(
+        pattern=NAME_PATTERN,
+        max_length=30,
+        description="The variant's name: lower-case, used in pod names and the report.",
+    )
+    description: str = Field("", description="What the variant changes, in words, for the report.")
     value: float | None = Field(
         None,
         description="The amount of a feature this variant stands for (e.g. 10 sensors): the "
         "comparison reports the cost per unit of it against the baseline.",
     )
     value_unit: str = Field("", description="What `value` counts, e.g. 'sensors'.")
-    image: str | None = None
-    command: list[str] | None = Field(None, min_length=1)
-    args: list[str] | None = None
+    image: str | None = Field(None, description="The target image this variant runs instead.")
+    command: list[str] | None = Field(
+        None, min_length=1, description="The target command this variant runs instead (local)."
+    )
+    args: list[str] | None = Field(
+        None, description="The target arguments this variant uses instead."
+    )
     env: dict[str, str] = Field(default_factory=dict, description="Merged into target.env.")
     resources: PodShape | None = Field(None, description="Replaces target.resources.")
     services: list[Service] | None = Field(None, description="Replaces spec.services.")

@@ -55,8 +55,10 @@ class OperationKind(StrEnum):
 class BodySize(PlimsollModel):
     """One entry of a request-body size mix ("mostly 1 KiB, 10% at 64 KiB")."""
 
-    size: RequestBytes
-    weight: Weight = 1.0
+    size: RequestBytes = Field(description="A request body size, e.g. 2Ki.")
+    weight: Weight = Field(
+        1.0, description="How often this size is picked, relative to the others."
+    )
 
 
 # Methods whose requests carry a body (a GET with one is refused by many servers).
@@ -66,12 +68,28 @@ BODY_METHODS = ("POST", "PUT", "PATCH")
 class Operation(PlimsollModel):
     """One entry of the request mix. Its name labels its latency and errors."""
 
-    name: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    weight: Weight = 1.0
-    kind: OperationKind = OperationKind.REQUEST
-    method: str = Field("GET", pattern=r"^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$")
-    path: str = Field("/", pattern=PATH_PATTERN)
-    headers: dict[str, HeaderValue] = Field(default_factory=dict)
+    name: str = Field(
+        min_length=1,
+        pattern=r"^[a-z0-9][a-z0-9_.-]*$",
+        description="The operation's name; latency bounds and the report name it.",
+    )
+    weight: Weight = Field(
+        1.0, description="How often this operation is picked, relative to the others."
+    )
+    kind: OperationKind = Field(
+        OperationKind.REQUEST,
+        description="request (plain HTTP), call (MCP tools/call), list (MCP tools/list) or chat "
+        "(an LLM turn).",
+    )
+    method: str = Field(
+        "GET",
+        pattern=r"^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$",
+        description="The HTTP method of a request.",
+    )
+    path: str = Field("/", pattern=PATH_PATTERN, description="The path of a request.")
+    headers: dict[str, HeaderValue] = Field(
+        default_factory=dict, description="Extra request headers."
+    )
     body: str | None = Field(None, description="Request body; '{{n}}' becomes a counter.")
     body_sizes: list[BodySize] | None = Field(
         None,
@@ -165,12 +183,14 @@ class Users(PlimsollModel):
 class Conversation(PlimsollModel):
     """Multi-turn conversations with growing context (the LLM-proxy seed)."""
 
-    turns: int = Field(10, ge=1, le=1000)
+    turns: int = Field(
+        10, ge=1, le=1000, description="Turns in one conversation before a user starts a new one."
+    )
     prompt_chars: int = Field(400, ge=1, le=1_000_000, description="Size of each new user message.")
     think_time: Seconds = Field(0.0, description="Pause between a reply and the next turn.")
-    stream: bool = True
-    model: str = "plimsoll-echo"
-    max_tokens: int = Field(256, ge=1, le=1_000_000)
+    stream: bool = Field(True, description="Ask for streamed answers (SSE).")
+    model: str = Field("plimsoll-echo", description="The model name sent in each request.")
+    max_tokens: int = Field(256, ge=1, le=1_000_000, description="max_tokens sent in each request.")
 
 
 class StreamKind(StrEnum):
@@ -186,9 +206,13 @@ class StreamsProbe(PlimsollModel):
     # the slope of the target's memory over those counts is the memory per held stream
     # (plimsoll.run.streamsprobe), so a slope needs at least two streams.
 
-    count: int = Field(ge=2, le=200_000)
-    kind: StreamKind = StreamKind.SSE
-    path: str = Field("/", pattern=PATH_PATTERN)
+    count: int = Field(
+        ge=2,
+        le=200_000,
+        description="Streams held at the most; memory is measured at three counts up to it.",
+    )
+    kind: StreamKind = Field(StreamKind.SSE, description="sse, websocket, or mixed (half of each).")
+    path: str = Field("/", pattern=PATH_PATTERN, description="The path of an SSE stream.")
     ws_path: str | None = Field(
         None, pattern=PATH_PATTERN, description="Path of the WebSocket streams, when not 'path'."
     )
@@ -202,8 +226,14 @@ class StreamsProbe(PlimsollModel):
 class ClientIps(PlimsollModel):
     """A pool of distinct client addresses sent in a header."""
 
-    pool: int = Field(ge=1, le=10_000_000)
-    header: str = "X-Forwarded-For"
+    pool: int = Field(
+        ge=1,
+        le=10_000_000,
+        description="How many distinct client addresses the generators rotate through.",
+    )
+    header: str = Field(
+        "X-Forwarded-For", description="The header that carries the client address to the target."
+    )
     verify: bool = Field(
         True, description="Before the first trial, check that the target honours them."
     )
@@ -215,20 +245,33 @@ class ClientIps(PlimsollModel):
 
 
 class Workload(PlimsollModel):
-    protocol: Protocol = Protocol.HTTP
-    model: LoadModel = LoadModel.RATE
-    arrival: Arrival = Arrival.POISSON
-    mix: list[Operation] = Field(min_length=1)
+    protocol: Protocol = Field(Protocol.HTTP, description="http, mcp, openai or anthropic.")
+    model: LoadModel = Field(
+        LoadModel.RATE,
+        description="rate (open arrivals; level = requests per second) or users (modeled users; "
+        "level = users).",
+    )
+    arrival: Arrival = Field(
+        Arrival.POISSON,
+        description="How open-model starts are spaced: poisson (random, the default) or uniform.",
+    )
+    mix: list[Operation] = Field(
+        min_length=1, description="The operations sent, each with its weight."
+    )
     users: Users | None = None
     conversation: Conversation | None = None
     streams: StreamsProbe | None = None
     client_ips: ClientIps | None = None
-    mcp_path: str = Field("/mcp", pattern=PATH_PATTERN)
+    mcp_path: str = Field(
+        "/mcp", pattern=PATH_PATTERN, description="The target's MCP endpoint path."
+    )
     mcp_revision: str = Field(
         "2025-06-18",
         description="MCP protocol revision: a handshake era one, or the stateless '2026-07-28'.",
     )
-    timeout: Seconds = Field(60.0, gt=0)
+    timeout: Seconds = Field(
+        60.0, gt=0, description="How long a call may take before it counts as a transport error."
+    )
     tls_verify: bool = Field(
         True,
         description="Verify an https:// target's certificate (and the floor's). Turn off "
