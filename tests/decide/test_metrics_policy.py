@@ -52,3 +52,13 @@ def test_queries_must_select_the_runs_own_namespace() -> None:
     assert problem.startswith("spec.metrics.extra[0].query: must select the run's own series")
     worse = spec({}, promql=[{"name": "p", "query": "sum(kube_secret_info)", "below": 1}])
     assert metrics_problems(worse, {OURS})[0].startswith("spec.passWhen.promql[0].query")
+
+
+def test_a_comment_or_a_negated_namespace_is_no_longer_enough() -> None:
+    hidden = spec(
+        {"extra": [{"name": "a", "query": "sum(kube_secret_info) # $namespace"}]},
+        promql=[{"name": "b", "query": 'sum(x{namespace!="$namespace"})', "below": 1}],
+    )
+    comment, negated = metrics_problems(hidden, {OURS})
+    assert comment.startswith("spec.metrics.extra[0].query: may not contain a comment")
+    assert negated.startswith("spec.passWhen.promql[0].query: may match namespace only as")

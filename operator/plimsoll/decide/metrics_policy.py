@@ -4,8 +4,9 @@ queries that stay inside the run's own namespace.
 On a cluster the operator queries Prometheus with its own network position, so a
 URL from the CR is a server-side request forgery waiting to happen (any reachable
 address, cloud metadata endpoints included), and a custom PromQL query could read
-other teams' series. The Kubernetes platform calls `metrics_problems` before it
-creates anything; each problem names the field and the fix. Locally the user owns
+other teams' series (`plimsoll.decide.promql_scope` parses each query). The
+Kubernetes platform calls `metrics_problems` before it creates anything; each problem
+names the field and the fix. Locally the user owns
 both ends, so the local platform does not ask. Pure: no I/O.
 """
 
@@ -14,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from plimsoll.api.spec import CapacityTestSpec
-
-NAMESPACE_PLACEHOLDER = "$namespace"
+from plimsoll.decide.promql_scope import scope_problem
 
 
 def _normal(url: str) -> str:
@@ -40,9 +40,7 @@ def metrics_problems(spec: CapacityTestSpec, allowed_urls: Collection[str]) -> l
         for i, bound in enumerate(spec.pass_when.promql)
     ]
     for field, query in queries:
-        if NAMESPACE_PLACEHOLDER not in query:
-            problems.append(
-                f"{field}: must select the run's own series with $namespace, e.g. "
-                '{namespace="$namespace"}; a query without it could read other namespaces'
-            )
+        problem = scope_problem(query)
+        if problem:
+            problems.append(f"{field}: {problem}")
     return problems
