@@ -14,6 +14,13 @@ Given a token (`PLIMSOLL_CONTROL_TOKEN`), every /trials and /streams call must c
 `X-Plimsoll-Control-Token` header, compared in constant time; others get 401.
 /healthz and /metrics stay open for probes and scrapers: they start nothing.
 
+Whatever reaches the port is read only so far: the request line (target) is at most
+`MAX_URL_BYTES`, the headers `MAX_HEADER_BYTES` and `MAX_HEADERS` in all, the body
+`MAX_BODY_BYTES` (431/413/414 and the connection closed). The token is checked as soon
+as the headers are in, before a byte of the body is read, so a caller without it
+cannot make the generator buffer anything. A 500 names no exception: its text may
+hold paths or values the caller has no business seeing.
+
 A hand-written asyncio server on httptools: the API carries a handful of calls
 per trial, so a web framework would only add weight to the image.
 """
@@ -23,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import uuid
 from typing import Any
 
@@ -44,13 +52,31 @@ from plimsoll_generator.workers import InProcess, ProcessPool
 _REASONS = {
     200: "OK",
     202: "Accepted",
+    400: "Bad Request",
     401: "Unauthorized",
     404: "Not Found",
     405: "Method Not Allowed",
     409: "Conflict",
+    413: "Content Too Large",
+    414: "URI Too Long",
     422: "Unprocessable Entity",
+    431: "Request Header Fields Too Large",
     500: "Internal Server Error",
 }
+
+# The runner's calls are a short path, two or three headers and a TrialRequest of a few
+# KiB (a workload with scripted conversations or bodies: tens of KiB); these leave room.
+MAX_URL_BYTES = 2048
+MAX_HEADER_BYTES = 16 * 1024
+MAX_HEADERS = 64
+MAX_BODY_BYTES = 4 * 2**20
+_LINGER_SECONDS = 2.0  # how long a refused caller may go on sending before we close
+
+_log = logging.getLogger(__name__)
+
+
+class _RefusedError(Exception):
+    """Raised from a parser callback to stop reading a request that is answered already."""
 
 
 class Trials:
@@ -119,40 +145,82 @@ class ControlProtocol(asyncio.Protocol):
         self.token = token.encode() if token else None
         self.parser = httptools.HttpRequestParser(self)
         self.transport: asyncio.Transport | None = None
+        self.refused = False
+        self._reset()
+
+    def _reset(self) -> None:
         self.url = b""
         self.body: list[bytes] = []
+        self.body_bytes = 0
+        self.header_bytes = 0
+        self.headers = 0
+        self.declared_length = 0
         self.presented = b""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        if self.refused or self.transport is None or self.transport.is_closing():
+            return  # refused already: what follows is dropped unread
         try:
             self.parser.feed_data(data)
+        except httptools.HttpParserCallbackError as exc:
+            if not isinstance(exc.__context__, _RefusedError):
+                raise
         except httptools.HttpParserError:
             self._respond(400, {"error": "malformed HTTP request"}, keep=False)
 
+    def _refuse(self, status: int, error: str) -> None:
+        """Answer, then close gently: the caller may still be sending what we will not
+        read, and a plain close would reset the connection before it reads the answer."""
+        self._respond(status, {"error": error}, keep=False, linger=True)
+        self.refused = True
+        if self.transport is not None:
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+            asyncio.get_running_loop().call_later(_LINGER_SECONDS, self.transport.close)
+        raise _RefusedError(error)
+
+    def eof_received(self) -> bool:
+        return False  # the caller is done: close
+
     def on_url(self, url: bytes) -> None:
         self.url += url
+        if len(self.url) > MAX_URL_BYTES:
+            self._refuse(414, f"the request target is longer than {MAX_URL_BYTES} bytes")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if name.lower() == _TOKEN_HEADER:
+        self.headers += 1
+        self.header_bytes += len(name) + len(value)
+        if self.headers > MAX_HEADERS or self.header_bytes > MAX_HEADER_BYTES:
+            self._refuse(431, f"at most {MAX_HEADERS} headers of {MAX_HEADER_BYTES} bytes in all")
+        lowered = name.lower()
+        if lowered == _TOKEN_HEADER:
             self.presented = value
+        elif lowered == b"content-length" and value.strip().isdigit():
+            self.declared_length = int(value)
+
+    def on_headers_complete(self) -> None:
+        # Before the body: a caller without the token gets nothing buffered for it.
+        path = httptools.parse_url(self.url).path.decode(errors="replace")
+        if path.startswith(("/trials", "/streams")) and not self._authorized(self.presented):
+            self._refuse(401, f"missing or wrong {CONTROL_TOKEN_HEADER}")
+        if self.declared_length > MAX_BODY_BYTES:
+            self._refuse(413, f"the body is longer than {MAX_BODY_BYTES} bytes")
 
     def on_body(self, body: bytes) -> None:
+        self.body_bytes += len(body)
+        if self.body_bytes > MAX_BODY_BYTES:  # chunked bodies declare no length
+            self._refuse(413, f"the body is longer than {MAX_BODY_BYTES} bytes")
         self.body.append(body)
 
     def on_message_complete(self) -> None:
         method = self.parser.get_method().decode()
-        path = httptools.parse_url(self.url).path.decode()
+        path = httptools.parse_url(self.url).path.decode(errors="replace")
         body = b"".join(self.body)
-        presented, self.presented = self.presented, b""
-        self.url, self.body = b"", []
+        self._reset()
         keep = self.parser.should_keep_alive()
-        guarded = path.startswith(("/trials", "/streams"))  # both start load
-        if guarded and not self._authorized(presented):
-            self._respond(401, {"error": f"missing or wrong {CONTROL_TOKEN_HEADER}"}, keep)
-            return
         asyncio.get_running_loop().create_task(self._handle(method, path, body, keep))
 
     def _authorized(self, presented: bytes) -> bool:
@@ -161,8 +229,10 @@ class ControlProtocol(asyncio.Protocol):
     async def _handle(self, method: str, path: str, body: bytes, keep: bool) -> None:
         try:
             status, payload = await self._route(method, path, body)
-        except Exception as exc:
-            status, payload = 500, {"error": f"{type(exc).__name__}: {exc}"}
+        except Exception:
+            # Logged here, where the operator of the pod reads it; the caller gets no text.
+            _log.exception("control API: %s %s failed", method, path)
+            status, payload = 500, {"error": f"internal error handling {method} {path}"}
         self._respond(status, payload, keep)
 
     async def _route(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
@@ -218,8 +288,8 @@ class ControlProtocol(asyncio.Protocol):
         except ValueError as exc:
             return 422, {"error": str(exc)}
 
-    def _respond(self, status: int, payload: Any, keep: bool) -> None:
-        if self.transport is None or self.transport.is_closing():
+    def _respond(self, status: int, payload: Any, keep: bool, linger: bool = False) -> None:
+        if self.refused or self.transport is None or self.transport.is_closing():
             return
         if isinstance(payload, str):
             data, kind = payload.encode(), "text/plain; version=0.0.4"
@@ -231,7 +301,7 @@ class ControlProtocol(asyncio.Protocol):
             f"Connection: {'keep-alive' if keep else 'close'}\r\n\r\n"
         )
         self.transport.write(head.encode() + data)
-        if not keep:
+        if not keep and not linger:
             self.transport.close()
 
 
