@@ -39,6 +39,10 @@ def test_secret_and_configmap_keys_are_accepted_for_target_and_services() -> Non
         ({"X": {"fieldRef": {"fieldPath": "metadata.name"}}}, "fieldRef"),
         ({"X": {"secretKeyRef": {"name": "Bad_Name", "key": "k"}}}, "name"),
         ({"1X": SECRET}, "'1X' is not an environment variable name"),
+        (
+            {"T": {"secretKeyRef": {"name": "plimsoll-control-token", "key": "token"}}},
+            "may not name the run's control-token Secret",
+        ),
     ],
 )
 def test_anything_else_is_refused_naming_it(value_from: dict[str, Any], complaint: str) -> None:

@@ -90,6 +90,94 @@ HOSTILE = [
         },
         "podTemplate.spec.containers[0].env[0].valueFrom.fieldRef: is not allowed",
     ),
+    # Control-plane placement, by toleration, by label, by affinity (issue 33).
+    (
+        {
+            "spec": {
+                "tolerations": [
+                    {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
+                ],
+                "nodeSelector": {"node-role.kubernetes.io/control-plane": ""},
+            }
+        },
+        "podTemplate.spec.tolerations[0].key: places the target on a control-plane node",
+    ),
+    (
+        {
+            "spec": {
+                "tolerations": [{"key": "node-role.kubernetes.io/master", "operator": "Exists"}]
+            }
+        },
+        "podTemplate.spec.tolerations[0].key: places the target on a control-plane node",
+    ),
+    (
+        {"spec": {"nodeSelector": {"node-role.kubernetes.io/control-plane": ""}}},
+        "podTemplate.spec.nodeSelector.node-role.kubernetes.io/control-plane: places",
+    ),
+    (
+        {
+            "spec": {
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {
+                                            "key": "node-role.kubernetes.io/control-plane",
+                                            "operator": "Exists",
+                                        }
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                }
+            }
+        },
+        "podTemplate.spec.affinity.nodeAffinity: places the target on a control-plane node",
+    ),
+    # The run's own control-token Secret, by any of the three ways a pod reads a Secret.
+    (
+        {"spec": {"volumes": [{"name": "t", "secret": {"secretName": "plimsoll-control-token"}}]}},
+        "podTemplate.spec.volumes[0].secret.secretName: may not name the run's control-token",
+    ),
+    (
+        {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "target",
+                        "env": [
+                            {
+                                "name": "T",
+                                "valueFrom": {
+                                    "secretKeyRef": {
+                                        "name": "plimsoll-control-token-b-4f2a",
+                                        "key": "token",
+                                    }
+                                },
+                            }
+                        ],
+                    }
+                ]
+            }
+        },
+        "podTemplate.spec.containers[0].env[0].valueFrom.secretKeyRef.name: may not name",
+    ),
+    (
+        {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "target",
+                        "envFrom": [{"secretRef": {"name": "plimsoll-control-token"}}],
+                    }
+                ]
+            }
+        },
+        "podTemplate.spec.containers[0].envFrom[0].secretRef.name: may not name",
+    ),
     ({"metadata": {"ownerReferences": []}}, "podTemplate.metadata.ownerReferences: is not allowed"),
     ({"status": {}}, "podTemplate.status: is not allowed"),
 ]

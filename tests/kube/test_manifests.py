@@ -163,6 +163,12 @@ def test_every_pod_meets_pod_security_restricted() -> None:
                 assert "hostPID" not in spec
                 checked += 1
     assert checked == 8  # three mocks, a service, the target, a setup job, two generators
+
+
+def test_no_pod_of_a_run_gets_an_api_token() -> None:
+    specs = [spec for obj in all_objects() for spec in pod_specs(obj)]
+    assert len(specs) == 8
+    assert all(spec["automountServiceAccountToken"] is False for spec in specs)
     labels = manifests.namespace(RUN)["metadata"]["labels"]
     assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
 

@@ -21,9 +21,21 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.trial import CONTROL_TOKEN_SECRET
 
 CONSENT_LABEL = "plimsoll.dev/runs-may-read"
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+CONTROL_TOKEN_REFUSAL = (
+    f"may not name the run's control-token Secret ({CONTROL_TOKEN_SECRET}*): whoever "
+    "holds it can drive the generators; name a Secret of your own"
+)
+
+
+def reads_control_token(secret_name: str) -> bool:
+    """Whether a Secret name is a run's control token (each variant's has a suffix)."""
+    return secret_name.startswith(CONTROL_TOKEN_SECRET)
 
 
 class KeyRef(PlimsollModel):
@@ -66,6 +78,8 @@ class EnvSource(PlimsollModel):
     def _exactly_one(self) -> EnvSource:
         if (self.secret_key_ref is None) == (self.config_map_key_ref is None):
             raise ValueError("give exactly one of secretKeyRef or configMapKeyRef")
+        if self.secret_key_ref is not None and reads_control_token(self.secret_key_ref.name):
+            raise ValueError(CONTROL_TOKEN_REFUSAL)
         return self
 
     def kind(self) -> str:

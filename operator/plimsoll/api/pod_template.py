@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from plimsoll.api.env_source import CONTROL_TOKEN_REFUSAL, reads_control_token
+
 MAX_DEPTH = 12  # affinity terms are the deepest allowed structure (about 8 levels)
 MAX_BYTES = 16 * 1024
 
@@ -37,6 +39,12 @@ POD_SECURITY_FIELDS = {"runAsUser", "runAsGroup", "fsGroup", "supplementalGroups
 VOLUME_SOURCES = {"configMap", "secret", "emptyDir"}
 ENV_SOURCES = {"configMapKeyRef", "secretKeyRef"}
 AFFINITY_KINDS = {"nodeAffinity", "podAffinity", "podAntiAffinity"}
+# The labels and taints that mark control-plane nodes (kubeadm's, and the older name).
+CONTROL_PLANE_KEYS = {"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"}
+_CONTROL_PLANE = (
+    "places the target on a control-plane node, where it would share the API server's "
+    "machine; choose worker nodes by another label"
+)
 
 
 class TemplateProblems:
@@ -93,6 +101,36 @@ def _check_tolerations(problems: TemplateProblems, value: Any) -> None:
                 "needs an explicit 'key': a toleration of every taint would place the "
                 "target on control-plane or dedicated nodes",
             )
+        elif toleration["key"] in CONTROL_PLANE_KEYS:
+            problems.add(f"spec.tolerations[{index}].key", _CONTROL_PLANE)
+
+
+def _check_node_choice(problems: TemplateProblems, spec: dict[str, Any]) -> None:
+    """nodeSelector and node affinity may not pick control-plane nodes either: on a
+    cluster whose control plane is untainted the label alone would do it."""
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, dict):
+        for key in CONTROL_PLANE_KEYS & set(selector):
+            problems.add(f"spec.nodeSelector.{key}", _CONTROL_PLANE)
+    affinity = spec.get("affinity")
+    node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    stack: list[Any] = [node]
+    while stack:  # any matchExpressions entry, at any depth, keyed by a control-plane label
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("key") in CONTROL_PLANE_KEYS:
+                problems.add("spec.affinity.nodeAffinity", _CONTROL_PLANE)
+                return
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _check_secret_name(problems: TemplateProblems, path: str, ref: Any, field: str) -> None:
+    if isinstance(ref, dict):
+        name = ref.get(field)
+        if isinstance(name, str) and reads_control_token(name):
+            problems.add(f"{path}.{field}", CONTROL_TOKEN_REFUSAL)
 
 
 def _check_volumes(problems: TemplateProblems, value: Any) -> None:
@@ -104,6 +142,7 @@ def _check_volumes(problems: TemplateProblems, value: Any) -> None:
         volume = _check_keys(problems, path, volume, {"name", *VOLUME_SOURCES})
         if volume and not (VOLUME_SOURCES & set(volume)):
             problems.add(path, f"needs one of {_names(VOLUME_SOURCES)}")
+        _check_secret_name(problems, f"{path}.secret", volume.get("secret"), "secretName")
 
 
 def _check_container(problems: TemplateProblems, index: int, value: Any) -> None:
@@ -120,13 +159,16 @@ def _check_container(problems: TemplateProblems, index: int, value: Any) -> None
         env = _check_keys(problems, env_path, env, {"name", "value", "valueFrom"})
         source = env.get("valueFrom") if env else None
         if source is not None:
-            _check_keys(problems, f"{env_path}.valueFrom", source, ENV_SOURCES)
+            source = _check_keys(problems, f"{env_path}.valueFrom", source, ENV_SOURCES)
+            secret_ref = source.get("secretKeyRef")
+            _check_secret_name(problems, f"{env_path}.valueFrom.secretKeyRef", secret_ref, "name")
     for env_index, env_from in enumerate(container.get("envFrom") or []):
-        _check_keys(
-            problems,
-            f"{path}.envFrom[{env_index}]",
-            env_from,
-            {"configMapRef", "secretRef", "prefix"},
+        env_from_path = f"{path}.envFrom[{env_index}]"
+        env_from = _check_keys(
+            problems, env_from_path, env_from, {"configMapRef", "secretRef", "prefix"}
+        )
+        _check_secret_name(
+            problems, f"{env_from_path}.secretRef", env_from.get("secretRef"), "name"
         )
     for mount_index, mount in enumerate(container.get("volumeMounts") or []):
         _check_keys(
@@ -142,6 +184,7 @@ def _check_spec(problems: TemplateProblems, spec: dict[str, Any]) -> None:
         _check_keys(problems, "spec.affinity", spec["affinity"], AFFINITY_KINDS)
     if "tolerations" in spec:
         _check_tolerations(problems, spec["tolerations"])
+    _check_node_choice(problems, spec)
     priority = spec.get("priorityClassName")
     if isinstance(priority, str) and priority.startswith("system-"):
         problems.add(

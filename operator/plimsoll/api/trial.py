@@ -28,6 +28,9 @@ class FloorProbe(PlimsollModel):
 # keeps for itself). Without it any pod could take a run's trial slot or aim the load.
 CONTROL_TOKEN_ENV = "PLIMSOLL_CONTROL_TOKEN"
 CONTROL_TOKEN_HEADER = "X-Plimsoll-Control-Token"
+# The run namespace's Secret holding the token (a variant's: this name plus a suffix).
+# Here, not in plimsoll.kube, because the spec's checks refuse references to it.
+CONTROL_TOKEN_SECRET = "plimsoll-control-token"
 
 
 class TrialRequest(PlimsollModel):

@@ -52,12 +52,16 @@ def build_context(
     if reach not in (REACH_AUTO, REACH_POD_IP, REACH_PROXY):
         raise typer.BadParameter(f"--reach must be {REACH_AUTO}, {REACH_POD_IP} or {REACH_PROXY}")
     allowed = os.environ.get("PLIMSOLL_ALLOWED_PROMETHEUS_URLS", "")
+    target_hosts = os.environ.get("PLIMSOLL_ALLOWED_TARGET_HOSTS", "")
     options = KubernetesOptions(
         images=Images.from_env(),
         reach=reach,
         prometheus_url=prometheus_url or None,
         # Beyond the default, the only Prometheus servers a CapacityTest may name.
         allowed_prometheus=frozenset(u.strip() for u in allowed.split(",") if u.strip()),
+        # target.url hosts the admin allows although they are link-local, loopback or
+        # the API server (decide/target_policy.py).
+        allowed_target_hosts=frozenset(h.strip() for h in target_hosts.split(",") if h.strip()),
         identity=_identity(),
         control_clients=_control_clients(),
     )

@@ -76,8 +76,18 @@ def mock_url(run: RunIdentity, upstream: Upstream) -> str:
     return f"http://{service_host(run, run.child(names.MOCK_SERVICE))}:{upstream.port}"
 
 
+# No pod of a run talks to the API server, so none gets a token to do it with: a target
+# image of the CR's choosing would otherwise hold the run namespace's default account.
+_NO_API_TOKEN = {"automountServiceAccountToken": False}
+
+
 def _pod(run: RunIdentity, name: str, role: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(run, name, role), "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": _meta(run, name, role),
+        "spec": {**spec, **_NO_API_TOKEN},
+    }
 
 
 def _our_container(name: str, image: str, command: list[str]) -> dict[str, Any]:
@@ -320,6 +330,7 @@ def _reassert_shape_and_security(pod: dict[str, Any], shape: PodShape | None) ->
     security contexts (the template may only add non-root ids) and requests == limits
     of the shape the report names, whatever the template said."""
     spec = pod["spec"]
+    spec.update(_NO_API_TOKEN)
     spec["securityContext"] = {**(spec.get("securityContext") or {}), **pod_security(None)}
     for container in spec["containers"]:
         if container["name"] == "target":
@@ -350,6 +361,7 @@ def setup_job(run: RunIdentity, step: SetupStep, spec: CapacityTestSpec) -> dict
             "restartPolicy": "Never",
             "securityContext": pod_security(run_as_user=None),
             "containers": [container],
+            **_NO_API_TOKEN,
         },
     }
     return {

@@ -12,6 +12,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from plimsoll.api import trial
+
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_OWNER_UID = "plimsoll.dev/owner-uid"
 LABEL_OWNER_NAME = "plimsoll.dev/owner-name"
@@ -221,7 +223,7 @@ def generator_pod_pattern(variant: str = DEFAULT_VARIANT) -> str:
 # The bases of a run's other children; `child_name(base, variant)` gives the object's name.
 MOCK_SERVICE = "plimsoll-mock"
 MOCK_CONFIG_MAP = "plimsoll-mock-config"
-CONTROL_TOKEN_SECRET = "plimsoll-control-token"  # the generators' control API secret
+CONTROL_TOKEN_SECRET = trial.CONTROL_TOKEN_SECRET  # the generators' control API secret
 # The values of `valueFrom` references, copied from the CapacityTest's namespace.
 RUN_ENV_SECRET = "run-env"
 TARGET_SERVICE = "plimsoll-target"

@@ -206,3 +206,15 @@ async def test_bounds_and_policies_come_before_any_pod(
     assert created[:4] == ["namespaces", "limitranges", "resourcequotas", "networkpolicies"]
     policies = {p[1] for p in emulator.live("networkpolicies")}
     assert policies == {"run-egress", "generators-egress", "generators-ingress"}
+
+
+async def test_a_target_url_at_the_api_server_stops_the_start_before_anything_is_made(
+    api: tuple[FakeCluster, KubeClient],
+) -> None:
+    emulator, client = api  # the emulator's own address is the API server's
+    platform = KubernetesPlatform(client, RUN, KubernetesOptions())
+    host = client.server.split("://", 1)[1]
+    external = {"url": f"http://{host}/api/v1/secrets"}
+    with pytest.raises(PlatformError, match=r"spec\.target\.url: .* is the cluster's API server"):
+        await platform.start(spec(target=external), None)
+    assert emulator.namespaces == {}

@@ -25,12 +25,14 @@ import secrets
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
 from plimsoll.api.urls import redact_url
 from plimsoll.decide.metrics_policy import metrics_problems
+from plimsoll.decide.target_policy import target_url_problem
 from plimsoll.kube import boundaries, manifests, names
 from plimsoll.kube.client import (
     CONFIG_MAPS,
@@ -90,6 +92,8 @@ class KubernetesOptions:
     reach: str = REACH_AUTO  # how the runner reaches generators: pod IP, or the API proxy
     prometheus_url: str | None = None  # the operator's default when the spec names none
     allowed_prometheus: frozenset[str] = frozenset()  # others a spec may name
+    # Hosts a target.url may name although they are link-local, loopback or the API server.
+    allowed_target_hosts: frozenset[str] = frozenset()
     # Who the operator is and which ClusterRole it binds in each run namespace; None:
     # it binds nothing and relies on its own rights (a developer's admin kubeconfig).
     identity: OperatorIdentity | None = None
@@ -233,6 +237,12 @@ class KubernetesPlatform:
         except NotReadyError as exc:
             raise PlatformError(str(exc)) from exc
 
+    def _api_server_hosts(self) -> set[str]:
+        """The API server as the operator reaches it, and as pods do (its Service's IP)."""
+        hosts = {urlsplit(self._client.server).hostname or ""}
+        hosts.add(os.environ.get("KUBERNETES_SERVICE_HOST", ""))
+        return hosts - {""}
+
     async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
         self._spec = spec
         del variant  # already applied to `spec`; the run identity carries its name
@@ -242,6 +252,9 @@ class KubernetesPlatform:
             allowed.add(self._options.prometheus_url)
         problems = [
             *metrics_problems(spec, allowed),
+            target_url_problem(
+                spec.target.url, self._api_server_hosts(), self._options.allowed_target_hosts
+            ),
             images.refused("spec.generators.image", spec.generators.image),
             images.refused("spec.upstream.image", spec.upstream.image),
             *(

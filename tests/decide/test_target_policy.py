@@ -1,0 +1,58 @@
+"""Where target.url may aim the generators from inside a cluster: not at the cluster."""
+
+from __future__ import annotations
+
+import pytest
+
+from plimsoll.decide.target_policy import target_url_problem
+
+API = {"10.96.0.1", "api.cluster.example"}
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("http://169.254.170.2/v2/credentials", "link-local"),
+        ("http://[fd00:ec2::254]/latest/meta-data/", "link-local"),
+        ("http://[::ffff:169.254.169.254]/", "link-local"),
+        ("http://[fe80::1]:8080/", "link-local"),
+        ("http://metadata.google.internal/computeMetadata/v1/", "metadata"),
+        ("https://kubernetes.default.svc/api/v1/secrets", "API server"),
+        ("https://kubernetes.default.svc.cluster.local./api", "API server"),
+        ("https://kubernetes/api", "API server"),
+        ("https://10.96.0.1:443/api", "API server"),
+        ("https://API.cluster.example:6443/", "API server"),
+        ("http://127.0.0.1:8080/trials", "loopback"),
+        ("http://127.3.4.5/", "loopback"),
+        ("http://[::1]:8080/", "loopback"),
+        ("http://localhost:8080/", "loopback"),
+        ("http://0.0.0.0:8080/", "unspecified"),
+    ],
+)
+def test_the_cluster_itself_is_refused_naming_the_field_and_the_fix(url: str, reason: str) -> None:
+    problem = target_url_problem(url, API, allowed_hosts=())
+    assert problem is not None
+    assert problem.startswith("spec.target.url: ")
+    assert reason in problem
+    assert "PLIMSOLL_ALLOWED_TARGET_HOSTS" in problem
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        None,
+        "http://shop.team-a.svc.cluster.local:8080/",
+        "https://api.example.com/",
+        "http://10.0.12.7:8080/",
+        "http://[2001:db8::7]/",
+    ],
+)
+def test_services_of_the_cluster_and_beyond_pass(url: str | None) -> None:
+    assert target_url_problem(url, API, allowed_hosts=()) is None
+
+
+def test_the_admins_list_lets_a_refused_host_through() -> None:
+    assert target_url_problem("http://127.0.0.1:8080/", API, {"127.0.0.1"}) is None
+    assert target_url_problem("http://[::1]:8080/", API, {"[::1]"}) is None
+    assert target_url_problem("http://127.0.0.2:8080/", API, {"127.0.0.1"}) is not None
