@@ -305,3 +305,44 @@ async def test_too_few_samples_anywhere_fall_back_to_the_servers_config(
     found = PrometheusSource(fake.url, {"target": Selector("ns")}, clock=time.clock)
     assert await found.scrape_interval() == 30.0
     assert fake.asked[-1]["path"] == "/api/v1/status/config"
+
+
+class StatusCounter:
+    """A `RestartCounter` as the Kubernetes platform gives one: what the pods' status says."""
+
+    def __init__(self, counts: tuple[int, int]) -> None:
+        self.counts = counts
+        self.asked: list[tuple[str, str | None, Window]] = []
+
+    async def restarts(
+        self, pod_regex: str, container: str | None, window: Window
+    ) -> tuple[int, int]:
+        self.asked.append((pod_regex, container, window))
+        return self.counts
+
+
+async def test_without_kube_state_metrics_restarts_come_from_the_pods_status(
+    fake: FakePrometheus,
+) -> None:
+    healthy(fake)
+    # A Prometheus that scrapes only cAdvisor: no kube_pod_container_status_* series at
+    # all, so the restarts query is empty (and the OOM one's `or vector(0)` says 0).
+    fake.rules.insert(0, (lambda q: "restarts_total" in q and "vector(0)" not in q, [vector()]))
+    counter = StatusCounter((2, 1))
+    time = FakeTime(WINDOW.end.timestamp() + 5)
+    usage = (await source(fake, time, restarts=counter).usage(WINDOW))["target"]
+    assert usage.missing == []
+    assert (usage.restarts, usage.oom_kills) == (2, 1)
+    assert counter.asked == [("t-.*", None, WINDOW)]
+    # Without a counter the same answers leave the restarts missing, never a silent zero.
+    usage = (await source(fake, FakeTime(WINDOW.end.timestamp() + 5)).usage(WINDOW))["target"]
+    assert [m.split(" (query: ")[0] for m in usage.missing] == ["no data"]
+
+
+async def test_kube_state_metrics_wins_when_present(fake: FakePrometheus) -> None:
+    healthy(fake)
+    counter = StatusCounter((5, 5))
+    time = FakeTime(WINDOW.end.timestamp() + 5)
+    usage = (await source(fake, time, restarts=counter).usage(WINDOW))["target"]
+    assert (usage.restarts, usage.oom_kills) == (1, 0)
+    assert counter.asked == []

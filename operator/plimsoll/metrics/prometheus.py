@@ -39,7 +39,13 @@ from plimsoll.metrics import promql
 from plimsoll.metrics.interval import sample_spacing as spacing_of_samples
 from plimsoll.metrics.prometheus_http import PrometheusAPI, PrometheusHTTPError
 from plimsoll.metrics.promql import Plan, Selector
-from plimsoll.metrics.source import ROLE_TARGET, Window, unreadable
+from plimsoll.metrics.source import (
+    ROLE_TARGET,
+    RestartCounter,
+    RestartsUnreadableError,
+    Window,
+    unreadable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +65,7 @@ class PrometheusSource:
         scrape_interval: float | None = None,
         settle: float | None = None,
         extra: Sequence[ExtraMetric] = (),
+        restarts: RestartCounter | None = None,
         attempts: int | None = None,
         backoff: float = 0.5,
         retry_for: float = 120.0,
@@ -70,6 +77,9 @@ class PrometheusSource:
         self.url = url.rstrip("/")
         self.selectors = selectors
         self.extra = list(extra)
+        # Restarts and OOM kills: kube-state-metrics' series when Prometheus has them,
+        # else (when given) the pods' status; without either they are a missing figure.
+        self._restart_counter = restarts
         self._interval = scrape_interval
         self._settle = settle
         self._attempts, self._backoff = attempts, backoff
@@ -127,7 +137,7 @@ class PrometheusSource:
         await self._wait_settled(window, interval)
         results: dict[str, ResourceUsage] = {}
         for role, selector in self.selectors.items():
-            results[role] = await self._role_usage(selector, p)
+            results[role] = await self._role_usage(selector, p, window)
         if ROLE_TARGET in results and self.extra:
             await self._extra(results[ROLE_TARGET], window)
         return results
@@ -138,7 +148,7 @@ class PrometheusSource:
         if delay > 0:
             await self._sleep(delay)
 
-    async def _role_usage(self, selector: Selector, p: Plan) -> ResourceUsage:
+    async def _role_usage(self, selector: Selector, p: Plan, window: Window) -> ResourceUsage:
         q = promql.role_queries(selector, p)
         u = ResourceUsage(source="prometheus")
         u.cpu_mean_cores = await self._scalar(u, q.cpu, p.at)
@@ -156,7 +166,19 @@ class PrometheusSource:
         )
         limit = await self._scalar(u, q.memory_limit, p.at, required=False)
         u.memory_limit_bytes = None if limit is None else round(limit)
-        restarts = await self._scalar(u, q.restarts, p.at)
+        counter = self._restart_counter
+        restarts = await self._scalar(u, q.restarts, p.at, required=counter is None)
+        if restarts is None and counter is not None:
+            # No kube-state-metrics (a Prometheus that scrapes only cAdvisor): the OOM
+            # query's `or vector(0)` would answer 0 whatever happened, so both come from
+            # the pods' status instead.
+            try:
+                u.restarts, u.oom_kills = await counter.restarts(
+                    selector.pod_regex, selector.container, window
+                )
+            except RestartsUnreadableError as exc:
+                u.missing.append(f"restarts: {exc}")
+            return u
         oom = await self._scalar(u, q.oom_kills, p.at)
         u.restarts, u.oom_kills = round(restarts or 0), round(oom or 0)
         return u

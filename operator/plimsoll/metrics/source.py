@@ -57,6 +57,23 @@ class MetricsSource(Protocol):
         ...
 
 
+class RestartsUnreadableError(Exception):
+    """A `RestartCounter` could not read its source; the message says why."""
+
+
+class RestartCounter(Protocol):
+    """Restarts and OOM kills of a role's containers within a window, from somewhere other
+    than Prometheus: on Kubernetes, the pods' own status (`restartCount`, `lastState`),
+    which every cluster has, whereas the kube-state-metrics series may be absent."""
+
+    async def restarts(
+        self, pod_regex: str, container: str | None, window: Window
+    ) -> tuple[int, int]:
+        """(restarts, OOM kills) of the matching containers whose termination fell in
+        `window`; raises `RestartsUnreadableError`."""
+        ...
+
+
 def unreadable(source: str, *reasons: str) -> ResourceUsage:
     """A usage with no figures at all, only the reasons why."""
     return ResourceUsage(source=source, missing=list(reasons))

@@ -75,6 +75,7 @@ from plimsoll.metrics.source import (
     unreadable,
 )
 from plimsoll.platforms.base import Endpoints, PlatformError, Restored
+from plimsoll.platforms.kubernetes.pod_restarts import PodStatusRestarts
 from plimsoll.platforms.replacements import ReplacementBudget
 
 REACH_POD_IP = "pod-ip"
@@ -562,6 +563,18 @@ class KubernetesPlatform:
             reason = f"the target cannot run: {exc}" + (f"; {last}" if last else "")
             raise PlatformError(reason) from exc
 
+    def metrics_before_start(self, spec: CapacityTestSpec) -> MetricsSource | None:
+        """The Prometheus the trials will be read from, before the pods exist: its scrape
+        interval shows in the series it already has (the kubelets' cAdvisor)."""
+        url = spec.metrics.prometheus_url or self._options.prometheus_url
+        if not url or spec.target.url is not None:
+            return None
+        variant = self.run.variant
+        selector = Selector(self.run.namespace, names.target_pod_pattern(variant), "target")
+        return PrometheusSource(
+            url, {ROLE_TARGET: selector}, scrape_interval=spec.metrics.scrape_interval
+        )
+
     def metrics(self) -> MetricsSource:
         spec = self._spec
         if spec is None:
@@ -590,6 +603,7 @@ class KubernetesPlatform:
             scrape_interval=spec.metrics.scrape_interval,
             settle=spec.metrics.settle,
             extra=spec.metrics.extra,
+            restarts=PodStatusRestarts(self._client, ns, self.run.labels()),
             retry_for=spec.metrics.retry_for,
         )
 
