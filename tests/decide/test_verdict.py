@@ -230,7 +230,8 @@ def test_promql_bounds_hold_or_fail_and_a_missing_value_is_invalid_naming_the_qu
         ),
         (
             {"target": ResourceUsage(source="prometheus", missing=["memory: no series"])},
-            "server metrics missing: memory: no series",
+            "server metrics missing (memory: no series): have Prometheus scrape every "
+            "kubelet's /metrics/cadvisor",
         ),
     ],
 )

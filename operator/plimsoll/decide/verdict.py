@@ -51,6 +51,7 @@ from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialStat
 from plimsoll.api.workload import LoadModel
 from plimsoll.decide.attribution import saturated
 from plimsoll.decide.contention import TARGET_WAIT
+from plimsoll.decide.statussteps import without_queries
 from plimsoll.shared import histogram
 
 # Names in `StepInput.others` that are measuring equipment, not the system under test:
@@ -177,11 +178,29 @@ def _invalid(
                     "it ran out of CPU"
                 )
     if result.target is not None and result.target.missing:
-        reasons.append("server metrics missing: " + "; ".join(result.target.missing))
+        reasons.append(missing_metrics_reason(result.target))
     for bound in bar.promql:
         if result.promql.get(bound.name) is None:
             reasons.append(f"promql {bound.name!r} returned no value (query: {bound.query})")
     return reasons
+
+
+# What a cluster needs for the target's figures, in one sentence a user can act on.
+_METRICS_ADVICE = {
+    "prometheus": (
+        "have Prometheus scrape every kubelet's /metrics/cadvisor (kube-prometheus-stack "
+        "does) and point spec.metrics.prometheusUrl at it"
+    ),
+}
+_METRICS_ADVICE_DEFAULT = "check that the target's cgroup is readable by Plimsoll"
+
+
+def missing_metrics_reason(target: ResourceUsage) -> str:
+    """One sentence: what was missing and what to install or scrape; the queries that
+    went unanswered stay in the report (the step's `target.missing` and `queries`)."""
+    what = "; ".join(dict.fromkeys(without_queries(m) for m in target.missing))
+    advice = _METRICS_ADVICE.get(target.source, _METRICS_ADVICE_DEFAULT)
+    return f"server metrics missing ({what}): {advice}; the queries are in the report"
 
 
 def _criteria(result: StepInput, client: TrialResult, bar: PassWhen) -> list[Criterion]:
