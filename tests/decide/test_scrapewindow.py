@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from plimsoll.api.spec import Search, Trial
-from plimsoll.decide.scrapewindow import MIN_SCRAPES, minimum_window, window_problem
+from plimsoll.decide.scrapewindow import (
+    MIN_SCRAPES,
+    fitted_defaults,
+    minimum_window,
+    window_problem,
+)
 
 
 def test_a_window_needs_three_scrape_intervals() -> None:
@@ -47,3 +52,24 @@ def test_probe_trials_are_the_shortest_and_name_their_own_field() -> None:
     assert "search.probeDuration ≥ 15 s at a 5 s scrape interval" in explicit
     assert "at least every 3.33 s" in explicit
     assert window_problem(Search(strategy="probe", probeDuration="15s"), Trial(), 5) is None
+
+
+def test_default_lengths_are_fitted_to_the_interval_and_set_ones_are_kept() -> None:
+    # A kubelet's cAdvisor refreshes every ~10 s: its windows need 30 s.
+    search, trial, notes = fitted_defaults(Search(strategy="probe"), Trial(), 10)
+    assert trial.duration == 60  # the default is long enough
+    assert search.probe_duration == 30  # a fifth of it (12 s) was not
+    assert notes == [
+        "search.probeDuration 30 s (default a fifth of trial.duration, 12 s) "
+        "for a 10 s scrape interval"
+    ]
+    search, trial, notes = fitted_defaults(Search(), Trial(), 30)
+    assert trial.duration == 90
+    assert notes == ["trial.duration 90 s (default 60 s) for a 30 s scrape interval"]
+    # Set by the user: left as written, and refused by window_problem instead.
+    search, trial, notes = fitted_defaults(Search(), Trial(duration=15), 10)
+    assert (trial.duration, notes) == (15, [])
+    assert window_problem(search, trial, 10) is not None
+    explicit = Search(strategy="probe", probeDuration=5)
+    search, _, notes = fitted_defaults(explicit, Trial(duration=60), 10)
+    assert (search.probe_duration, notes) == (5, [])

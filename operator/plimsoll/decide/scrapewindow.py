@@ -62,3 +62,30 @@ def window_problem(search: Search, trial: Trial, scrape_interval: float) -> str 
         f"{_seconds(fastest)} (its job's scrape_interval; metrics.scrapeInterval when set "
         "by hand)"
     )
+
+
+def fitted_defaults(
+    search: Search, trial: Trial, scrape_interval: float
+) -> tuple[Search, Trial, list[str]]:
+    """The search and trial with every length the user left to its default raised to the
+    shortest window `scrape_interval` can read (a kubelet's cAdvisor refreshes about every
+    10 s, so its windows need 30 s), and one note per change. Lengths the user set stay as
+    written: `window_problem` refuses them when they are too short."""
+    need = minimum_window(scrape_interval)
+    notes: list[str] = []
+    at = f"for a {_seconds(scrape_interval)} scrape interval"
+    if "duration" not in trial.model_fields_set and trial.duration < need:
+        notes.append(f"trial.duration {_seconds(need)} (default {_seconds(trial.duration)}) {at}")
+        trial = trial.model_copy(update={"duration": need})
+    if (
+        search.strategy is Strategy.PROBE
+        and search.probe_duration is None
+        and probe_duration(search, trial) < need
+    ):
+        chosen = min(need, trial.duration)
+        notes.append(
+            f"search.probeDuration {_seconds(chosen)} (default a fifth of trial.duration, "
+            f"{_seconds(probe_duration(search, trial))}) {at}"
+        )
+        search = search.model_copy(update={"probe_duration": chosen})
+    return search, trial, notes

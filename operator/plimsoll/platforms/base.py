@@ -9,7 +9,7 @@ and reads resources through the platform's `MetricsSource`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.metrics.source import MetricsSource
@@ -76,4 +76,14 @@ class Platform(Protocol):
 
     async def stop(self, *, keep: bool) -> None:
         """Stop and remove everything started (`keep=True` leaves it for inspection)."""
+        ...
+
+
+@runtime_checkable
+class MetricsBeforeStart(Protocol):
+    """A platform that can name its metrics source before anything is provisioned, so the
+    runner fits the trial lengths to the scrape interval first (`run.scrapecheck`)."""
+
+    def metrics_before_start(self, spec: CapacityTestSpec) -> MetricsSource | None:
+        """A source that can tell the scrape interval now (None: no Prometheus)."""
         ...

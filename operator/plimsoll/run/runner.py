@@ -36,13 +36,13 @@ from plimsoll.decide.sizingcosts import SizingInputError, resolve
 from plimsoll.decide.stepsummary import record_of
 from plimsoll.decide.unitcosts import unit_costs
 from plimsoll.decide.workload_advice import workload_warnings
-from plimsoll.platforms.base import Endpoints, Platform
+from plimsoll.platforms.base import Endpoints, MetricsBeforeStart, Platform
 from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.run.clientips import check_client_ips
 from plimsoll.run.equipment import Equipment
 from plimsoll.run.progress import ProgressSink
-from plimsoll.run.scrapecheck import check_scrape_window
+from plimsoll.run.scrapecheck import check_scrape_window, fit_before_start
 from plimsoll.run.streamsprobe import probe_streams, release_streams
 from plimsoll.run.variant import concluded_ceiling, run_variant
 
@@ -78,6 +78,9 @@ async def _run_variant(
         # so its pods are not started again, only what an interrupted clean-up left removed.
         await asyncio.shield(platform.stop(keep=_keep(spec.cleanup, done.complete)))
         return done
+    if isinstance(platform, MetricsBeforeStart):
+        spec, notes = await fit_before_start(spec, platform.metrics_before_start(spec))
+        report.placement.extend(f"chosen: {n} ({name})" for n in notes)
     await sink.phase(Phase.PROVISIONING, f"starting the target, mock and generators ({name})")
     succeeded = False
     endpoints: Endpoints | None = None
