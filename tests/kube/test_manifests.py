@@ -173,13 +173,16 @@ def test_no_pod_of_a_run_gets_an_api_token() -> None:
     assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
 
 
-def test_our_images_have_read_only_root_filesystems() -> None:
+def test_our_images_have_read_only_root_filesystems_and_are_not_pulled_again() -> None:
     for obj in all_objects():
         if obj["kind"] == "Pod" and obj["metadata"]["labels"]["plimsoll.dev/role"] in (
             "mock",
             "generator",
         ):
             assert obj["spec"]["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True
+            # Imported into the node (kind load, ctr import), never pulled again: a
+            # registry-less node would fail an `Always` pull (a `latest` tag's default).
+            assert obj["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"
 
 
 def test_target_is_guaranteed_with_upstream_and_services_injected_and_template_merged() -> None:

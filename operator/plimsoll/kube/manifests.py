@@ -95,6 +95,9 @@ def _our_container(name: str, image: str, command: list[str]) -> dict[str, Any]:
     return {
         "name": name,
         "image": image,
+        # Never Always: a node without a registry (kind load, k3d import, ctr import)
+        # has the image already, and a `latest` tag would otherwise mean Always.
+        "imagePullPolicy": "IfNotPresent",
         "command": command,
         "securityContext": container_security(read_only_root=True),
         "volumeMounts": [mount],
