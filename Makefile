@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 # examples and their tests start in a run's work dir (Debian bookworm ships Redis, not Valkey).
 DEBIAN_PACKAGES := prometheus nginx-light wrk curl openssl xz-utils iproute2 util-linux \
 	podman runc mmdebstrap containerd postgresql redis-server prometheus-postgres-exporter \
-	prometheus-redis-exporter
+	prometheus-redis-exporter containernetworking-plugins gcc
 OUT ?= plimsoll-out
 
 .PHONY: run test e2e check lint typecheck contracts crd debian bench images examples clean

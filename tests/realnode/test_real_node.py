@@ -1,0 +1,223 @@
+"""The path every user takes, on a real node: `helm install`, then `kubectl apply`.
+
+The chart, rendered by the embedded Helm, is applied to a control plane of this
+module's own, with the operator running as a pod from its image under the chart's
+ServiceAccount, RBAC and PodSecurity `restricted`. The node (`node.py`) is a real
+kubelet with containerd, a CNI bridge, kube-proxy and cluster DNS; the images are
+imported into containerd from `scripts/build-images --save`. The quickstart
+CapacityTest, with the example targets' image, is applied with kubectl and must end
+Succeeded with a ceiling and a limiting resource, its server-side figures read from
+the kubelet's `/metrics/cadvisor` by a real Prometheus (no kube-state-metrics), and
+its ceiling within the noise rule of `plimsoll run` of the same spec on this machine.
+
+Long (the image build the first time, two searches of 30 s trials): `make e2e`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from plimsoll.api.comparison import Band, Difference
+from plimsoll.api.report import RunReport
+from plimsoll.decide.difference import band_of, difference
+from plimsoll.decide.stepsummary import record_of
+from tests.charts.helm import render
+from tests.controller import control_plane
+from tests.controller.control_plane import ControlPlane, require_control_plane
+from tests.localrun import ROOT
+from tests.realnode.images import TARGETS_IMAGE, build_all
+from tests.realnode.node import NodeFacts, RealNode, missing_prerequisites
+
+QUICKSTART = ROOT / "examples" / "quickstart.yaml"
+RELEASE, OPERATOR_NS = "plimsoll", "plimsoll-system"
+TRIAL = "30s"  # three of the kubelet's ~10 s cAdvisor refreshes
+RESULTS = Path(os.environ.get("PLIMSOLL_REAL_NODE_RESULTS", "/tmp/plimsoll-real-node.json"))
+
+
+@dataclass
+class Cluster:
+    plane: ControlPlane
+    node: RealNode
+    facts: NodeFacts
+    home: Path
+
+    def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> Any:
+        return self.plane.kubectl(*args, stdin=stdin, check=check)
+
+
+def _require_node() -> None:
+    require_control_plane()
+    missing = missing_prerequisites()
+    if missing:
+        reason = "the real-node test needs " + ", ".join(missing)
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but {reason}")
+        pytest.skip(reason)
+
+
+def _install_chart(cluster: Cluster) -> None:
+    cluster.kubectl("apply", "-f", str(ROOT / "charts" / "plimsoll" / "crds"))
+    cluster.kubectl(
+        "wait", "--for=condition=Established", "crd/capacitytests.plimsoll.dev", "--timeout=60s"
+    )
+    cluster.kubectl("create", "namespace", OPERATOR_NS)
+    # The operator's own namespace is `restricted` too: its pod must pass as the run pods do.
+    cluster.kubectl(
+        "label", "namespace", OPERATOR_NS, "pod-security.kubernetes.io/enforce=restricted"
+    )
+    values = {"prometheus": {"url": cluster.facts.prometheus_url}}
+    rendered = render(values, name=RELEASE)
+    manifests = "\n---\n".join(t for p, t in sorted(rendered.items()) if not p.endswith(".txt"))
+    cluster.kubectl("apply", "-n", OPERATOR_NS, "-f", "-", stdin=manifests)
+    cluster.kubectl(
+        "rollout", "status", f"deployment/{RELEASE}", "-n", OPERATOR_NS, "--timeout=180s"
+    )
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    _require_node()
+    home = tmp_path_factory.mktemp("real-node")
+    archives = build_all(home / "archives")
+    # A control plane of its own: a real Node must not take the pods other modules'
+    # test kubelets are waiting for, and default/kubernetes gets an endpoint here.
+    plane = control_plane.start(home / "plane")
+    node = RealNode(plane.folder, plane.kubeconfig, home / "node")
+    try:
+        facts = node.up(archives)
+        found = Cluster(plane, node, facts, home)
+        _install_chart(found)
+        yield found
+    finally:
+        logs = plane.kubectl(
+            "logs", f"deployment/{RELEASE}", "-n", OPERATOR_NS, "--tail=200", check=False
+        )
+        (home / "operator.log").write_text(logs.stdout + logs.stderr)
+        plane.kubectl("delete", "capacitytests", "--all", "-A", "--timeout=120s", check=False)
+        node.down()
+        control_plane.stop(plane)
+
+
+def _quickstart(name: str, duration: str | None) -> dict[str, Any]:
+    test = yaml.safe_load(QUICKSTART.read_text())
+    test["metadata"] = {"name": name, "namespace": "default"}
+    if duration is not None:
+        test["spec"]["trial"]["duration"] = duration
+    return test
+
+
+def _on_cluster(test: dict[str, Any]) -> dict[str, Any]:
+    # The image map of the examples target: the same command, in the image's /app.
+    test["spec"]["target"]["image"] = TARGETS_IMAGE
+    return test
+
+
+def _wait_done(cluster: Cluster, name: str, seconds: float) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    status: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        found = cluster.kubectl("get", "capacitytest", name, "-n", "default", "-o", "json")
+        status = json.loads(found.stdout).get("status", {})
+        if status.get("phase") in ("Succeeded", "Failed"):
+            return status
+        time.sleep(3)
+    raise AssertionError(f"{name} did not finish in {seconds:g} s: {status}")
+
+
+def _report(cluster: Cluster, name: str) -> RunReport:
+    found = cluster.kubectl("get", "configmap", f"{name}-report", "-n", "default", "-o", "json")
+    return RunReport.model_validate_json(json.loads(found.stdout)["data"]["report.json"])
+
+
+def test_a_trial_too_short_for_cadvisor_is_refused_before_provisioning(cluster: Cluster) -> None:
+    test = _on_cluster(_quickstart("too-short", None))  # the quickstart's own 15 s
+    cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(test))
+    status = _wait_done(cluster, "too-short", 180)
+    assert status["phase"] == "Failed", status
+    assert "trial.duration ≥ 30 s at a 10 s scrape interval" in status["message"], status
+    assert not status.get("steps"), "refused before any trial"
+    pods = cluster.kubectl("get", "pods", "-A", "-l", "app.kubernetes.io/managed-by=plimsoll")
+    assert "No resources found" in pods.stderr or not pods.stdout.strip()
+    cluster.kubectl("delete", "capacitytest", "too-short", "-n", "default", "--timeout=120s")
+
+
+def test_the_quickstart_finds_its_ceiling_on_a_real_node(cluster: Cluster) -> None:
+    started = time.monotonic()
+    test = _on_cluster(_quickstart("quickstart", TRIAL))
+    cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(test))
+    status = _wait_done(cluster, "quickstart", 1800)
+    cluster_seconds = time.monotonic() - started
+    table = cluster.kubectl("get", "capacitytests", "-n", "default").stdout
+    print(table)
+    assert status["phase"] == "Succeeded", status
+    ceiling = status["ceiling"]
+    assert ceiling["level"] > 0, status
+    assert ceiling["limitedBy"] in ("cpu", "memory", "neither"), status
+    report = _report(cluster, "quickstart")
+    assert report.ceiling is not None
+    assert report.ceiling.level == ceiling["level"]
+    # Server side: the kubelet's cAdvisor through Prometheus, restarts from pod status.
+    steps = [s for s in report.steps if s.target is not None]
+    assert steps, "no step carries the target's server-side figures"
+    for step in steps:
+        target = step.target
+        assert target is not None
+        assert target.source == "prometheus", target
+        assert target.missing == [], target
+        assert target.cpu_mean_cores is not None
+        assert target.memory_max_bytes is not None
+        assert target.cpu_limit_cores == pytest.approx(0.5)
+    # Every run pod was admitted under PodSecurity `restricted` (the run namespace's).
+    run_ns = cluster.kubectl("get", "namespace", status["namespace"], "-o", "json", check=False)
+    if run_ns.returncode == 0:
+        labels = json.loads(run_ns.stdout)["metadata"]["labels"]
+        assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+
+    local_started = time.monotonic()
+    local = _run_locally(cluster.home / "local", _quickstart("quickstart", TRIAL))
+    local_seconds = time.monotonic() - local_started
+    assert local.ceiling is not None
+    assert local.ceiling.level is not None
+    verdict = difference(_band(local), _band(report))
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "kubectl_get_capacitytests": table,
+                "cluster_ceiling": ceiling,
+                "cluster_seconds": round(cluster_seconds),
+                "local_ceiling": local.ceiling.model_dump(by_alias=True, exclude_none=True),
+                "local_seconds": round(local_seconds),
+                "difference": str(verdict),
+            },
+            indent=2,
+        )
+    )
+    assert verdict is Difference.WITHIN_NOISE, (ceiling, local.ceiling)
+
+
+def _band(report: RunReport) -> Band | None:
+    assert report.ceiling is not None
+    return band_of(report.ceiling, [record_of(step) for step in report.steps])
+
+
+def _run_locally(folder: Path, test: dict[str, Any]) -> RunReport:
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = folder / "quickstart.yaml"
+    spec.write_text(yaml.safe_dump(test))
+    subprocess.run(
+        [sys.executable, "-c", "from plimsoll.cli.app import main; main()", "run", str(spec),
+         "--out", str(folder / "out")],
+        cwd=ROOT, check=True, timeout=1800, capture_output=True,
+    )  # fmt: skip
+    return RunReport.model_validate_json((folder / "out" / "report.json").read_text())
