@@ -26,9 +26,11 @@ from pathlib import Path
 
 import yaml
 from dnslib import QTYPE, RCODE, RR, A, DNSRecord
-from dnslib.server import BaseResolver, DNSHandler, DNSServer
+from dnslib.server import BaseResolver, DNSHandler, DNSLogger, DNSServer
 
 Table = dict[str, list[str]]  # "svc.ns" -> IPv4 addresses
+# dnslib logs every request and reply by default: a line per lookup of every pod.
+QUIET = DNSLogger(log="-request,-reply,-truncated,-data,-recv,-send", prefix=False)
 
 
 def build_table(services: dict[str, object], slices: dict[str, object]) -> Table:
@@ -138,7 +140,8 @@ def main() -> None:
     resolver = ClusterResolver(api_reader(args.kubeconfig), args.domain)
     resolver.refresh()
     servers = [
-        DNSServer(resolver, address=args.address, port=args.port, tcp=tcp) for tcp in (False, True)
+        DNSServer(resolver, address=args.address, port=args.port, tcp=tcp, logger=QUIET)
+        for tcp in (False, True)
     ]
     for server in servers:
         server.start_thread()
