@@ -122,10 +122,12 @@ async def serve_connection(
 
 
 async def serve(handler: Handler) -> None:
-    """Serve `handler` on 127.0.0.1 at `$PORT` (default 8080) until cancelled."""
+    """Serve `handler` at `$PORT` (default 8080) until cancelled: on 127.0.0.1, or in a
+    pod on its own address (`$POD_IP`, which Plimsoll's pod specs set), since a pod's
+    loopback is out of the generators' reach."""
     server = await asyncio.start_server(
         lambda r, w: serve_connection(handler, r, w),
-        host="127.0.0.1",
+        host=os.environ.get("POD_IP") or "127.0.0.1",
         port=int(os.environ.get("PORT", "8080")),
         backlog=4096,
     )
