@@ -395,7 +395,8 @@ class RealNode:
 
     def _prometheus(self, layout: Layout, url: str) -> None:
         folder = self.home / "prometheus"
-        folder.mkdir(exist_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)  # a new node's series only
+        folder.mkdir()
         (folder / "prometheus.yml").write_text(configs.prometheus_config(layout, "1s"))
         self._start(
             "prometheus",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -41,7 +42,9 @@ from tests.realnode.node import NodeFacts, RealNode, missing_prerequisites
 
 QUICKSTART = ROOT / "examples" / "quickstart.yaml"
 RELEASE, OPERATOR_NS = "plimsoll", "plimsoll-system"
-TRIAL = "30s"  # three of the kubelet's ~10 s cAdvisor refreshes
+# Three of the kubelet's cAdvisor refreshes (~10 s each, 10.0-10.1 s measured here) and
+# a margin: the interval is discovered from the samples' spacing.
+TRIAL = "35s"
 RESULTS = Path(os.environ.get("PLIMSOLL_REAL_NODE_RESULTS", "/tmp/plimsoll-real-node.json"))
 
 
@@ -145,7 +148,9 @@ def test_a_trial_too_short_for_cadvisor_is_refused_before_provisioning(cluster: 
     cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(test))
     status = _wait_done(cluster, "too-short", 180)
     assert status["phase"] == "Failed", status
-    assert "trial.duration ≥ 30 s at a 10 s scrape interval" in status["message"], status
+    assert re.search(
+        r"Fix: trial\.duration ≥ 3\d(\.\d)? s at a 1\d(\.\d)? s scrape", status["message"]
+    )
     assert not status.get("steps"), "refused before any trial"
     pods = cluster.kubectl("get", "pods", "-A", "-l", "app.kubernetes.io/managed-by=plimsoll")
     assert "No resources found" in pods.stderr or not pods.stdout.strip()
