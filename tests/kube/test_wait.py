@@ -1,10 +1,10 @@
-"""`pod_lost`: which of the run's pods must be created anew before the next trial."""
+"""`pod_lost` and `pod_problem`: which pods must be created anew, and which will never be ready."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from plimsoll.kube.wait import pod_lost
+from plimsoll.kube.wait import oom_killed, pod_lost, pod_problem
 
 
 def _pod(phase: str, **extra: Any) -> dict[str, Any]:
@@ -32,3 +32,31 @@ def test_an_evicted_pod_is_lost_with_the_kubelet_reason() -> None:
         "stopped (phase Failed, Evicted: The node was low on resource: memory.)"
     )
     assert pod_lost(_pod("Succeeded")) == "stopped (phase Succeeded)"
+
+
+def _backing_off(last_reason: str) -> dict[str, Any]:
+    # As a real kubelet reports a container between two restarts.
+    return {
+        "metadata": {"name": "target"},
+        "status": {
+            "phase": "Running",
+            "containerStatuses": [
+                {
+                    "name": "target",
+                    "restartCount": 2,
+                    "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 20s"}},
+                    "lastState": {"terminated": {"reason": last_reason, "exitCode": 137}},
+                }
+            ],
+        },
+    }
+
+
+def test_crash_loop_back_off_after_an_oom_kill_is_hope_only_when_asked() -> None:
+    oom = _backing_off("OOMKilled")
+    assert oom_killed(oom)
+    assert pod_problem(oom) == "pod target: CrashLoopBackOff: back-off 20s"
+    assert pod_problem(oom, after_oom=True) is None  # the load killed it: it comes back
+    crashed = _backing_off("Error")
+    assert not oom_killed(crashed)
+    assert pod_problem(crashed, after_oom=True) == "pod target: CrashLoopBackOff: back-off 20s"

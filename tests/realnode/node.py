@@ -115,6 +115,9 @@ class RealNode:
         self.name = name
         self.pids = home / "pids"
         self.logs = home / "logs"
+        # Kept while they run (a dropped Popen of a live process warns); `down` from
+        # another process (scripts/real-node) has only the PID files.
+        self._processes: dict[str, subprocess.Popen[bytes]] = {}
 
     # ---- processes -------------------------------------------------------------------
     def _start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
@@ -124,6 +127,7 @@ class RealNode:
             start_new_session=True, env={**os.environ, **(env or {})},
         )  # fmt: skip
         log.close()
+        self._processes[name] = process
         (self.pids / f"{name}.pid").write_text(str(process.pid))
 
     def _alive(self, name: str) -> bool:
@@ -141,10 +145,15 @@ class RealNode:
         if not pid_file.exists():
             return
         pid = int(pid_file.read_text())
+        process = self._processes.pop(name, None)
+
+        def gone() -> bool:
+            return process.poll() is not None if process is not None else _gone(pid)
+
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
             deadline = time.monotonic() + grace
-            while not _gone(pid):
+            while not gone():
                 if time.monotonic() > deadline:
                     os.kill(pid, signal.SIGKILL)
                     deadline = time.monotonic() + grace

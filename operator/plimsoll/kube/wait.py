@@ -46,8 +46,23 @@ def pod_ready(pod: dict[str, Any]) -> bool:
     return bool(ready and ready.get("status") == "True" and pod.get("status", {}).get("podIP"))
 
 
-def pod_problem(pod: dict[str, Any]) -> str | None:
-    """Why this pod will never become ready, or None while there is hope."""
+# The kubelet's longest restart back-off (10 s doubling to 5 min).
+MAX_RESTART_BACKOFF = 300.0
+
+
+def oom_killed(pod: dict[str, Any]) -> bool:
+    """Whether a container of the pod last ended OOMKilled."""
+    for container in pod.get("status", {}).get("containerStatuses", []) or []:
+        ended = (container.get("lastState") or {}).get("terminated") or {}
+        if ended.get("reason") == "OOMKilled":
+            return True
+    return False
+
+
+def pod_problem(pod: dict[str, Any], *, after_oom: bool = False) -> str | None:
+    """Why this pod will never become ready, or None while there is hope. With
+    `after_oom`, a container OOM-killed by the load it was given is in CrashLoopBackOff
+    only until the kubelet's back-off ends: it will run again, so that is hope."""
     status = pod.get("status", {}) or {}
     name = pod.get("metadata", {}).get("name", "?")
     if status.get("phase") in ("Failed", "Succeeded"):
@@ -56,7 +71,10 @@ def pod_problem(pod: dict[str, Any]) -> str | None:
         )
     for container in status.get("containerStatuses", []) or []:
         waiting = (container.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason") in HOPELESS:
+        reason = waiting.get("reason")
+        if reason == "CrashLoopBackOff" and after_oom and oom_killed(pod):
+            continue
+        if reason in HOPELESS:
             return f"pod {name}: {waiting['reason']}: {waiting.get('message', '')}".rstrip(": ")
     return None
 
@@ -104,9 +122,16 @@ def pod_pending_reason(pod: dict[str, Any]) -> str:
 
 
 async def wait_pods_ready(
-    client: KubeClient, namespace: str, names: list[str], limit: float, poll: float = 0.5
+    client: KubeClient,
+    namespace: str,
+    names: list[str],
+    limit: float,
+    poll: float = 0.5,
+    *,
+    after_oom: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """The pods, once every one is Ready with an IP; NotReadyError if one cannot be."""
+    """The pods, once every one is Ready with an IP; NotReadyError if one cannot be
+    (`after_oom`: see `pod_problem`)."""
     deadline = time.monotonic() + limit
     while True:
         pods: dict[str, dict[str, Any]] = {}
@@ -115,7 +140,7 @@ async def wait_pods_ready(
             pod = await client.get(PODS, namespace, name)
             if pod is None:
                 raise NotReadyError(f"pod {name} in {namespace} vanished while starting")
-            problem = pod_problem(pod)
+            problem = pod_problem(pod, after_oom=after_oom)
             if problem is not None:
                 raise NotReadyError(problem)
             pods[name] = pod

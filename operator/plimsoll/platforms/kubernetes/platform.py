@@ -58,8 +58,10 @@ from plimsoll.kube.grants import GrantError, OperatorIdentity, ensure_bound
 from plimsoll.kube.names import Images, RunIdentity
 from plimsoll.kube.pod_proxy import PodProxyRelay
 from plimsoll.kube.wait import (
+    MAX_RESTART_BACKOFF,
     NotReadyError,
     last_termination,
+    oom_killed,
     pod_lost,
     wait_job_done,
     wait_pods_ready,
@@ -547,13 +549,20 @@ class KubernetesPlatform:
             raise PlatformError("ensure_ready() asked before start()")
         if spec.target.url is not None:
             return  # an existing service: not ours to wait for
+        name = names.target_pod_name(self.run.variant)
+        pod = await self._client.get(PODS, self.run.namespace, name)
+        # A real kubelet backs off before restarting an OOM-killed container (10 s,
+        # doubling): CrashLoopBackOff then means "later", not "never".
+        after_oom = pod is not None and oom_killed(pod)
+        limit = spec.target.startup_timeout + (MAX_RESTART_BACKOFF if after_oom else 0.0)
         try:
             await wait_pods_ready(
                 self._client,
                 self.run.namespace,
-                [names.target_pod_name(self.run.variant)],
-                spec.target.startup_timeout,
+                [name],
+                limit,
                 self._options.poll,
+                after_oom=after_oom,
             )
         except NotReadyError as exc:
             pod = await self._client.get(
