@@ -193,6 +193,18 @@ def test_unhealthy_streams_and_target_crashes_fail() -> None:
     assert judgement.verdict is Verdict.PASS
 
 
+def test_a_restart_inside_the_window_fails_the_step_though_its_cpu_went_unread() -> None:
+    # A real kubelet: the window cut by an OOM kill left each container's counter one
+    # cAdvisor sample, so the CPU had no data; the target still died at this level.
+    missing = ["no data (query: sum(increase(container_cpu_usage_seconds_total[35s])))"]
+    died = ResourceUsage(source="prometheus", restarts=1, oom_kills=1, missing=missing)
+    judgement = judge(step(target=died), PassWhen(), NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.FAIL
+    assert {c.name for c in judgement.criteria if not c.ok} == {"target restarts and OOM kills"}
+    alive = ResourceUsage(source="prometheus", missing=missing)
+    assert judge(step(target=alive), PassWhen(), NOISE, GENERATORS).verdict is Verdict.INVALID
+
+
 def test_promql_bounds_hold_or_fail_and_a_missing_value_is_invalid_naming_the_query() -> None:
     bar = PassWhen(
         promql=[

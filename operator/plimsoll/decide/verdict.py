@@ -10,7 +10,8 @@ Precedence:
    returned no result or did not finish; a generator or the mock ran out of
    CPU; the generators dropped more starts than tolerated; server metrics the
    bar or the attribution needs were missing (a PromQL query without a value
-   is named, `target.missing` is quoted). "No data" is never a pass.
+   is named, `target.missing` is quoted), unless the target restarted within
+   the window: that is a failure, step 4. "No data" is never a pass.
 2. noisy: the direct-call floor exceeded `noise.floor_bound` at
    `noise.floor_quantile`, or had no samples, so the host stalled and the
    step is repeated. Only when a floor bound is configured.
@@ -177,8 +178,13 @@ def _invalid(
                     f"{name} used {share:.0%} of its CPU (max {generators.max_cpu:.0%}): "
                     "it ran out of CPU"
                 )
-    if result.target is not None and result.target.missing:
-        reasons.append(missing_metrics_reason(result.target))
+    target = result.target
+    # A target that restarted inside the window failed at this level, whatever else went
+    # unread: a window cut by a restart leaves each container's counter too few samples
+    # (cAdvisor's ~10 s refresh on a real kubelet), and that must not hide the failure.
+    died = target is not None and (target.restarts > 0 or target.oom_kills > 0)
+    if target is not None and target.missing and not died:
+        reasons.append(missing_metrics_reason(target))
     for bound in bar.promql:
         if result.promql.get(bound.name) is None:
             reasons.append(f"promql {bound.name!r} returned no value (query: {bound.query})")
