@@ -28,6 +28,19 @@ def _finished(terminated: dict[str, Any] | None) -> tuple[datetime, str] | None:
     return at, str(terminated.get("reason") or "")
 
 
+def _down_in(status: dict[str, Any], window: Window) -> bool:
+    """Whether the container was not running for part of the window: waiting (back-off)
+    or ended now, or running only since a start inside the window."""
+    state = status.get("state") or {}
+    if "running" not in state:
+        return True
+    started = state["running"].get("startedAt")
+    if not started:
+        return False
+    at = datetime.fromisoformat(str(started).replace("Z", "+00:00"))
+    return at > window.start
+
+
 def count_in_window(
     pods: Iterable[dict[str, Any]], pod_regex: str, container: str | None, window: Window
 ) -> tuple[int, int]:
@@ -46,10 +59,13 @@ def count_in_window(
                 _finished((status.get(key) or {}).get("terminated"))
                 for key in ("lastState", "state")
             ]
-            inside = [f for f in seen if f is not None and window.start <= f[0] <= window.end]
-            if inside:
+            ended = [f for f in seen if f is not None and f[0] <= window.end]
+            inside = [f for f in ended if f[0] >= window.start]
+            if inside or (ended and _down_in(status, window)):
+                # Died inside the window, or died before it and was not running through
+                # it (a real kubelet's back-off after an OOM kill in the warm-up).
                 restarts += 1
-                oom_kills += any(reason == "OOMKilled" for _, reason in inside)
+                oom_kills += any(reason == "OOMKilled" for _, reason in inside or ended)
     return restarts, oom_kills
 
 
