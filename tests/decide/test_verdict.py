@@ -377,3 +377,46 @@ def test_a_target_the_host_starved_or_one_with_room_stays_noisy() -> None:
     # A step that passes stays a pass, saturated or not.
     loose = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.050)])
     assert judge(throttled, loose, NOISE, GENERATORS).verdict is Verdict.PASS
+
+
+def spread(count: int, low_ms: float, high_ms: float) -> str:
+    """`count` samples evenly from low_ms to high_ms."""
+    h = histogram.new_histogram()
+    for i in range(count):
+        histogram.record_seconds(h, (low_ms + (high_ms - low_ms) * i / (count - 1)) / 1000)
+    return histogram.encode(h)
+
+
+def test_a_quantile_whose_interval_straddles_the_bound_is_marginal_either_side() -> None:
+    # 1,000 samples from 1 to 100 ms: p99 is 99 ms, its interval about 98.4-99.6 ms.
+    one = {"api": OperationResult(latency=spread(1000, 1, 100), outcomes=Outcomes(ok=1000))}
+    for below in (0.0989, 0.0991):  # just under and just over the measured p99
+        bar = PassWhen(latency=[LatencyBound(quantile=0.99, below=below)])
+        judgement = judge(step(client=client(operations=one)), bar, NOISE, GENERATORS)
+        assert judgement.verdict is Verdict.MARGINAL
+        latency = judgement.criteria[0]
+        assert latency.marginal
+        assert latency.samples == 1000
+        assert latency.low is not None
+        assert latency.high is not None
+        assert latency.low < below * 1000 < latency.high
+        assert "95% interval" in judgement.reasons[0]
+        assert judgement.reasons[0].startswith("marginal: p99 total latency of all operations")
+    # Far from the bound either way: a definite verdict.
+    for below, verdict in ((0.050, Verdict.FAIL), (0.150, Verdict.PASS)):
+        bar = PassWhen(latency=[LatencyBound(quantile=0.99, below=below)])
+        judged = judge(step(client=client(operations=one)), bar, NOISE, GENERATORS)
+        assert judged.verdict is verdict
+        assert not judged.criteria[0].marginal
+
+
+def test_a_definite_failure_outranks_a_marginal_criterion() -> None:
+    one = {
+        "api": OperationResult(
+            latency=spread(1000, 1, 100), outcomes=Outcomes(ok=900, unexpected=100)
+        )
+    }
+    bar = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.0991)])
+    judgement = judge(step(client=client(operations=one)), bar, NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.FAIL
+    assert any(r.startswith("unexpected errors 10.00%") for r in judgement.reasons)

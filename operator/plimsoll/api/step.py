@@ -22,6 +22,7 @@ class Verdict(StrEnum):
     FAIL = "fail"
     INVALID = "invalid"  # the measurement cannot be trusted
     NOISY = "noisy"  # the host stalled (direct-call floor exceeded): repeat
+    MARGINAL = "marginal"  # a criterion's confidence interval straddles its bound: repeat
 
 
 class TrialKind(StrEnum):
@@ -76,6 +77,12 @@ class Criterion(PlimsollModel):
     bound: float
     unit: str = ""
     ok: bool
+    low: float | None = Field(None, description="95% confidence interval, low end.")
+    high: float | None = Field(None, description="95% confidence interval, high end.")
+    samples: int | None = Field(None, description="The samples the interval rests on.")
+    marginal: bool = Field(
+        False, description="The interval straddles the bound: the samples cannot tell."
+    )
 
 
 class Contention(PlimsollModel):

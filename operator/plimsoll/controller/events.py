@@ -61,6 +61,7 @@ STEP_REASONS: dict[Verdict, str] = {
     Verdict.FAIL: "StepFailed",
     Verdict.INVALID: "StepInvalid",
     Verdict.NOISY: "StepNoisy",
+    Verdict.MARGINAL: "StepMarginal",
 }
 
 

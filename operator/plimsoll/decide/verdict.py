@@ -23,11 +23,17 @@ Precedence:
    or it used its quota) and the target did not wait for a CPU outside its
    throttling, the failure is the target's whatever the floor says: a host that
    gave the target all its quota did not make it smaller.
-4. fail: every criterion that failed, with its measured value and its bound.
+4. fail: every criterion that failed definitely (its 95% confidence interval,
+   `plimsoll.decide.confidence`, lies above the bound), with its measured value
+   and its bound.
 5. invalid again if nothing failed but a client-side criterion had no samples
    (a latency quantile of an operation that never answered): a definite
    failure elsewhere outranks a missing number, a missing number never passes.
-6. pass.
+6. marginal: a latency quantile or an error or shed share whose interval
+   straddles its bound, passing or failing: the step's own samples cannot tell,
+   so it is repeated (`noise.retries`), and one that stays marginal moves
+   neither end of the bracket.
+7. pass.
 
 The achieved share is sent-on-time ÷ scheduled: the starts the generators' own
 schedule put inside the measured window, and how many of them left within the
@@ -51,6 +57,12 @@ from plimsoll.api.step import Contention, Criterion, Judgement, ResourceUsage, V
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
 from plimsoll.api.workload import LoadModel
 from plimsoll.decide.attribution import saturated
+from plimsoll.decide.confidence import (
+    quantile_interval,
+    share_interval,
+    share_straddles,
+    straddles,
+)
 from plimsoll.decide.contention import TARGET_WAIT
 from plimsoll.decide.statussteps import without_queries
 from plimsoll.shared import histogram
@@ -94,7 +106,11 @@ def judge(
     contention = result.contention
     signals = contention.signals if contention is not None and contention.busy else []
     floor_failed = floor is not None and not floor.ok
-    failed = [c for c in criteria if not c.ok and c.measured is not None and c is not floor]
+    failed = [
+        c
+        for c in criteria
+        if not c.ok and c.measured is not None and c is not floor and not c.marginal
+    ]
     if failed and (floor_failed or (signals and noise.repeat_when_busy)):
         own = _own_saturation(result, attribution or Attribution(), bar)
         if own is not None:
@@ -117,13 +133,14 @@ def judge(
         )
         return Judgement(verdict=Verdict.NOISY, reasons=[why], criteria=criteria)
     failed = [c for c in criteria if not c.ok and c.measured is not None]
+    definite = [c for c in failed if not c.marginal]
     if failed and signals and noise.repeat_when_busy:
         reasons = [
             "the host was busy (" + "; ".join(signals) + "), so this failure is "
             "not the target's: " + "; ".join(_describe(c, client) for c in failed)
         ]
         return Judgement(verdict=Verdict.NOISY, reasons=reasons, criteria=criteria)
-    if failed:
+    if definite:
         reasons = [_describe(c, client) for c in failed]
         if signals:
             reasons.append(
@@ -135,6 +152,10 @@ def judge(
     if missing:
         reasons = [f"no data for {c.name}: no data is never a pass" for c in missing]
         return Judgement(verdict=Verdict.INVALID, reasons=reasons, criteria=criteria)
+    marginal = [c for c in criteria if c.marginal]
+    if marginal:
+        reasons = [f"marginal: {_describe(c, client)}" for c in marginal]
+        return Judgement(verdict=Verdict.MARGINAL, reasons=reasons, criteria=criteria)
     return Judgement(verdict=Verdict.PASS, criteria=criteria)
 
 
@@ -225,7 +246,19 @@ def _criteria(result: StepInput, client: TrialResult, bar: PassWhen) -> list[Cri
         measured = count / total if total else None
         ok = measured is not None and measured <= bound
         label = "shed answers" if name == "shed" else f"{name} errors"
-        criteria.append(Criterion(name=label, measured=measured, bound=bound, ok=ok))
+        interval = share_interval(count, total)
+        criteria.append(
+            Criterion(
+                name=label,
+                measured=measured,
+                bound=bound,
+                ok=ok,
+                low=interval.low if interval else None,
+                high=interval.high if interval else None,
+                samples=total,
+                marginal=share_straddles(count, total, bound),
+            )
+        )
     achieved = client.achieved_share
     if achieved is not None:
         ok = achieved >= bar.min_achieved
@@ -274,7 +307,21 @@ def _latency(client: TrialResult, bound: LatencyBound) -> Criterion:
     operation = "all operations" if bound.operation == "*" else bound.operation
     name = f"p{bound.quantile * 100:g} {bound.metric} latency of {operation}"
     ok = measured is not None and measured <= limit
-    return Criterion(name=name, measured=measured, bound=limit, unit="ms", ok=ok)
+    samples = histogram.count(merged)
+    interval = quantile_interval(
+        bound.quantile, samples, lambda q: histogram.quantile_ms(merged, q)
+    )
+    return Criterion(
+        name=name,
+        measured=measured,
+        bound=limit,
+        unit="ms",
+        ok=ok,
+        low=interval.low if interval else None,
+        high=interval.high if interval else None,
+        samples=samples,
+        marginal=straddles(interval, limit),
+    )
 
 
 def _floor(client: TrialResult, noise: Noise) -> Criterion | None:
@@ -304,7 +351,15 @@ def _describe(criterion: Criterion, client: TrialResult) -> str:
     else:
         measured, bound = plain(criterion.measured or 0), plain(criterion.bound)
     relation = "<" if criterion.name.endswith("at least") or criterion.name == ACHIEVED else ">"
+    if criterion.ok:
+        relation = "≤" if relation == ">" else "≥"
     text = f"{criterion.name} {measured} {relation} {bound}"
+    if criterion.marginal and criterion.low is not None and criterion.high is not None:
+        if criterion.unit == "ms":
+            span = f"{plain(criterion.low)}-{plain(criterion.high)} ms"
+        else:
+            span = f"{criterion.low:.2%}-{criterion.high:.2%}"
+        text += f" (95% interval {span} from {criterion.samples:,} samples straddles the bound)"
     if criterion.name == ACHIEVED:
         text += (
             f" ({client.sent_on_time:,} of {client.intended:,} scheduled starts sent within "

@@ -20,7 +20,13 @@ from plimsoll.api.step import Verdict
 from plimsoll.decide.stepsummary import record_of
 from plimsoll.report.comparison_chart import ceilings_figure
 
-_MARKERS = {Verdict.PASS: "o", Verdict.FAIL: "x", Verdict.INVALID: "s", Verdict.NOISY: "^"}
+_MARKERS = {
+    Verdict.PASS: "o",
+    Verdict.FAIL: "x",
+    Verdict.INVALID: "s",
+    Verdict.NOISY: "^",
+    Verdict.MARGINAL: "d",
+}
 
 
 def _save(figure: Figure, out: Path, stem: str) -> list[str]:

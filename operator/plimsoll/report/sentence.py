@@ -70,6 +70,8 @@ def ceiling_sentence(report: RunReport, ceiling: Ceiling) -> str:
         return f"{sentence} ({reason})." if reason else f"{sentence}."
     verb = "sustains" if ceiling.complete else "sustains at least"
     sentence = f"{prefix}{who} {verb} {ceiling.level:,} {units}"
+    if ceiling.basis:
+        sentence += f" ({ceiling.basis})"
     if ceiling.limited_by in (LimitedBy.MEMORY, LimitedBy.CPU):
         sentence += f"; {ceiling.limited_by.value} limited it"
         if ceiling.headroom.reason:

@@ -21,6 +21,7 @@ from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling, CurrentStep
 from plimsoll.api.step import Judgement, StepRecord, StepResult, Verdict
 from plimsoll.decide.attribution import attribute
+from plimsoll.decide.basis import basis
 from plimsoll.decide.contention import floor_bound
 from plimsoll.decide.search import Finished, next_action
 from plimsoll.decide.search.actions import CeilingEstimate
@@ -176,4 +177,6 @@ def _final(
         spec.attribution,
         spec.pass_when,
     )
-    return estimate.to_status(spec.unit, variant, limited_by, headroom)
+    ceiling = estimate.to_status(spec.unit, variant, limited_by, headroom)
+    mine = [s for s in steps if s.variant == variant]
+    return ceiling.model_copy(update={"basis": basis(estimate.level, estimate.high, mine)})

@@ -79,3 +79,31 @@ def test_to_status_carries_the_range_into_the_api_ceiling() -> None:
     assert (status.level, status.low, status.high, status.unit) == (100, 100, 200, "rps")
     assert status.variant == "pg"
     assert not status.complete
+
+
+def test_a_marginal_step_is_repeated_and_one_that_stays_marginal_moves_no_bracket_end() -> None:
+    search = Search(strategy=Strategy.DOUBLING, start=100, precision=0.05, repeats=0)
+    history = [step(0, 100, Verdict.PASS), step(1, 200, Verdict.FAIL)]
+    assert next_action(search, TRIAL, history, retries=2) == NextTrial(150, TrialKind.FULL, 30.0)
+    history.append(step(2, 150, Verdict.MARGINAL))
+    for attempt in (2, 3):
+        action = next_action(search, TRIAL, history, retries=2)
+        assert action == NextTrial(150, TrialKind.FULL, 30.0, attempt)
+        history.append(step(len(history), 150, Verdict.MARGINAL))
+    finished = next_action(search, TRIAL, history, retries=2)
+    assert isinstance(finished, Finished)
+    ceiling = finished.ceiling
+    # Neither end moved on 150's account: 100 is still the ceiling, 200 the first fail.
+    assert (ceiling.level, ceiling.low, ceiling.high, ceiling.complete) == (100, 100, 200, True)
+    assert "level 150 stayed marginal 3 times in a row" in ceiling.stop_reason
+
+
+def test_a_marginal_step_that_then_passes_counts_as_the_pass() -> None:
+    search = Search(strategy=Strategy.DOUBLING, start=100, precision=0.05, repeats=0)
+    history = [
+        step(0, 100, Verdict.PASS),
+        step(1, 200, Verdict.FAIL),
+        step(2, 150, Verdict.MARGINAL),
+        step(3, 150, Verdict.PASS),
+    ]
+    assert next_action(search, TRIAL, history, retries=2) == NextTrial(175, TrialKind.FULL, 30.0)

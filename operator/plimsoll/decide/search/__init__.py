@@ -17,6 +17,12 @@ Rules shared by every strategy, applied here before the strategy decides:
   the range found so far, marked so that nobody reads it as a ceiling.
   `retries` is a parameter, normally `spec.noise.retries`; `retries=2` is the
   classic "noisy three times";
+- a marginal step (a criterion's confidence interval straddles its bound) is
+  repeated like a noisy one, up to `retries` times; a level that stays marginal
+  (`retries + 1` marginal attempts in a row) moves neither end of the bracket
+  (the strategies never see a marginal step), and when the strategy asks for it
+  again the search stops there: the bracket is as narrow as the measurement can
+  tell, and the answer says which level stayed marginal;
 - `search.max_trials` bounds the number of trials, noisy repeats and probes
   included; at the bound the run stops with the range so far.
 
@@ -72,18 +78,33 @@ def next_action(
             why = "; ".join(record.reasons) or "no reason given"
             return Finished(so_far(search, history, f"{_name(record)} was invalid: {why}"))
 
-    noisy = _noisy_tail(history)
-    if noisy:
+    noisy = _tail(history, Verdict.NOISY)
+    marginal = _tail(history, Verdict.MARGINAL)
+    if marginal and len(marginal) <= retries:
+        last = marginal[-1]
+        action: NextTrial | CeilingEstimate = NextTrial(
+            last.level, last.kind, _duration(search, trial, last.kind), len(marginal) + 1
+        )
+    elif noisy:
         last = noisy[-1]
         if len(noisy) > retries:
             why = f"{INCONCLUSIVE} ({_name(last)} was noisy {len(noisy)} times in a row)"
             busy = so_far(search, history, why)
             return Finished(dataclasses.replace(busy, inconclusive=True))
-        action: NextTrial | CeilingEstimate = NextTrial(
+        action = NextTrial(
             last.level, last.kind, _duration(search, trial, last.kind), len(noisy) + 1
         )
     else:
         action = decide(search, trial, history)
+        stayed = _stayed_marginal(history, retries)
+        if isinstance(action, NextTrial) and (action.level, action.kind) in stayed:
+            why = (
+                f"level {action.level} stayed marginal {stayed[(action.level, action.kind)]} "
+                "times in a row: its samples cannot tell whether it meets the bar, so the "
+                "bracket stops narrowing there"
+            )
+            estimate = so_far(search, history, why)
+            return Finished(dataclasses.replace(estimate, complete=estimate.level is not None))
     if isinstance(action, CeilingEstimate):
         return Finished(action)
     if len(history) >= search.max_trials:
@@ -113,11 +134,31 @@ def _duration(search: Search, trial: Trial, kind: TrialKind) -> float:
     return trial.duration if kind is TrialKind.FULL else probe.probe_duration(search, trial)
 
 
-def _noisy_tail(history: Sequence[StepRecord]) -> list[StepRecord]:
-    """The noisy attempts at the end of the history, all of the same level and kind."""
+def _stayed_marginal(
+    history: Sequence[StepRecord], retries: int
+) -> dict[tuple[int, TrialKind], int]:
+    """Levels (and kinds) judged marginal more than `retries` times in a row: how many."""
+    stayed: dict[tuple[int, TrialKind], int] = {}
+    key: tuple[int, TrialKind] | None = None
+    count = 0
+    for record in history:
+        if record.verdict is not Verdict.MARGINAL:
+            key, count = None, 0
+            continue
+        here = (record.level, record.kind)
+        count = count + 1 if here == key else 1
+        key = here
+        if count > retries:
+            stayed[here] = max(stayed.get(here, 0), count)
+    return stayed
+
+
+def _tail(history: Sequence[StepRecord], verdict: Verdict) -> list[StepRecord]:
+    """The attempts judged `verdict` at the end of the history, all of the same level and
+    kind."""
     tail: list[StepRecord] = []
     for record in reversed(history):
-        if record.verdict is not Verdict.NOISY:
+        if record.verdict is not verdict:
             break
         if tail and (record.level, record.kind) != (tail[0].level, tail[0].kind):
             break
