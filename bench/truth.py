@@ -24,9 +24,21 @@ Three measurements, each against an answer known before the run:
    figure. (Memory per held stream is computed here from the probe's per-step
    memory at two counts; the runner does not report it itself on this branch.)
 
+4. Bursts against a CFS quota: the same target at POISSON_WORK_MS per request and
+   a p99 < 50 ms bar, pinned to 0.5 CPU and then to 1 CPU, searched by Plimsoll
+   with Poisson arrivals. The truth is computed independently by a discrete-event
+   simulation of a single-threaded server under the quota (`bench/cfs_sim.py`:
+   100 ms periods, the quota, the service time measured from the target's own
+   passing steps as CPU seconds per answered request), fed Poisson arrivals of the
+   same trial length. Each level Plimsoll tried is judged by the simulation too,
+   and the attribution must be cpu. `--only poisson` runs this part alone.
+
 Prints each step and the figures, then one JSON line: cpu_truth_rps,
 cpu_found_rps, cpu_error_pct, poisson_false_fails, stream_truth_kib,
-stream_found_kib, stream_error_pct, busy_host_outcome.
+stream_found_kib, stream_error_pct, busy_host_outcome, poisson_truth_rps,
+poisson_found_rps, poisson_error_pct, poisson_limited_by, poisson_levels_agree,
+poisson_1cpu_truth_rps, poisson_1cpu_found_rps, poisson_1cpu_error_pct,
+poisson_1cpu_limited_by.
 """
 
 from __future__ import annotations
@@ -44,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 for folder in ("operator", "generator-image", ""):
     sys.path.insert(0, str(ROOT / folder))
 
+from bench.cfs_sim import Server, ceiling, passes  # noqa: E402
 from bench.hogs import cpu_hogs, pinned  # noqa: E402
 from bench.pacing_sim import TRIALS, result, simulate  # noqa: E402
 from plimsoll.api.report import RunReport  # noqa: E402
@@ -118,6 +131,116 @@ def cpu_test(beside_hogs: bool) -> CapacityTest:
             },
         }
     )
+
+
+POISSON_WORK_MS = 2.0
+POISSON_BOUND_MS = 50.0
+POISSON_TRIAL = (8.0, 2.0)  # measured seconds, warm-up
+
+
+def poisson_test(cores: float) -> CapacityTest:
+    """The issue's target: 2 ms of CPU per request, bar p99 < 50 ms, Poisson arrivals."""
+    duration, warm_up = POISSON_TRIAL
+    return CapacityTest.model_validate(
+        {
+            "metadata": {"name": f"truth-poisson-{cores:g}"},
+            "spec": {
+                "target": {
+                    "command": ["python", "examples/targets/cpu_bound.py"],
+                    "portEnv": "PORT",
+                    "env": {"WORK_MS": f"{POISSON_WORK_MS:g}"},
+                    "resources": {"cpu": f"{cores:g}", "memory": "128Mi"},
+                },
+                "upstream": {"routes": [{"name": "unused", "path": "/unused"}]},
+                "workload": {"mix": [{"name": "work", "path": "/work"}]},
+                "trial": {"duration": f"{duration:g}s", "warmUp": f"{warm_up:g}s"},
+                "search": {
+                    "strategy": "doubling",
+                    "start": 50,
+                    "floor": 5,
+                    "limit": 2000,
+                    "precision": "5%",
+                    "repeats": 0,
+                    "maxTrials": 20,
+                },
+                "passWhen": {"latency": [{"quantile": "p99", "below": f"{POISSON_BOUND_MS:g}ms"}]},
+                "noise": {"retries": 1},
+                "generators": {"replicas": 1, "processes": 1},
+            },
+        }
+    )
+
+
+def service_ms(report: RunReport) -> float | None:
+    """CPU per answered request, measured from the target's passing steps (the lowest
+    half of them: far from the ceiling, where nothing queues or throttles)."""
+    costs = sorted(
+        (s.level, s.target.cpu_mean_cores / s.client.achieved_rate * 1000.0)
+        for s in report.steps
+        if s.judgement.verdict is Verdict.PASS
+        and s.target is not None
+        and s.target.cpu_mean_cores is not None
+        and s.client is not None
+        and s.client.achieved_rate > 0
+    )
+    if not costs:
+        return None
+    low = costs[: max(len(costs) // 2, 1)]
+    return sum(cost for _, cost in low) / len(low)
+
+
+async def poisson_case(cores: float, out: Path) -> dict[str, Any]:
+    name = "poisson" if cores == 0.5 else f"poisson_{cores:g}cpu"
+    report = await run(poisson_test(cores), name, out)
+    cost = service_ms(report)
+    ceiling_found = report.ceilings[0]
+    found = ceiling_found.level if not ceiling_found.inconclusive else None
+    figures: dict[str, Any] = {"limited_by": ceiling_found.limited_by.value}
+    if cost is None:
+        print(f"  {name}: no passing step to measure the service time from")
+        return {**figures, "truth_rps": None, "found_rps": found, "error_pct": None}
+    duration, warm_up = POISSON_TRIAL
+    server = Server(service_ms=cost, cores=cores)
+    settings = {"q": 0.99, "bound_ms": POISSON_BOUND_MS, "duration": duration, "warm_up": warm_up}
+    truth = ceiling(server, **settings)
+    levels = sorted(
+        {s.level for s in report.steps if s.judgement.verdict.value in ("pass", "fail")}
+    )
+    agree = 0
+    for level in levels:
+        verdicts = {s.judgement.verdict.value for s in report.steps if s.level == level}
+        simulated = "pass" if passes(server, level, **settings) else "fail"
+        agree += simulated in verdicts
+        print(f"  {name} level {level}: Plimsoll {sorted(verdicts)}, simulation {simulated}")
+    error = (found - truth) / truth * 100 if found is not None else None
+    print(
+        f"  {name}: service {cost:.3f} ms measured; simulated truth {truth:,.1f} rps, found "
+        f"{found}, error {'-' if error is None else f'{error:+.1f}%'}; "
+        f"limited by {figures['limited_by']} ({ceiling_found.headroom.reason or 'thresholds'})"
+    )
+    return {
+        **figures,
+        "truth_rps": round(truth, 1),
+        "found_rps": found,
+        "error_pct": round(error, 2) if error is not None else None,
+        "levels_agree": f"{agree} of {len(levels)}",
+    }
+
+
+async def poisson_main(out: Path) -> dict[str, Any]:
+    half = await poisson_case(0.5, out)
+    one = await poisson_case(1.0, out)
+    return {
+        "poisson_truth_rps": half["truth_rps"],
+        "poisson_found_rps": half["found_rps"],
+        "poisson_error_pct": half["error_pct"],
+        "poisson_limited_by": half["limited_by"],
+        "poisson_levels_agree": half.get("levels_agree"),
+        "poisson_1cpu_truth_rps": one["truth_rps"],
+        "poisson_1cpu_found_rps": one["found_rps"],
+        "poisson_1cpu_error_pct": one["error_pct"],
+        "poisson_1cpu_limited_by": one["limited_by"],
+    }
 
 
 def stream_test(count: int) -> CapacityTest:
@@ -269,8 +392,11 @@ async def main() -> dict[str, Any]:
     slope = stream_slope(streams)
     stream_error = (slope - STREAM_KIB) / STREAM_KIB * 100 if slope is not None else None
     print(f"  found {'-' if slope is None else f'{slope:,.1f}'} KiB per stream vs {STREAM_KIB}")
+    print("Bursts against a CFS quota: Poisson, p99 < 50 ms, at 0.5 and 1 CPU")
+    bursts = await poisson_main(out)
     print(f"(took {time.monotonic() - started:,.0f} s)")
     return {
+        **bursts,
         "cpu_truth_rps": truth,
         "cpu_found_rps": found,
         "cpu_error_pct": round(error, 2) if error is not None else None,
@@ -284,5 +410,8 @@ async def main() -> dict[str, Any]:
 
 if __name__ == "__main__":
     os.chdir(ROOT)  # the specs name their commands relative to the repository
-    figures = asyncio.run(main())
+    if sys.argv[1:] == ["--only", "poisson"]:
+        figures = asyncio.run(poisson_main(Path(tempfile.mkdtemp(prefix="plimsoll-truth-"))))
+    else:
+        figures = asyncio.run(main())
     print(json.dumps(figures))
