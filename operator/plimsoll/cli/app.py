@@ -17,6 +17,7 @@ import typer
 
 from plimsoll.api.crd import render_crd
 from plimsoll.api.resource import SpecError
+from plimsoll.cli.calibrate import calibrate
 from plimsoll.cli.compare import compare_cmd
 from plimsoll.cli.operator import operator_cmd
 from plimsoll.cli.report import report
@@ -89,6 +90,7 @@ app.command()(size)
 app.command()(run)
 app.command()(report)
 app.command("compare")(compare_cmd)
+app.command()(calibrate)
 app.command("operator")(operator_cmd)
 
 

@@ -1,0 +1,54 @@
+"""One request as an access log told it, and the privacy rules applied while reading.
+
+Built by `formats.Parser` for every line; read by the calibration accumulators
+(plimsoll.decide.calibration) and the replay source. The client id is hashed
+and the query string dropped here, before anything else sees the record, so
+nothing downstream can leak them by mistake.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Privacy:
+    """What of a log may leave the reader. The defaults keep client ids and queries out."""
+
+    keep_client_ids: bool = False
+    keep_query: bool = False
+    salt: str = "plimsoll"  # a per-site salt makes the hashes useless elsewhere
+
+    def client(self, raw: str) -> str:
+        if self.keep_client_ids:
+            return raw
+        digest = hashlib.blake2b(raw.encode(), digest_size=8, key=self.salt.encode()[:64])
+        return digest.hexdigest()
+
+    def path(self, raw: str) -> str:
+        if self.keep_query:
+            return raw
+        cut = raw.find("?")
+        return raw if cut < 0 else raw[:cut]
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One request: when it started, who sent it, what it asked, how it went.
+
+    Times are seconds since the epoch; `start` is when the request began (nginx
+    logs the end: the parser subtracts the request time). `duration` is the whole
+    request as the proxy saw it, `upstream` the upstream's own part of it; either
+    is None when the log has no such field.
+    """
+
+    start: float
+    client: str
+    method: str
+    path: str
+    status: int
+    duration: float | None
+    bytes_sent: int | None
+    upstream: float | None
+    timed_out: bool = False  # the proxy said the upstream timed out (Envoy's UT flag)
