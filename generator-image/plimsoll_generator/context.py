@@ -34,6 +34,7 @@ class TrialContext:
     measure_from: float
     end: float
     ips: ClientIpPool | None = None
+    extra_pools: list[Pool] = field(default_factory=list)  # a replay's per-client connections
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     streams: StreamHealth = field(default_factory=StreamHealth)
     intended: int = 0  # starts scheduled inside the measured window

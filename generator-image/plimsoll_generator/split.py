@@ -48,6 +48,18 @@ def user_count(level: float) -> int:
 
 def split_request(request: TrialRequest, parts: int) -> list[TrialRequest]:
     """One TrialRequest per worker process, their levels summing to the request's."""
+    if request.workload.model is LoadModel.REPLAY:
+        # Every process replays at the full speed, each its own part of the clients.
+        return [
+            request.model_copy(
+                update={
+                    "replay_part": request.replay_part * parts + index,
+                    "replay_parts": request.replay_parts * parts,
+                    "seed": request.seed * 65_537 + index,
+                }
+            )
+            for index in range(parts)
+        ]
     if request.workload.model is LoadModel.RATE:
         rates = split_rate(request.level, parts)
         return [

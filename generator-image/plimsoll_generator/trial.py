@@ -41,6 +41,7 @@ def build_drivers(ctx: TrialContext) -> list[Driver]:
     from plimsoll_generator.conversation import Conversations
     from plimsoll_generator.mcpusers import McpRate, McpUsers
     from plimsoll_generator.openmodel import ClosedLoop, OpenModel
+    from plimsoll_generator.replay import ReplayDriver
     from plimsoll_generator.streams import StreamsProbeDriver
 
     workload = ctx.request.workload
@@ -51,6 +52,8 @@ def build_drivers(ctx: TrialContext) -> list[Driver]:
     if workload.protocol is Wire.HTTP:
         if workload.model is LoadModel.RATE:
             drivers.append(OpenModel(ctx, level))
+        elif workload.model is LoadModel.REPLAY:
+            drivers.append(ReplayDriver(ctx, level))
         elif workload.users is not None:
             raise NotBuiltError(
                 "workload.users (the modeled-user behaviour) is built for protocol 'mcp'; "
@@ -131,7 +134,9 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    ctx.pool.close()
+    pools = [ctx.pool, *ctx.extra_pools]
+    for pool in pools:
+        pool.close()
     if floor is not None:
         floor.close()
     measured = max(0.0, min(stopped_at, ctx.end) - ctx.measure_from)
@@ -160,7 +165,7 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
         cpu_timeslices=wait[1] if wait is not None else None,
         cores=1,
         peak_cpu_fraction=meter.peak_fraction,
-        bytes_in=ctx.pool.bytes_in,
-        bytes_out=ctx.pool.bytes_out,
+        bytes_in=sum(pool.bytes_in for pool in pools),
+        bytes_out=sum(pool.bytes_out for pool in pools),
         errors=recorder.errors,
     )

@@ -42,6 +42,7 @@ class TargetState:
     ws_pongs: int = 0
     ws_close_after: float | None = None
     ws_bad_accept: bool = False
+    arrivals: list[tuple[float, int, str]] = field(default_factory=list)  # (when, conn, path)
 
     def stalled_for(self) -> float:
         if self.stall_every <= 0:
@@ -114,6 +115,7 @@ class TargetProtocol(asyncio.Protocol):
             await previous  # answers leave in request order on one connection
         state = self.state
         state.paths[path] = state.paths.get(path, 0) + 1
+        state.arrivals.append((time.monotonic(), id(self), path))
         xff = headers.get(b"x-forwarded-for")
         if xff:
             state.forwarded.add(xff.decode())

@@ -15,6 +15,7 @@ from pydantic import Field, model_validator
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import HourSeconds, Level, TrialSeconds
 from plimsoll.api.gate import Regression, Schedule
+from plimsoll.api.replay import REPLAY_UNIT
 from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.target import NAME_PATTERN, PodShape, Service, SetupStep, Target
 from plimsoll.api.units import Fraction, Quantile, Seconds
@@ -446,6 +447,8 @@ class CapacityTestSpec(PlimsollModel):
     @property
     def unit(self) -> str:
         """What a level counts: 'users' or 'rps'."""
+        if self.workload.model is LoadModel.REPLAY:
+            return REPLAY_UNIT
         return "users" if self.workload.model is LoadModel.USERS else "rps"
 
     def for_variant(self, variant: Variant | None) -> CapacityTestSpec:

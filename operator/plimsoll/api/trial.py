@@ -45,6 +45,10 @@ class TrialRequest(PlimsollModel):
         0, ge=0, description="Index of this generator's first user, so ids never collide."
     )
     client_ip_offset: int = Field(0, ge=0)
+    replay_part: int = Field(
+        0, ge=0, description="Model 'replay': this process replays the clients of this part..."
+    )
+    replay_parts: int = Field(1, ge=1, description="...of this many (split by client hash).")
 
 
 class TrialState(StrEnum):

@@ -5,7 +5,9 @@ Two models of load:
   level of a trial is requests per second (a max-requests/s search);
 - `users` (closed, modeled users): the level is a number of users, each of whom
   holds a stream, calls in bursts, and churns (the MCP-gateway seed), or runs a
-  multi-turn conversation (the LLM-proxy seed).
+  multi-turn conversation (the LLM-proxy seed);
+- `replay` (open model over a recorded log): the level is percent of the log's
+  own speed (`plimsoll.api.replay`).
 
 The generator receives this model unchanged inside each trial request.
 """
@@ -25,6 +27,7 @@ from plimsoll.api.bounded import (
     RequestBytes,
     Weight,
 )
+from plimsoll.api.replay import Replay
 from plimsoll.api.units import Fraction, Seconds
 
 
@@ -38,6 +41,7 @@ class Protocol(StrEnum):
 class LoadModel(StrEnum):
     RATE = "rate"  # open model: level = requests per second
     USERS = "users"  # closed model: level = modeled users
+    REPLAY = "replay"  # open model over a log: level = percent of its speed
 
 
 class Arrival(StrEnum):
@@ -262,6 +266,9 @@ class Workload(PlimsollModel):
     conversation: Conversation | None = None
     streams: StreamsProbe | None = None
     client_ips: ClientIps | None = None
+    replay: Replay | None = Field(
+        None, description="Model 'replay': the access log to replay, and how to read it."
+    )
     mcp_path: str = Field(
         "/mcp", pattern=PATH_PATTERN, description="The target's MCP endpoint path."
     )
@@ -303,6 +310,12 @@ class Workload(PlimsollModel):
                 raise ValueError(f"operation {op.name!r} of kind 'call' needs 'tool'")
         if self.protocol in (Protocol.OPENAI, Protocol.ANTHROPIC) and self.conversation is None:
             raise ValueError(f"protocol {self.protocol.value!r} needs 'conversation'")
+        if (self.model is LoadModel.REPLAY) != (self.replay is not None):
+            raise ValueError(
+                "model 'replay' and 'replay' go together: give both (the log to replay) or neither"
+            )
+        if self.model is LoadModel.REPLAY and self.protocol is not Protocol.HTTP:
+            raise ValueError("model 'replay' replays HTTP requests: use protocol 'http'")
         if self.conversation is not None and self.model is not LoadModel.USERS:
             raise ValueError("'conversation' needs model 'users' (each user is a conversation)")
         return self

@@ -36,7 +36,7 @@ def _open(path: str) -> IO[str]:
         return sys.stdin
     if path.endswith(".gz"):
         return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by caller)
+    return open(path, encoding="utf-8", errors="replace")
 
 
 def read_lines(paths: list[str]) -> Iterator[str]:
@@ -60,8 +60,7 @@ def _instant(option: str, value: str | None) -> float | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError as exc:
         raise typer.BadParameter(
-            f"{option} {value!r}: give epoch seconds or an ISO time such as "
-            "2026-12-01T10:00:00Z"
+            f"{option} {value!r}: give epoch seconds or an ISO time such as 2026-12-01T10:00:00Z"
         ) from exc
 
 
@@ -80,7 +79,9 @@ def calibrate(  # one flag per choice the log cannot make for the user
     field: Annotated[
         list[str] | None, _Opt(help="For jsonl: ROLE=KEY (time, client, method, path, ...).")
     ] = None,
-    time_at: Annotated[str, _Opt(help="For jsonl: the time is the 'start' or the 'end'.")] = "start",
+    time_at: Annotated[
+        str, _Opt(help="For jsonl: the time is the 'start' or the 'end'.")
+    ] = "start",
     duration_unit: Annotated[str, _Opt(help="For jsonl: durations in 's' or 'ms'.")] = "s",
     route: Annotated[
         list[str] | None, _Opt(help="A route pattern such as /api/items/{id} (repeatable).")
@@ -111,9 +112,12 @@ def calibrate(  # one flag per choice the log cannot make for the user
         )
         patterns = RoutePatterns(route or [])
         gap = parse_duration(session_gap)
-        share = parse_fraction(bot_share) if bot_share is not None else None
     except ValueError as exc:
         raise _fail(str(exc)) from exc
+    try:
+        share = parse_fraction(bot_share) if bot_share is not None else None
+    except ValueError as exc:
+        raise _fail(f"--bot-share {bot_share!r}: give a share such as '50%'") from exc
     if share is not None and not 0 < share < 1:
         raise _fail(f"--bot-share {bot_share!r}: give a share between 0% and 100%")
     start, end = _instant("--since", since), _instant("--until", until)

@@ -116,7 +116,7 @@ def _sizes(route: RouteFit) -> Note:
     if not route.sizes:
         return Note([{"bytes": 1024}], "the log has no response sizes: 1 KiB")
     buckets = [{"bytes": b, "weight": round(share * 100, 3) or 0.001} for b, share in route.sizes]
-    return Note(buckets, f"median bytes sent per size bucket; weight = percent of requests")
+    return Note(buckets, "median bytes sent per size bucket; weight = percent of requests")
 
 
 def _mock_path(route: str) -> str:
@@ -166,6 +166,31 @@ def _users(fit: CalibrationFit) -> Note:
     return Note(body)
 
 
+def _mock_routes(fitted: list[RouteFit]) -> list[dict[str, Any]]:
+    """The mock's plain routes, busiest first; a route whose path a busier one's prefix
+    already serves is left out."""
+    routes = []
+    taken: set[tuple[str, str]] = set()
+    for r in fitted:
+        key = (r.method, _mock_path(r.route))
+        if key in taken or "#" in r.route:
+            continue
+        taken.add(key)
+        errors, hold = _errors(r)
+        route: dict[str, Any] = {
+            "name": r.name,
+            "method": r.method,
+            "path": key[1],
+            "latency": _latency(r),
+            "errors": errors,
+            "sizes": _sizes(r),
+        }
+        if hold is not None:
+            route["timeoutAfter"] = seconds(hold)
+        routes.append(route)
+    return routes
+
+
 def fragment(fit: CalibrationFit) -> dict[str, Any]:
     """The `workload` and `upstream` of a CapacityTest, as Note-annotated plain data."""
     workload: dict[str, Any]
@@ -182,7 +207,10 @@ def fragment(fit: CalibrationFit) -> dict[str, Any]:
         errors, _ = _errors(call)
         tool = {"name": "calibrated", "latency": _latency(call), "errors": errors}
         tool["sizes"] = _sizes(call)
+        others = [r for r in fit.routes if not r.route.startswith(fit.mcp_path)]
         upstream = {"mcp": {"path": fit.mcp_path, "tools": [tool]}}
+        if others:
+            upstream["routes"] = _mock_routes(others)
     else:
         workload = {
             "protocol": "http",
@@ -196,28 +224,10 @@ def fragment(fit: CalibrationFit) -> dict[str, Any]:
                     "path": Note(r.example_path, f"the commonest path of {r.route}"),
                 }
                 for r in fit.routes
+                if "#" not in r.route
             ],
         }
-        routes = []
-        taken: set[tuple[str, str]] = set()
-        for r in fit.routes:
-            key = (r.method, _mock_path(r.route))
-            if key in taken:
-                continue  # a route the previous (busier) one's prefix already serves
-            taken.add(key)
-            errors, hold = _errors(r)
-            route: dict[str, Any] = {
-                "name": r.name,
-                "method": r.method,
-                "path": key[1],
-                "latency": _latency(r),
-                "errors": errors,
-                "sizes": _sizes(r),
-            }
-            if hold is not None:
-                route["timeoutAfter"] = seconds(hold)
-            routes.append(route)
-        upstream = {"routes": routes}
+        upstream = {"routes": _mock_routes(fit.routes)}
     return {"workload": workload, "upstream": upstream}
 
 
@@ -260,19 +270,22 @@ def _when(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def _shape(route: RouteFit) -> str:
+    fit = route.latency
+    if fit is None:
+        return "no latency in the log"
+    if not fit.lognormal:
+        return f"quantile table (lognormal KS {fit.ks_distance:.3f} too far)"
+    return f"lognormal p50 {seconds(fit.p50)} p95 {seconds(fit.p95)} (KS {fit.ks_distance:.3f})"
+
+
 def report(fit: CalibrationFit) -> list[str]:
     """A short account of what was fitted and how well (printed to stderr)."""
     lines = [f"{fit.records} requests, {fit.clients} clients, {len(fit.routes)} routes"]
     for r in fit.routes[:10]:
-        lat = r.latency
-        shape = "-" if lat is None else (
-            f"lognormal p50 {seconds(lat.p50)} p95 {seconds(lat.p95)} (KS {lat.ks_distance:.3f})"
-            if lat.lognormal
-            else f"quantile table (lognormal KS {lat.ks_distance:.3f} too far)"
-        )
         lines.append(
-            f"  {r.method} {r.route}: {percent(r.weight)} of requests, {shape}, "
-            f"errors {percent(r.errors.share(r.errors.server + r.errors.client + r.errors.timeouts))}"
+            f"  {r.method} {r.route}: {percent(r.weight)} of requests, {_shape(r)}, "
+            f"errors {percent(r.errors.share(r.errors.failed))}"
         )
     if fit.users is not None:
         g, c = fit.users.gaps, fit.users.cohort

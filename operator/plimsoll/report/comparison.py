@@ -13,7 +13,11 @@ from plimsoll.api.report import RunReport
 from plimsoll.decide.comparison import compare, contenders_of
 from plimsoll.report.sentence import format_bytes
 
-_UNITS = {"users": "modeled users", "rps": "requests per second"}
+_UNITS = {
+    "users": "modeled users",
+    "rps": "requests per second",
+    "speed%": "percent of the logged speed",
+}
 
 
 def _clause(row: ComparedVariant, base: str, units: str) -> str:

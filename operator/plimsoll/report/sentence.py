@@ -12,7 +12,11 @@ from plimsoll.api.spec import PodShape
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import LimitedBy
 
-_UNITS = {"users": "modeled users", "rps": "requests per second"}
+_UNITS = {
+    "users": "modeled users",
+    "rps": "requests per second",
+    "speed%": "percent of the logged speed",
+}
 
 
 def format_cpu(cores: float) -> str:

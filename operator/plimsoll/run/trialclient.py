@@ -51,6 +51,8 @@ def split_level(level: int, generators: int, model: LoadModel) -> list[Share]:
         raise ValueError("at least one generator is needed")
     if model is LoadModel.RATE:
         return [Share(level=level / generators, first_user=0) for _ in range(generators)]
+    if model is LoadModel.REPLAY:  # each replays its part of the clients at the full speed
+        return [Share(level=float(level), first_user=0) for _ in range(generators)]
     base, extra = divmod(level, generators)
     shares: list[Share] = []
     first = 0
@@ -141,6 +143,8 @@ async def run_trial(
                         "first_user": share.first_user,
                         "client_ip_offset": request.client_ip_offset + share.first_user,
                         "seed": request.seed * 1000 + index,
+                        "replay_part": index,
+                        "replay_parts": len(generator_urls),
                     }
                 )
                 started[url] = await _start(client, url, part)

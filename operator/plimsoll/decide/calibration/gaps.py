@@ -11,6 +11,7 @@ measured directly.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -107,7 +108,7 @@ def burst_sizes(starts: list[float], threshold: float) -> list[int]:
     if not starts:
         return []
     sizes = [1]
-    for before, after in zip(starts, starts[1:], strict=False):
+    for before, after in itertools.pairwise(starts):
         if after - before > threshold:
             sizes.append(1)
         else:

@@ -62,8 +62,7 @@ def fit_latency(values: list[float], source: str) -> LatencyFit:
     step = max(1, len(ordered) // 20_000)  # the KS distance on a thinned sample: fast enough
     distance = ks_distance(ordered[::step], p50, p95, maximum)
     table = tuple(
-        (q, value)
-        for q, value in _rising([(q, quantile(ordered, q)) for q in TABLE_QUANTILES])
+        (q, value) for q, value in _rising([(q, quantile(ordered, q)) for q in TABLE_QUANTILES])
     )
     return LatencyFit(
         p50=p50,

@@ -29,6 +29,10 @@ class ErrorFit:
     server_status: int  # the most common 5xx (500 when there are none)
     client_status: int
 
+    @property
+    def failed(self) -> int:
+        return self.server + self.client + self.timeouts
+
     def share(self, count: int) -> float:
         return count / self.requests if self.requests else 0.0
 

@@ -9,6 +9,7 @@ begin).
 
 from __future__ import annotations
 
+import itertools
 import math
 from array import array
 from collections import Counter
@@ -26,6 +27,7 @@ from plimsoll.shared.accesslog import LogRecord
 GAP_SAMPLE = 20_000  # EM over more gaps costs time and changes nothing visible
 EXAMPLE_PATHS = 1_000  # distinct concrete paths remembered per route
 PEAK_WINDOW = 60.0
+CALL_METHOD = "tools/call"
 
 
 @dataclass
@@ -78,6 +80,10 @@ class TrafficFit:
         self.first = min(self.first, record.start)
         self.last = max(self.last, record.start)
         route = self.patterns.group(record.path)
+        operation = record.operation
+        rpc_call = operation is None or operation == CALL_METHOD
+        if not rpc_call:
+            route = f"{route}#{operation}"  # an MCP listing or handshake is not a tool call
         key = (record.method, route)
         tally = self.routes.get(key)
         if tally is None:
@@ -95,14 +101,17 @@ class TrafficFit:
             client = self.clients[record.client] = _Client()
         client.requests += 1
         on_mcp = record.path == self.mcp_path
-        if on_mcp and record.method == "POST":
+        if on_mcp and record.method == "POST" and not rpc_call:
+            pass  # a handshake or a listing: neither a call nor a page
+        elif on_mcp and record.method == "POST":
             self.mcp_calls += 1
         elif on_mcp and record.method == "GET":
             self.stream_opens += 1
         elif record.method == "GET":
             self.page_views += 1
         if on_mcp and record.method == "POST":
-            client.mcp_calls.append(record.start)
+            if rpc_call:
+                client.mcp_calls.append(record.start)
         elif not on_mcp:
             client.others.append(record.start)
         second = int(record.start)
@@ -135,7 +144,8 @@ class TrafficFit:
         )
 
     def _routes(self) -> list[RouteFit]:
-        out = []
+        out: list[RouteFit] = []
+        names: set[str] = set()
         for tally in sorted(self.routes.values(), key=lambda t: t.requests, reverse=True):
             if tally.upstream.values:
                 latency = fit_latency(tally.upstream.values, "upstream time")
@@ -143,9 +153,13 @@ class TrafficFit:
                 latency = fit_latency(tally.durations.values, "request time")
             else:
                 latency = None
+            name = operation_name(tally.method, tally.route)
+            if name in names:  # '/a-b' and '/a/b' spell the same name: number the later
+                name = f"{name}-{len(out)}"
+            names.add(name)
             out.append(
                 RouteFit(
-                    name=operation_name(tally.method, tally.route),
+                    name=name,
                     method=tally.method,
                     route=tally.route,
                     example_path=tally.paths.most_common(1)[0][0],
@@ -181,7 +195,7 @@ class TrafficFit:
             if cid in cohort.bots:
                 bot_active += sum(end - begin for begin, end in spans)
                 continue
-            for before, after in zip(calls, calls[1:], strict=False):
+            for before, after in itertools.pairwise(calls):
                 gap = after - before
                 if 0 < gap <= self.session_gap:
                     sample.add(gap)

@@ -264,6 +264,7 @@ class KubernetesPlatform:
                 images.refused(f"spec.upstreams[{i}].image", named.image)
                 for i, named in enumerate(spec.upstreams)
             ),
+            _replay_not_built(spec),
         ]
         if any(problems):
             raise PlatformError("; ".join(p for p in problems if p))
@@ -635,3 +636,14 @@ async def delete_children(client: KubeClient, namespace: str, labels: dict[str, 
             raise PlatformError(
                 f"cannot clean up {kind.plural} in {namespace}: {exc.message}"
             ) from exc
+
+
+def _replay_not_built(spec: CapacityTestSpec) -> str | None:
+    """Replay reads its log from the generator's file system; on a cluster that needs the
+    log in a volume of the generator pods, which is not built yet: said, not faked."""
+    if spec.workload.replay is None:
+        return None
+    return (
+        "workload.model 'replay' is not built yet on Kubernetes (the generator pods have no "
+        "volume for workload.replay.log): run it with `plimsoll run` on the local platform"
+    )

@@ -7,7 +7,8 @@ in; one line at a time becomes one `LogRecord` (or None when it is not a
 request), so a log larger than memory streams.
 """
 
-from plimsoll.shared.accesslog.formats import LogFormat, LogFormatError, Parser
+from plimsoll.api.replay import LogFormat
+from plimsoll.shared.accesslog.formats import LogFormatError, Parser
 from plimsoll.shared.accesslog.records import LogRecord, Privacy
 
 __all__ = ["LogFormat", "LogFormatError", "LogRecord", "Parser", "Privacy"]

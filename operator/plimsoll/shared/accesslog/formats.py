@@ -4,7 +4,8 @@ Called by `plimsoll calibrate` and the generator's replay source, line by line.
 The formats: nginx's JSON `log_format` (the usual variable names: `msec` or
 `time_iso8601`/`time_local`, `remote_addr`, `request` or `request_method` +
 `request_uri`, `status`, `request_time`, `body_bytes_sent`,
-`upstream_response_time`), the combined format (optionally followed by the
+`upstream_response_time`, and `mcp_method` when the MCP request's
+`Mcp-Method` header is logged), the combined format (optionally followed by the
 request time and the upstream time, as many sites append them), Envoy's default
 JSON access log (`start_time`, `method`, `path`, `response_code`, `duration`,
 `bytes_sent`, `upstream_service_time`, `downstream_remote_address`,
@@ -18,25 +19,17 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
+from plimsoll.api.replay import FIELD_ROLES, LogFormat
 from plimsoll.shared.accesslog.records import LogRecord, Privacy
-
-
-class LogFormat(StrEnum):
-    AUTO = "auto"
-    NGINX_JSON = "nginx-json"
-    COMBINED = "combined"
-    ENVOY = "envoy"
-    JSONL = "jsonl"
 
 
 class LogFormatError(ValueError):
     """A log (or a field map) this reader cannot use; the message says what to change."""
 
 
-ROLES = ("time", "client", "method", "path", "status", "duration", "bytes", "upstream")
+ROLES = FIELD_ROLES
 
 
 @dataclass(frozen=True)
@@ -202,6 +195,7 @@ class Parser:
         bytes_sent: float | None,
         upstream: float | None,
         timed_out: bool = False,
+        operation: Any = None,
     ) -> LogRecord:
         start = time - duration if time_at_end and duration is not None else time
         first_client = client.split(",")[0].strip() or "-"
@@ -215,6 +209,7 @@ class Parser:
             bytes_sent=int(bytes_sent) if bytes_sent is not None else None,
             upstream=upstream,
             timed_out=timed_out,
+            operation=str(operation) if operation not in (None, "", "-") else None,
         )
 
     def _client(self, data: dict[str, Any], default: str) -> str:
@@ -246,6 +241,7 @@ class Parser:
             duration=_number(data.get("request_time")),
             bytes_sent=_number(sent),
             upstream=_number(data.get("upstream_response_time")),
+            operation=data.get("mcp_method"),
         )
 
     def _envoy(self, data: dict[str, Any]) -> LogRecord:
@@ -287,6 +283,7 @@ class Parser:
             duration=duration / scale if duration is not None else None,
             bytes_sent=_number(get("bytes")),
             upstream=upstream / scale if upstream is not None else None,
+            operation=get("operation"),
         )
 
     def _combined(self, text: str) -> LogRecord:

@@ -52,3 +52,4 @@ class LogRecord:
     bytes_sent: int | None
     upstream: float | None
     timed_out: bool = False  # the proxy said the upstream timed out (Envoy's UT flag)
+    operation: str | None = None  # an MCP request's JSON-RPC method (its Mcp-Method header)
