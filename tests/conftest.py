@@ -63,6 +63,7 @@ END_TO_END = (
     "e2e/test_gateway_store.py",
     "e2e/test_edge_redis_prometheus.py",
     "e2e/test_llm_proxy.py",
+    "e2e/test_calibration_round_trip.py",
     "controller/test_real_cluster.py",
     "realnode/test_real_node.py",  # a real kubelet, containerd and the chart (tests/realnode)
 )

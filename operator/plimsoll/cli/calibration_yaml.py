@@ -21,6 +21,8 @@ from plimsoll.api.workload import Workload
 from plimsoll.decide.calibration.fit import CalibrationFit, RouteFit
 from plimsoll.decide.calibration.latency import MAX_KS_DISTANCE
 
+STATELESS_REVISION = "2026-07-28"
+
 
 @dataclass(frozen=True)
 class Note:
@@ -134,13 +136,15 @@ def _users(fit: CalibrationFit) -> Note:
         "holdStream": Note(users.holds_stream, "GETs of the MCP path (held streams) in the log"),
         "burstGapMedian": Note(
             seconds(gaps.burst_gap_median),
-            f"EM fit of {gaps.gaps} human gaps: {percent(gaps.in_burst_share)} in bursts, "
+            f"EM fit of {gaps.gaps} human gaps ({gaps.censored} cut short by a slow call): "
+            f"{percent(gaps.in_burst_share)} in bursts, "
             f"threshold {seconds(gaps.threshold)}; bursts of {users.burst_size_mean:.1f} calls "
             f"on average (p50 {users.burst_size_p50:g}, p90 {users.burst_size_p90:g})",
         ),
         "meanGap": Note(
             seconds(gaps.mean_gap),
-            f"mean of the same gaps; pauses between bursts average {seconds(gaps.pause_mean)}",
+            f"the fitted mixture's mean (as logged: {seconds(gaps.observed_mean)}); pauses "
+            f"between bursts average {seconds(gaps.pause_mean)}",
         ),
         "botFraction": Note(
             percent(cohort.fraction),
@@ -201,6 +205,12 @@ def fragment(fit: CalibrationFit) -> dict[str, Any]:
             "protocol": "mcp",
             "model": "users",
             "mcpPath": fit.mcp_path,
+            "mcpRevision": Note(
+                STATELESS_REVISION if fit.mcp_stateless else "2025-06-18",
+                "requests name their method in Mcp-Method: the stateless revision"
+                if fit.mcp_stateless
+                else "no Mcp-Method in the log: a handshake-era revision",
+            ),
             "mix": [{"name": "tool-call", "kind": "call", "tool": "calibrated"}],
             "users": _users(fit),
         }

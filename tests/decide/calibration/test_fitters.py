@@ -8,7 +8,7 @@ import random
 import pytest
 
 from plimsoll.decide.calibration.cohort import fit_cohort
-from plimsoll.decide.calibration.gaps import burst_sizes, fit_gaps
+from plimsoll.decide.calibration.gaps import Gap, burst_sizes, fit_gaps
 from plimsoll.decide.calibration.latency import fit_latency
 from plimsoll.decide.calibration.reservoir import Reservoir
 from plimsoll.decide.calibration.responses import ResponseTally, size_buckets
@@ -22,7 +22,7 @@ def test_the_burst_mixture_comes_back_from_the_generators_own_gaps(
 ) -> None:
     rng = random.Random(11)
     model = GapModel(median, mean)
-    gaps = [model.sample(rng)[0] for _ in range(20_000)]
+    gaps = [Gap(model.sample(rng)[0]) for _ in range(20_000)]
     fit = fit_gaps(gaps)
     assert fit.burst_gap_median == pytest.approx(median, rel=0.05)
     assert fit.mean_gap == pytest.approx(mean, rel=0.05)
@@ -32,7 +32,7 @@ def test_the_burst_mixture_comes_back_from_the_generators_own_gaps(
 
 def test_too_few_gaps_is_said() -> None:
     with pytest.raises(ValueError, match="too few"):
-        fit_gaps([1.0] * 5)
+        fit_gaps([Gap(1.0)] * 5)
 
 
 def test_bursts_split_at_the_threshold() -> None:
@@ -112,3 +112,20 @@ def test_a_reservoir_stays_bounded_and_uniform() -> None:
     assert len(sample.values) == 1000
     assert sample.seen == 100_000
     assert 40_000 < sum(sample.values) / 1000 < 60_000
+
+
+def test_gaps_cut_short_by_slow_calls_count_as_bounds() -> None:
+    # A user waits for its answer: a call that outlasts the gap it meant delays the next
+    # one to its end (the generator's users do exactly this).
+    rng = random.Random(3)
+    model = GapModel(0.3, 4.5)
+    slow = (math.log(0.06), (math.log(0.6) - math.log(0.06)) / 1.6449)
+    gaps = []
+    for _ in range(20_000):
+        meant, took = model.sample(rng)[0], rng.lognormvariate(*slow)
+        gaps.append(Gap(max(meant, took), censored=took >= meant))
+    fit = fit_gaps(gaps)
+    assert fit.burst_gap_median == pytest.approx(0.3, rel=0.05)
+    assert fit.mean_gap == pytest.approx(4.5, rel=0.05)
+    naive = fit_gaps([Gap(g.seconds) for g in gaps])
+    assert naive.burst_gap_median > 0.3 * 1.08  # what reading the bounds as values costs

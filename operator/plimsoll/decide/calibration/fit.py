@@ -60,6 +60,7 @@ class CalibrationFit:
     last: float
     mcp: bool  # the log is an MCP server's: calls are POSTs to the MCP path
     mcp_path: str
+    mcp_stateless: bool  # requests name their method in Mcp-Method: the stateless revision
     routes: list[RouteFit]
     users: UsersFit | None  # None: too few gaps between calls to fit bursts
     users_problem: str | None  # why there is no users fit

@@ -5,8 +5,14 @@ human client. The gaps are a mixture: in-burst gaps (lognormal) and pauses
 (exponential), the shape `plimsoll_generator.behaviour.GapModel` draws. An EM
 fit of that mixture gives the in-burst median and the share of gaps inside a
 burst; the threshold is the gap at which both components are equally likely,
-and splitting each client's calls there gives the burst sizes. The mean gap is
-measured directly.
+and splitting each client's calls there gives the burst sizes.
+
+A user who waits for its answer cannot start its next call before the last one
+ended: when the next call starts as the previous one ends, the gap the user
+meant was at most what the log shows (a censored gap). The fit treats those
+as bounds, not values (the E-step uses the components' CDFs, the M-step their
+truncated moments), so slow calls do not pass for long gaps. The mean gap is
+the fitted mixture's.
 """
 
 from __future__ import annotations
@@ -22,14 +28,25 @@ _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
 @dataclass(frozen=True)
+class Gap:
+    """One gap between a client's call starts; `censored`: the next call started as the
+    previous one ended, so the intended gap was at most `seconds`."""
+
+    seconds: float
+    censored: bool = False
+
+
+@dataclass(frozen=True)
 class GapFit:
     burst_gap_median: float  # median in-burst gap, seconds
     in_burst_sigma: float  # its spread, log scale
     in_burst_share: float  # share of gaps that lie inside a burst
     pause_mean: float  # mean pause between bursts, seconds
-    mean_gap: float  # mean of all gaps, seconds
+    mean_gap: float  # mean of the fitted mixture, seconds
+    observed_mean: float  # mean of the gaps as logged
     threshold: float  # gaps above this start a new burst
     gaps: int  # how many gaps the fit saw
+    censored: int  # of which bounds only (the call before outlasted the intended gap)
 
 
 def _log_densities(y: float, mu: float, sigma: float, pause: float) -> tuple[float, float]:
@@ -50,41 +67,91 @@ def _responsibility(y: float, share: float, mu: float, sigma: float, pause: floa
     return ea / (ea + eb)
 
 
-def fit_gaps(gaps: list[float]) -> GapFit:
+def _norm_cdf(z: float) -> float:
+    return 0.5 * math.erfc(-z / math.sqrt(2))
+
+
+def _norm_pdf(z: float) -> float:
+    return math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+
+
+class _Mixture:
+    share: float
+    mu: float
+    sigma: float
+    pause: float
+
+    def __init__(self, share: float, mu: float, sigma: float, pause: float) -> None:
+        self.share, self.mu, self.sigma, self.pause = share, mu, sigma, pause
+
+    def responsibility(self, gap: Gap) -> float:
+        if not gap.censored:
+            return _responsibility(
+                math.log(gap.seconds), self.share, self.mu, self.sigma, self.pause
+            )
+        a = self.share * _norm_cdf((math.log(gap.seconds) - self.mu) / self.sigma)
+        b = (1 - self.share) * -math.expm1(-gap.seconds / self.pause)
+        return a / (a + b) if a + b > 0 else 0.5
+
+    def log_moments(self, gap: Gap) -> tuple[float, float]:
+        """E[ln G] and Var[ln G] of the in-burst component given what the gap tells."""
+        y = math.log(gap.seconds)
+        if not gap.censored:
+            return y, 0.0
+        alpha = (y - self.mu) / self.sigma
+        mass = max(_norm_cdf(alpha), 1e-300)
+        ratio = _norm_pdf(alpha) / mass
+        mean = self.mu - self.sigma * ratio
+        variance = self.sigma**2 * max(1 - alpha * ratio - ratio * ratio, 1e-9)
+        return mean, variance
+
+    def pause_mean_given(self, gap: Gap) -> float:
+        """E[G] of the pause component given what the gap tells."""
+        if not gap.censored:
+            return gap.seconds
+        c, p = gap.seconds, self.pause
+        below = -math.expm1(-c / p)
+        return p - c * math.exp(-c / p) / below if below > 1e-12 else c / 2
+
+
+def fit_gaps(gaps: list[Gap]) -> GapFit:
     """Fit the burst mixture to positive gaps (at least 20 of them)."""
-    values = sorted(g for g in gaps if g > 0)
+    values = sorted((g for g in gaps if g.seconds > 0), key=lambda g: g.seconds)
     if len(values) < 20:
         raise ValueError(f"{len(values)} gaps between calls are too few to fit bursts (>= 20)")
-    logs = [math.log(g) for g in values]
-    mean_gap = sum(values) / len(values)
-    mu = math.log(quantile(values, 0.4))
-    sigma = 0.8
-    upper = values[int(0.8 * len(values)) :]
-    pause = max(sum(upper) / len(upper), math.exp(mu) * 2)
-    share = 0.8
+    exact = [g.seconds for g in values]
+    upper = exact[int(0.8 * len(exact)) :]
+    model = _Mixture(0.8, math.log(quantile(exact, 0.4)), 0.8, 0.0)
+    model.pause = max(sum(upper) / len(upper), math.exp(model.mu) * 2)
     for _ in range(ITERATIONS):
-        weights = [_responsibility(y, share, mu, sigma, pause) for y in logs]
+        weights = [model.responsibility(g) for g in values]
         total = sum(weights)
         rest = len(weights) - total
         if total < 1e-9 or rest < 1e-9:
             break  # one component holds everything: a single regime, no bursts
-        new_mu = sum(w * y for w, y in zip(weights, logs, strict=True)) / total
-        variance = sum(w * (y - new_mu) ** 2 for w, y in zip(weights, logs, strict=True)) / total
-        new_sigma = max(math.sqrt(variance), 1e-3)
-        new_pause = sum((1 - w) * g for w, g in zip(weights, values, strict=True)) / rest
-        new_share = min(max(total / len(weights), 1e-6), 1 - 1e-6)
-        converged = abs(new_mu - mu) < 1e-7 and abs(new_share - share) < 1e-7
-        mu, sigma, pause, share = new_mu, new_sigma, new_pause, new_share
+        moments = [model.log_moments(g) for g in values]
+        mu = sum(w * m for w, (m, _) in zip(weights, moments, strict=True)) / total
+        spread = sum(w * (v + (m - mu) ** 2) for w, (m, v) in zip(weights, moments, strict=True))
+        pause = (
+            sum((1 - w) * model.pause_mean_given(g) for w, g in zip(weights, values, strict=True))
+            / rest
+        )
+        share = min(max(total / len(weights), 1e-6), 1 - 1e-6)
+        converged = abs(mu - model.mu) < 1e-7 and abs(share - model.share) < 1e-7
+        model = _Mixture(share, mu, max(math.sqrt(spread / total), 1e-3), pause)
         if converged:
             break
+    in_burst_mean = math.exp(model.mu + model.sigma**2 / 2)
     return GapFit(
-        burst_gap_median=math.exp(mu),
-        in_burst_sigma=sigma,
-        in_burst_share=share,
-        pause_mean=pause,
-        mean_gap=mean_gap,
-        threshold=_threshold(share, mu, sigma, pause, values[-1]),
+        burst_gap_median=math.exp(model.mu),
+        in_burst_sigma=model.sigma,
+        in_burst_share=model.share,
+        pause_mean=model.pause,
+        mean_gap=model.share * in_burst_mean + (1 - model.share) * model.pause,
+        observed_mean=sum(exact) / len(exact),
+        threshold=_threshold(model.share, model.mu, model.sigma, model.pause, exact[-1]),
         gaps=len(values),
+        censored=sum(g.censored for g in values),
     )
 
 

@@ -1,10 +1,10 @@
 """A route's answers: the error share by class and the response-size mix.
 
 Called by `traffic.TrafficFit` for every record of a route. Errors count by
-class (5xx, 4xx, timeouts: 408/504 or a proxy's upstream-timeout flag); sizes
-keep a bounded sample and become a few buckets (by octave, small octaves merged
-into their nearest large one), each the median size of its members with its
-share as weight: "mostly a few KB, 2% around 1 MB".
+class (5xx, 4xx, timeouts: 408/499/504 or a proxy's upstream-timeout flag);
+the sizes of successful answers keep a bounded sample and become a few
+buckets (by octave, small octaves merged into their nearest large one), each
+the median size of its members with its share as weight: "mostly a few KB, 2% around 1 MB".
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from plimsoll.decide.calibration.reservoir import Reservoir, quantile
 
-TIMEOUT_STATUSES = (408, 504)
+TIMEOUT_STATUSES = (408, 499, 504)  # 499: nginx's "the client gave up waiting"
 MAX_BUCKETS = 4
 MIN_BUCKET_SHARE = 0.005  # an octave with less than this joins its nearest neighbour
 
@@ -52,7 +52,7 @@ class ResponseTally:
             self.timeouts += 1
         else:
             self.statuses[status] += 1
-        if bytes_sent is not None:
+        if bytes_sent is not None and status < 400:  # an error's body is not the route's size
             self.sizes.add(float(bytes_sent))
 
     def errors(self) -> ErrorFit:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
 from plimsoll.decide.calibration.cohort import fit_cohort
 from plimsoll.decide.calibration.fit import ArrivalFit, CalibrationFit, RouteFit, UsersFit
-from plimsoll.decide.calibration.gaps import burst_sizes, fit_gaps
+from plimsoll.decide.calibration.gaps import Gap, burst_sizes, fit_gaps
 from plimsoll.decide.calibration.latency import fit_latency
 from plimsoll.decide.calibration.reservoir import Reservoir, quantile
 from plimsoll.decide.calibration.responses import ResponseTally, size_buckets
@@ -27,6 +28,9 @@ from plimsoll.shared.accesslog import LogRecord
 GAP_SAMPLE = 20_000  # EM over more gaps costs time and changes nothing visible
 EXAMPLE_PATHS = 1_000  # distinct concrete paths remembered per route
 PEAK_WINDOW = 60.0
+# A call that starts within this of the previous one's end followed it at once: the
+# user meant a shorter gap (logs keep milliseconds; 5 of them absorb the rounding).
+CENSOR_WINDOW = 0.005
 CALL_METHOD = "tools/call"
 
 
@@ -44,7 +48,9 @@ class _RouteTally:
 @dataclass
 class _Client:
     mcp_calls: array[float] = field(default_factory=lambda: array("d"))
+    mcp_ends: array[float] = field(default_factory=lambda: array("d"))
     others: array[float] = field(default_factory=lambda: array("d"))  # not MCP calls
+    other_ends: array[float] = field(default_factory=lambda: array("d"))
     requests: int = 0
     last_window: int = -1
 
@@ -69,6 +75,7 @@ class TrafficFit:
         self.mcp_calls = 0
         self.stream_opens = 0
         self.page_views = 0
+        self.named_methods = 0  # MCP requests that name their JSON-RPC method (Mcp-Method)
         self.records = 0
         self.first = math.inf
         self.last = -math.inf
@@ -81,6 +88,7 @@ class TrafficFit:
         self.last = max(self.last, record.start)
         route = self.patterns.group(record.path)
         operation = record.operation
+        self.named_methods += operation is not None
         rpc_call = operation is None or operation == CALL_METHOD
         if not rpc_call:
             route = f"{route}#{operation}"  # an MCP listing or handshake is not a tool call
@@ -112,8 +120,10 @@ class TrafficFit:
         if on_mcp and record.method == "POST":
             if rpc_call:
                 client.mcp_calls.append(record.start)
+                client.mcp_ends.append(record.start + (record.duration or 0.0))
         elif not on_mcp:
             client.others.append(record.start)
+            client.other_ends.append(record.start + (record.duration or 0.0))
         second = int(record.start)
         self.per_second[second] += 1
         window = int(record.start // PEAK_WINDOW)
@@ -137,6 +147,7 @@ class TrafficFit:
             last=self.last,
             mcp=self.mcp,
             mcp_path=self.mcp_path,
+            mcp_stateless=self.named_methods > 0,
             routes=routes,
             users=users,
             users_problem=problem,
@@ -172,17 +183,21 @@ class TrafficFit:
             )
         return out
 
-    def _call_starts(self, client: _Client) -> list[float]:
-        """A client's calls in start order: its MCP calls on an MCP server's log (a held
-        stream or a page view is not a call), every request otherwise."""
-        if self.mcp:
-            return sorted(client.mcp_calls)
-        return sorted([*client.mcp_calls, *client.others])
+    def _calls(self, client: _Client) -> list[tuple[float, float]]:
+        """A client's calls (start, end) in start order: its MCP calls on an MCP server's log
+        (a held stream or a page view is not a call), every request otherwise."""
+        calls = list(zip(client.mcp_calls, client.mcp_ends, strict=True))
+        if not self.mcp:
+            calls += zip(client.others, client.other_ends, strict=True)
+        return sorted(calls)
 
     def _users(self) -> tuple[UsersFit | None, str | None]:
-        starts = {cid: self._call_starts(c) for cid, c in self.clients.items()}
+        calls_of = {cid: self._calls(c) for cid, c in self.clients.items()}
+        starts = {cid: [start for start, _ in calls] for cid, calls in calls_of.items()}
         cohort = fit_cohort({cid: len(s) for cid, s in starts.items()}, self.bot_share)
-        sample = Reservoir(GAP_SAMPLE, seed=4)
+        sample: list[Gap] = []
+        seen = 0
+        rng = random.Random(4)
         sessions = 0
         session_seconds = 0.0
         multi = 0
@@ -195,12 +210,18 @@ class TrafficFit:
             if cid in cohort.bots:
                 bot_active += sum(end - begin for begin, end in spans)
                 continue
-            for before, after in itertools.pairwise(calls):
+            for (before, ended), (after, _) in itertools.pairwise(calls_of[cid]):
                 gap = after - before
-                if 0 < gap <= self.session_gap:
-                    sample.add(gap)
+                if not 0 < gap <= self.session_gap:
+                    continue
+                seen += 1  # a uniform sample of GAP_SAMPLE gaps (algorithm R)
+                item = Gap(gap, censored=after - ended <= CENSOR_WINDOW)
+                if len(sample) < GAP_SAMPLE:
+                    sample.append(item)
+                elif (slot := rng.randrange(seen)) < GAP_SAMPLE:
+                    sample[slot] = item
         try:
-            gaps = fit_gaps(sample.values)
+            gaps = fit_gaps(sample)
         except ValueError as exc:
             return None, str(exc)
         bursts = sorted(

@@ -1,0 +1,227 @@
+"""The calibration round trip through real components (README "Calibrating from your
+traffic"): Debian's nginx as a reverse proxy in front of the mock, writing a JSON access
+log, driven by the gateway seed's model (its times divided by 20).
+
+1. Capture: `plimsoll run` at one level below the ceiling, nginx unconstrained, so the
+   log shows the users and the mock rather than a throttled proxy.
+2. `plimsoll calibrate` on nginx's log: burst gaps, bot share, latency p50/p95, error
+   share and size mix come back within 15% of the model's.
+3. Replay: the captured log replayed through nginx at 1x reproduces its per-second
+   arrival counts (correlation >= 0.95); at 2x the achieved rate doubles.
+4. Two ceiling runs with nginx pinned to 0.05 CPU, the original workload and the fitted
+   one: the same ceiling within noise (plimsoll.decide.difference).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from plimsoll.api.comparison import Difference
+from plimsoll.api.trial import TrialRequest, TrialState
+from plimsoll.api.units import parse_duration, parse_fraction
+from plimsoll.decide.across_runs import LabelledRun, compare_runs
+from plimsoll.report.files import read_report
+from plimsoll_generator.trial import run_trial
+from tests.generator.mockproc import MockProcess, free_port, wait_port
+from tests.localrun import ROOT
+
+SPEC = ROOT / "examples" / "calibration-round-trip.yaml"
+PLIMSOLL = str(Path(sys.executable).with_name("plimsoll"))
+CAPTURE_USERS = 200
+CAPTURE_SECONDS = 180
+
+
+def _spec(tmp: Path, name: str, log: Path, **changes: Any) -> Path:
+    doc = yaml.safe_load(SPEC.read_text())
+    spec = doc["spec"]
+    spec["target"]["env"]["ACCESS_LOG"] = str(log)
+    for path, value in changes.items():
+        node = spec
+        keys = path.split(".")
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = value
+    out = tmp / f"{name}.yaml"
+    out.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return out
+
+
+def _run(spec: Path, out: Path) -> None:
+    done = subprocess.run(
+        [PLIMSOLL, "run", str(spec), "--out", str(out), "--quiet"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert (out / "report.json").exists(), done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def _per_second(log: Path, first: float | None = None) -> Counter[int]:
+    starts = []
+    for line in log.read_text().splitlines():
+        entry = json.loads(line)
+        if entry["request"].startswith("POST /mcp") or entry["request"].startswith("GET /"):
+            starts.append(float(entry["msec"]) - float(entry["request_time"]))
+    origin = min(starts) if first is None else first
+    return Counter(int(s - origin) for s in starts)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("round-trip")
+
+
+@pytest.fixture(scope="module")
+def capture(workdir: Path) -> Path:
+    log = workdir / "capture.json"
+    spec = _spec(
+        workdir,
+        "capture",
+        log,
+        **{
+            "target.resources": {"cpu": "1", "memory": "128Mi"},
+            "search.start": CAPTURE_USERS,
+            "search.limit": CAPTURE_USERS,
+            "search.maxTrials": 1,
+            "trial": {"duration": f"{CAPTURE_SECONDS}s", "warmUp": "2s"},
+        },
+    )
+    _run(spec, workdir / "capture")
+    return log
+
+
+@pytest.fixture(scope="module")
+def fitted(workdir: Path, capture: Path) -> dict[str, Any]:
+    out = workdir / "fitted.yaml"
+    done = subprocess.run(
+        [PLIMSOLL, "calibrate", str(capture), "--client", "xff", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (workdir / "calibrate-report.txt").write_text(done.stderr)
+    fragment: dict[str, Any] = yaml.safe_load(out.read_text())
+    return fragment
+
+
+def _within(name: str, fitted: float, model: float, errors: dict[str, float]) -> None:
+    errors[name] = abs(fitted - model) / model * 100
+
+
+def test_the_fitted_parameters_come_back_within_15_percent(
+    fitted: dict[str, Any], workdir: Path
+) -> None:
+    users = fitted["workload"]["users"]
+    tool = fitted["upstream"]["mcp"]["tools"][0]
+    sizes = {s["bytes"]: s["weight"] for s in tool["sizes"]}
+    small = min(sizes, key=lambda b: abs(b - 4096))
+    big = min(sizes, key=lambda b: abs(b - 1_048_576))
+    errors: dict[str, float] = {}
+    _within("burstGapMedian", parse_duration(users["burstGapMedian"]), 0.3, errors)
+    _within("botFraction", parse_fraction(users["botFraction"]), 0.01, errors)
+    _within("botShare", parse_fraction(users["botShare"]), 0.5, errors)
+    _within("p50", parse_duration(tool["latency"]["p50"]), 0.060, errors)
+    _within("p95", parse_duration(tool["latency"]["p95"]), 0.600, errors)
+    _within("errors", parse_fraction(tool["errors"]["fraction"]), 0.08, errors)
+    _within("size-small", small, 4096, errors)
+    _within("size-big", big, 1_048_576, errors)
+    _within("size-big-weight", sizes[big] / sum(sizes.values()), 0.02, errors)
+    (workdir / "param-errors.json").write_text(json.dumps(errors))
+    assert max(errors.values()) <= 15, errors
+
+
+async def _replay(url: str, log: Path, level: int, duration: float) -> Any:
+    request = TrialRequest.model_validate(
+        {
+            "level": level,
+            "duration": duration,
+            "warmUp": 0,
+            "targetUrl": url,
+            "workload": {
+                "model": "replay",
+                "mix": [
+                    {"name": "tool-call", "method": "POST", "path": "/mcp"},
+                    {"name": "page", "path": "/dashboard"},
+                ],
+                "replay": {"log": str(log), "client": "xff", "reorderWindow": "5s"},
+                "timeout": "10s",
+            },
+        }
+    )
+    return await run_trial(request, "replay", asyncio.Event())
+
+
+def test_replaying_the_log_through_nginx_keeps_its_timing_and_doubles_at_2x(
+    capture: Path, workdir: Path
+) -> None:
+    mock_config = yaml.safe_load(SPEC.read_text())["spec"]["upstream"]
+    mock = MockProcess(mock_config, workdir)
+    port = free_port()
+    replayed = workdir / "replayed.json"
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "UPSTREAM_URL": mock.url,
+        "ACCESS_LOG": str(replayed),
+        "PLIMSOLL_WORKDIR": str(workdir),
+    }
+    nginx = subprocess.Popen(
+        [sys.executable, str(ROOT / "examples" / "targets" / "nginx_proxy.py")], env=env
+    )
+    try:
+        wait_port(port)
+        url = f"http://127.0.0.1:{port}"
+        once = asyncio.run(_replay(url, capture, 100, 40))
+        assert once.state is TrialState.DONE, once.errors
+        logged = _per_second(capture)
+        seen = _per_second(replayed)
+        window = range(1, 39)  # whole seconds inside both
+        r = statistics.correlation([logged[s] for s in window], [seen[s] for s in window])
+        twice = asyncio.run(_replay(url, capture, 200, 20))
+        ratio = (twice.sent / twice.measured_seconds) / (once.sent / once.measured_seconds)
+        (workdir / "replay.json").write_text(json.dumps({"correlation": r, "ratio_2x": ratio}))
+        assert r >= 0.95, r
+        assert 1.8 <= ratio <= 2.2, ratio
+        assert once.sent_on_time >= 0.99 * once.intended
+    finally:
+        nginx.terminate()
+        nginx.wait(10)
+        mock.stop()
+
+
+def test_the_fitted_workload_finds_the_same_ceiling(fitted: dict[str, Any], workdir: Path) -> None:
+    original = _spec(workdir, "original", workdir / "original.json")
+    _run(original, workdir / "original")
+    doc = yaml.safe_load(original.read_text())
+    doc["spec"]["workload"] = fitted["workload"]
+    doc["spec"]["upstream"] = fitted["upstream"]
+    again = workdir / "refitted.yaml"
+    again.write_text(yaml.safe_dump(doc, sort_keys=False))
+    _run(again, workdir / "refitted")
+    first = read_report(workdir / "original" / "report.json")
+    second = read_report(workdir / "refitted" / "report.json")
+    a, b = first.ceilings[0], second.ceilings[0]
+    assert a.level is not None
+    assert b.level is not None
+    comparison = compare_runs([LabelledRun("original", first), LabelledRun("fitted", second)])
+    verdict = comparison[0].variants[1].difference
+    delta = (b.level - a.level) / a.level * 100
+    (workdir / "ceilings.json").write_text(
+        json.dumps({"original": a.level, "fitted": b.level, "delta_pct": delta})
+    )
+    assert verdict is Difference.WITHIN_NOISE, (a, b)
