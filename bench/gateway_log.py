@@ -58,7 +58,8 @@ def _user_calls(
         if rng.random() < users.page_view_fraction:  # bots' calls too, as the generator's
             page = _line(address, "GET /dashboard", 200, 0.002, 900)
             heapq.heappush(pending, (start + 0.002, count := count + 1, page))
-        start += rng.expovariate(rate) if bot else gaps.sample(rng)[0]
+        # A person waits for the answer (as the generator's users do); a bot does not.
+        start += rng.expovariate(rate) if bot else max(gaps.sample(rng)[0], took)
     while pending:
         end, _, body = heapq.heappop(pending)
         yield end, body

@@ -142,6 +142,7 @@ def test_the_fitted_parameters_come_back_within_15_percent(
     _within("size-big", big, 1_048_576, errors)
     _within("size-big-weight", sizes[big] / sum(sizes.values()), 0.02, errors)
     (workdir / "param-errors.json").write_text(json.dumps(errors))
+    print("round trip: parameter errors %", json.dumps(errors))
     assert max(errors.values()) <= 15, errors
 
 
@@ -195,6 +196,7 @@ def test_replaying_the_log_through_nginx_keeps_its_timing_and_doubles_at_2x(
         twice = asyncio.run(_replay(url, capture, 200, 20))
         ratio = (twice.sent / twice.measured_seconds) / (once.sent / once.measured_seconds)
         (workdir / "replay.json").write_text(json.dumps({"correlation": r, "ratio_2x": ratio}))
+        print("round trip: replay", json.dumps({"correlation": r, "ratio_2x": ratio}))
         assert r >= 0.95, r
         assert 1.8 <= ratio <= 2.2, ratio
         assert once.sent_on_time >= 0.99 * once.intended
@@ -221,7 +223,7 @@ def test_the_fitted_workload_finds_the_same_ceiling(fitted: dict[str, Any], work
     comparison = compare_runs([LabelledRun("original", first), LabelledRun("fitted", second)])
     verdict = comparison[0].variants[1].difference
     delta = (b.level - a.level) / a.level * 100
-    (workdir / "ceilings.json").write_text(
-        json.dumps({"original": a.level, "fitted": b.level, "delta_pct": delta})
-    )
+    figures = {"original": a.level, "fitted": b.level, "delta_pct": delta}
+    (workdir / "ceilings.json").write_text(json.dumps(figures))
+    print("round trip: ceilings", json.dumps(figures), verdict.value)
     assert verdict is Difference.WITHIN_NOISE, (a, b)

@@ -28,7 +28,8 @@ from plimsoll.shared.accesslog import LogRecord
 GAP_SAMPLE = 20_000  # EM over more gaps costs time and changes nothing visible
 EXAMPLE_PATHS = 1_000  # distinct concrete paths remembered per route
 PEAK_WINDOW = 60.0
-# A call that starts within this of the previous one's end followed it at once: the
+# A call that starts within this of the previous one's end (not before: overlapping calls
+# did not wait) followed it at once: the
 # user meant a shorter gap (logs keep milliseconds; 5 of them absorb the rounding).
 CENSOR_WINDOW = 0.005
 CALL_METHOD = "tools/call"
@@ -215,7 +216,7 @@ class TrafficFit:
                 if not 0 < gap <= self.session_gap:
                     continue
                 seen += 1  # a uniform sample of GAP_SAMPLE gaps (algorithm R)
-                item = Gap(gap, censored=after - ended <= CENSOR_WINDOW)
+                item = Gap(gap, censored=abs(after - ended) <= CENSOR_WINDOW)
                 if len(sample) < GAP_SAMPLE:
                     sample.append(item)
                 elif (slot := rng.randrange(seen)) < GAP_SAMPLE:

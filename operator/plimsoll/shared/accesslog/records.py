@@ -9,7 +9,8 @@ nothing downstream can leak them by mistake.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,12 +20,18 @@ class Privacy:
     keep_client_ids: bool = False
     keep_query: bool = False
     salt: str = "plimsoll"  # a per-site salt makes the hashes useless elsewhere
+    hashed: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def client(self, raw: str) -> str:
         if self.keep_client_ids:
             return raw
-        digest = hashlib.blake2b(raw.encode(), digest_size=8, key=self.salt.encode()[:64])
-        return digest.hexdigest()
+        known = self.hashed.get(raw)
+        if known is None:
+            key = self.salt.encode()[:64]
+            known = hashlib.blake2b(raw.encode(), digest_size=8, key=key).hexdigest()
+            if len(self.hashed) < 1_000_000:  # a client calls many times: hash it once
+                self.hashed[raw] = known
+        return known
 
     def path(self, raw: str) -> str:
         if self.keep_query:
@@ -33,8 +40,7 @@ class Privacy:
         return raw if cut < 0 else raw[:cut]
 
 
-@dataclass(frozen=True, slots=True)
-class LogRecord:
+class LogRecord(NamedTuple):
     """One request: when it started, who sent it, what it asked, how it went.
 
     Times are seconds since the epoch; `start` is when the request began (nginx
