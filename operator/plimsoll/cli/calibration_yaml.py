@@ -152,11 +152,14 @@ def _users(fit: CalibrationFit) -> Note:
             f"{cohort.half_traffic_clients} clients carry half of the calls",
         ),
         "botShare": Note(
-            percent(cohort.share) if 0 < cohort.share < 1 else None,
+            percent(cohort.share) if 0 < cohort.share < 1 else "0%",
             f"{cohort.bot_calls} of {cohort.calls} calls; {users.bot_rate:.3g} calls/s per bot",
         ),
         "reconnectEvery": Note(
-            seconds(users.session_seconds_mean) if users.multi_session_clients else None,
+            # The CRD types it a duration: a day stands for "never" within any trial.
+            seconds(min(users.session_seconds_mean, 86_400.0))
+            if users.multi_session_clients
+            else "24h",
             f"{users.sessions_per_client:.2f} sessions per client, "
             f"{users.multi_session_clients} clients came back after a pause",
         ),
