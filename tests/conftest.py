@@ -66,6 +66,7 @@ END_TO_END = (
     "e2e/test_calibration_round_trip.py",
     "controller/test_real_cluster.py",
     "realnode/test_real_node.py",  # a real kubelet, containerd and the chart (tests/realnode)
+    "run/test_stop_signals.py",  # four real runs, each stopped mid-trial: about a minute
 )
 
 

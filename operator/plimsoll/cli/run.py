@@ -16,8 +16,10 @@ compare`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +36,7 @@ from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, EXIT_OK, EXIT
 from plimsoll.cli.specfile import read_capacity_tests
 from plimsoll.decide.across_runs import LabelledRun, compare_runs
 from plimsoll.metrics.exporter import CadvisorExporter
+from plimsoll.platforms.local import leftovers
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.report.files import read_report, write_report
 from plimsoll.report.live import ConsoleSink
@@ -88,6 +91,28 @@ async def _run(
     scrape_wait: float,
 ) -> RunReport:
     run_id = f"{test.metadata.name}-{uuid.uuid4().hex[:6]}"
+    # A run killed outright (SIGKILL) could not stop what it started: reap that first.
+    for line in leftovers.reap_orphans():
+        typer.echo(f"earlier run: {line}", err=True)
+    leftovers.register(run_id, cgroup_root)
+    try:
+        return await _run_registered(
+            test, run_id, out, quiet, cgroup_root, listen, prometheus, scrape_wait
+        )
+    finally:
+        leftovers.forget(run_id)  # reached only once every process was stopped
+
+
+async def _run_registered(
+    test: CapacityTest,
+    run_id: str,
+    out: Path,
+    quiet: bool,
+    cgroup_root: Path | None,
+    listen: tuple[str, int],
+    prometheus: str | None,
+    scrape_wait: float,
+) -> RunReport:
     sink = ConsoleSink(test, out, quiet=quiet)
     # One exporter for the whole run: every variant registers its processes on it, so
     # the address a user gave their Prometheus holds for the run.
@@ -119,6 +144,19 @@ async def _run(
 
 class RunSetupError(RuntimeError):
     """The run could not begin (e.g. the exporter's address is taken)."""
+
+
+def _stop_like_ctrl_c(signum: int, frame: object) -> None:
+    del signum, frame
+    signal.raise_signal(signal.SIGINT)
+
+
+def _stop_on_terminate_and_hangup() -> None:
+    """SIGTERM (kill, systemd, CI) and SIGHUP (the terminal closed) stop the run as
+    Ctrl-C does: asyncio's SIGINT handling cancels the run, whose clean-up stops every
+    process and removes every cgroup before the runner exits."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _stop_like_ctrl_c)
 
 
 def run(
@@ -183,6 +221,7 @@ def run(
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     out = out or Path("plimsoll-out") / f"{test.metadata.name}-{stamp}"
     cgroup_root = os.environ.get("PLIMSOLL_CGROUP_ROOT")
+    _stop_on_terminate_and_hangup()
     try:
         cgroups = Path(cgroup_root) if cgroup_root else None
         report = asyncio.run(_run(test, out, quiet, cgroups, listen, prometheus, scrape_wait))
@@ -190,7 +229,8 @@ def run(
         typer.echo(str(exc), err=True)
         raise typer.Exit(EXIT_INCOMPLETE) from exc
     except KeyboardInterrupt:
-        typer.echo(f"interrupted: partial report in {out / 'report.json'}", err=True)
+        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+            typer.echo(f"interrupted: partial report in {out / 'report.json'}", err=True)
         raise typer.Exit(EXIT_INCOMPLETE) from None
     written = write_report(report, out)
     for line in report.summary:

@@ -19,6 +19,7 @@ from plimsoll.metrics.cgroup import CgroupPaths
 from plimsoll.metrics.sampler import LocalSource, Sampler
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local import pinning
+from plimsoll.platforms.local.leftovers import RUN_MARK_ENV
 from plimsoll.platforms.local.metrics import LocalExport
 from plimsoll.platforms.local.processes import ManagedProcess
 
@@ -50,7 +51,10 @@ class Launcher:
         """A process (not started yet) logging to logs/NAME.log, in `group` when pinned."""
         log_path = self.workdir / "logs" / f"{name}.log"
         procs = group.procs_files if group is not None else ()
-        process = ManagedProcess(name, argv, env, log_path, cgroup_procs=procs, cpus=cpus)
+        # The mark lets the next run find whatever this process forks, should the
+        # runner be killed before it can stop them (`leftovers`).
+        marked = {**env, RUN_MARK_ENV: self.run_id}
+        process = ManagedProcess(name, argv, marked, log_path, cgroup_procs=procs, cpus=cpus)
         self.processes.append(process)
         return process
 

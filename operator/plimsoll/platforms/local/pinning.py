@@ -176,3 +176,14 @@ def remove_group(group: PinnedGroup) -> list[str]:
         if directory.exists():
             problems.append(f"could not remove {directory}")
     return problems
+
+
+def read_procs(directory: Path) -> list[str]:
+    """The pids in one cgroup directory (its `cgroup.procs`), as written there."""
+    return _read(directory / "cgroup.procs").split()
+
+
+def remove_when_empty(directory: Path) -> None:
+    """Remove a cgroup directory; the kernel refuses while a process is still in it."""
+    with contextlib.suppress(OSError):
+        directory.rmdir()

@@ -5,12 +5,18 @@ process group led by it), so stopping it signals the whole group: a shell
 wrapper, a server's worker processes and anything they fork go together, and
 nothing is left orphaned. Output goes to a log file per process, whose last
 lines are what the user sees when a process dies early.
+
+Each process also gets a parent-death signal: if the runner dies without stopping
+it (SIGKILL, a crash), the kernel sends it SIGKILL. What it forked itself is found
+by the next run (`plimsoll.platforms.local.leftovers`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import os
 import signal
 import socket
@@ -24,6 +30,22 @@ from plimsoll.platforms.base import PlatformError
 
 _TERM_GRACE = 5.0
 TAIL_LINES = 20
+_PR_SET_PDEATHSIG = 1
+
+
+def _libc() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("c")
+    return ctypes.CDLL(name, use_errno=True) if name else None
+
+
+_LIBC = _libc()  # loaded before any fork: the child only calls into it
+
+
+def _die_with_parent() -> None:
+    """In the child, between fork and exec: SIGKILL when the runner's thread dies.
+    Kept across exec (the cgroup shell's `exec` too); Linux only, elsewhere a no-op."""
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
@@ -106,6 +128,7 @@ class ManagedProcess:
                     stdout=log,
                     stderr=asyncio.subprocess.STDOUT,
                     start_new_session=True,
+                    preexec_fn=_die_with_parent,
                 )
             except OSError as exc:
                 raise PlatformError(f"{self.name}: cannot run {self.argv[0]!r}: {exc}") from exc
