@@ -73,7 +73,7 @@ class Criterion(PlimsollModel):
     """One line of the bar as judged: the measured value against its bound."""
 
     name: str
-    measured: float | None
+    measured: float | None = None  # absent in a report written without None fields
     bound: float
     unit: str = ""
     ok: bool
