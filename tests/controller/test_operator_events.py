@@ -97,7 +97,7 @@ async def api() -> AsyncIterator[tuple[FakeCluster, KubeClient]]:
         client = KubeClient(str(server.url))
         created = dict(OWNER, metadata=dict(OWNER["metadata"], resourceVersion="1"))  # type: ignore[arg-type]
         await client._call(
-            "POST", "/apis/plimsoll.dev/v1alpha1/namespaces/default/capacitytests", json=created
+            "POST", "/apis/plimsoll.dev/v1alpha1/namespaces/default/capacitytests", body=created
         )
         try:
             yield emulator, client

@@ -21,7 +21,7 @@ from typing import Any
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.resource import API_VERSION, KIND
-from plimsoll.kube.client import CONFIG_MAPS, ConflictError, KubeClient
+from plimsoll.kube.client import CONFIG_MAPS, KubeClient, NotFoundError
 from plimsoll.kube.grants import OperatorIdentity, ensure_bound
 
 log = logging.getLogger(__name__)
@@ -133,18 +133,20 @@ async def write_report_config_map(
             "report.md": _report_markdown(fitted),
         },
     }
+    existing = await client.get(CONFIG_MAPS, meta["namespace"], name)
+    owners = (existing or {}).get("metadata", {}).get("ownerReferences") or []
+    if existing is not None and not any(o.get("uid") == meta.get("uid") for o in owners):
+        # Someone else's ConfigMap of that name: never overwrite it.
+        raise ReportNotWrittenError(
+            f"ConfigMap {meta['namespace']}/{name} exists and is not owned by this "
+            "CapacityTest: the report was not written there"
+        )
+    # Ours: server-side applied, from the first write on, so the same report again
+    # writes nothing and a user's own labels or annotations on it survive.
     try:
+        await client.apply(body)
+    except NotFoundError:  # an emulator that cannot apply to a missing object
         await client.create(body)
-    except ConflictError:
-        existing = await client.get(CONFIG_MAPS, meta["namespace"], name) or {}
-        owners = existing.get("metadata", {}).get("ownerReferences") or []
-        if not any(o.get("uid") == meta.get("uid") for o in owners):
-            # Someone else's ConfigMap of that name: never overwrite it.
-            raise ReportNotWrittenError(
-                f"ConfigMap {meta['namespace']}/{name} exists and is not owned by this "
-                "CapacityTest: the report was not written there"
-            ) from None
-        await client.patch(CONFIG_MAPS, meta["namespace"], name, {"data": body["data"]})
     return name
 
 

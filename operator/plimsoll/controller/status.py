@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.resource import API_VERSION, KIND
 from plimsoll.api.sizing import SizingSummary
 from plimsoll.api.status import (
     CapacityTestStatus,
@@ -104,23 +105,33 @@ class StatusWriter:
             self.condition(change.type, change.status, change.reason, message)
 
     async def write(self) -> bool:
-        """Patch the fields that changed since the last write, then post the queued
-        events; False when no field changed."""
+        """When a field changed since the last write: the whole status, server-side
+        applied (field manager `plimsoll`), then the queued events; False when no field
+        changed. An apply of the same status would write nothing either; skipping it
+        saves the request."""
         # Whatever a message quotes (a target.url, an error naming a URL), no credential.
         wire = redact_strings(self.status.to_wire())
         changed = {k: v for k, v in wire.items() if self._written.get(k) != v}
-        changed.update({k: None for k in self._written if k not in wire})
-        if changed:
+        dropped = {k: None for k in self._written if k not in wire}
+        if changed or dropped:
             sub = "status" if await self.client.has_subresource(CAPACITY_TESTS, "status") else None
-            await self.client.patch(
-                CAPACITY_TESTS, self.namespace, self.name, {"status": changed}, sub=sub
-            )
+            body = {
+                "apiVersion": API_VERSION,
+                "kind": KIND,
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "status": wire,
+            }
+            await self.client.apply(body, sub=sub)
+            if dropped:  # an apply removes only what it applied; an older write set these
+                await self.client.patch(
+                    CAPACITY_TESTS, self.namespace, self.name, {"status": dropped}, sub=sub
+                )
             self._written = wire
         pending, self._pending = self._pending, []
         if self.events is not None:
             for event in pending:
                 await self.events.post(event)
-        return bool(changed)
+        return bool(changed or dropped)
 
 
 class OperatorSink:

@@ -1,7 +1,8 @@
 """What a Kubernetes API call can fail with, and whether it is worth trying again.
 
-`plimsoll.kube.client` translates every httpx error and every error status into
-one of these at the boundary, so callers never see httpx. The retry decision
+`plimsoll.kube.client` translates every `ApiException` and urllib3 fault of the
+official kubernetes client into one of these at the boundary, so callers never see
+the client's own types. The retry decision
 lives in the type (kopf's rule): a `TemporaryKubeError` carries the delay to wait
 (the server's Retry-After when it sent one); every other `KubeError` is
 permanent and is raised to the caller at once.

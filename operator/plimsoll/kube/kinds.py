@@ -49,6 +49,7 @@ KINDS_BY_API_KIND = {
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): SELF_SUBJECT_ACCESS_REVIEWS,
     ("batch/v1", "Job"): JOBS,
     ("networking.k8s.io/v1", "NetworkPolicy"): NETWORK_POLICIES,
+    ("plimsoll.dev/v1alpha1", "CapacityTest"): CAPACITY_TESTS,
 }
 
 

@@ -14,9 +14,8 @@ pass through unchanged; an API server that cannot be reached at all is a 502.
 from __future__ import annotations
 
 import aiohttp.web
-import httpx
 
-from plimsoll.kube.client import KubeClient
+from plimsoll.kube.client import KubeClient, TemporaryKubeError
 
 _HOP_HEADERS = {"host", "connection", "content-length", "transfer-encoding", "authorization"}
 
@@ -59,13 +58,12 @@ class PodProxyRelay:
                 await request.read(),
                 headers,
             )
-        except httpx.HTTPError as exc:
+        except TemporaryKubeError as exc:
             # The caller (the trial client) reports this text: say which hop failed.
-            message = f"API server {self._client.server} unreachable: {exc!r}"
+            message = f"API server {self._client.server} unreachable: {exc.message}"
             return aiohttp.web.Response(status=502, text=message)
-        content_type = upstream.headers.get("content-type", "application/octet-stream")
         return aiohttp.web.Response(
-            status=upstream.status_code,
-            body=upstream.content,
-            headers={"Content-Type": content_type},
+            status=upstream.status,
+            body=upstream.body,
+            headers={"Content-Type": upstream.content_type},
         )

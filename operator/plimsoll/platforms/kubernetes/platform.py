@@ -37,7 +37,6 @@ from plimsoll.kube import boundaries, manifests, names
 from plimsoll.kube.client import (
     CONFIG_MAPS,
     JOBS,
-    NAMESPACES,
     NETWORK_POLICIES,
     PODS,
     RESOURCE_QUOTAS,
@@ -428,8 +427,16 @@ class KubernetesPlatform:
         wanted = {k: v for k, v in manifests.PSS_LABELS.items() if labels.get(k) != v}
         if wanted:
             try:
-                await self._client.patch(
-                    NAMESPACES, None, self.run.namespace, {"metadata": {"labels": wanted}}
+                # Applied: the labels are the operator's, the namespace's others are not.
+                await self._client.apply(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Namespace",
+                        "metadata": {
+                            "name": self.run.namespace,
+                            "labels": dict(manifests.PSS_LABELS),
+                        },
+                    }
                 )
             except KubeError as exc:
                 raise PlatformError(
