@@ -11,7 +11,7 @@ from __future__ import annotations
 from plimsoll.api.comparison import ComparedVariant, Comparison, Difference
 from plimsoll.api.report import RunReport
 from plimsoll.decide.comparison import compare, contenders_of
-from plimsoll.report.sentence import format_bytes
+from plimsoll.report.sentence import format_bytes, format_quantity
 
 _UNITS = {
     "users": "modeled users",
@@ -60,11 +60,6 @@ def _num(value: float | None, digits: int = 1, suffix: str = "") -> str:
 
 def _signed(percent: float | None) -> str:
     return "—" if percent is None else f"{percent:+.1f}%"
-
-
-def _amount(value: float) -> str:
-    """A cost as people read it: 17,260 bytes, 3.58 CPU-ms, 0.143 CPU-ms."""
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
 def _cost_delta(row: ComparedVariant, percent: float | None) -> str:
@@ -143,14 +138,14 @@ def comparison_markdown(comparison: Comparison) -> str:
     else:
         lines += ["No level passed in every variant: latency and resources are not compared.", ""]
     costs = [
-        [row.name, c.name, f"{_amount(c.value)} {c.unit}", _cost_delta(row, c.delta_percent)]
+        [row.name, c.name, format_quantity(c.value, c.unit), _cost_delta(row, c.delta_percent)]
         for row in comparison.variants
         for c in row.costs
     ]
     if costs:
         lines += [*_table(["variant", "cost", "value", "Δ vs baseline"], costs), ""]
     features = [
-        [row.name, f.name, f"{_amount(f.value)} {f.unit}"]
+        [row.name, f.name, format_quantity(f.value, f.unit)]
         for row in comparison.variants
         for f in row.feature_costs
     ]

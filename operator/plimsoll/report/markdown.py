@@ -13,6 +13,7 @@ import jinja2
 
 from plimsoll.api.report import RunReport
 from plimsoll.report.comparison import comparison_markdown
+from plimsoll.report.sentence import format_quantity
 from plimsoll.report.streamed import STREAMED_COLUMNS, streamed_rows
 from plimsoll.report.table import BESIDE_COLUMNS, COLUMNS, beside_rows, row
 
@@ -22,6 +23,7 @@ _ENV = jinja2.Environment(
     keep_trailing_newline=True,
     trim_blocks=False,
 )
+_ENV.filters["quantity"] = format_quantity
 
 
 def render_markdown(report: RunReport, charts: Sequence[str] = ()) -> str:

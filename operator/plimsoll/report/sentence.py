@@ -33,6 +33,16 @@ def format_bytes(count: float) -> str:
     return f"{count:.0f} B"
 
 
+def format_quantity(value: float, unit: str) -> str:
+    """A per-unit cost in its unit, as people read it: memory in B/KiB/MiB/GiB (`280 KiB`,
+    not `286748.4 bytes`), CPU (millicores, CPU-ms) to three significant digits."""
+    if unit == "bytes":
+        return format_bytes(value)
+    if abs(value) >= 100:
+        return f"{value:,.0f} {unit}"
+    return f"{value:.3g} {unit}"
+
+
 def format_shape(shape: PodShape | None, pinned: bool | None) -> str:
     if shape is None:
         return "The service (shape unknown)"
