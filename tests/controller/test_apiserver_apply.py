@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 async def client(
     apiserver: ApiServer, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[KubeClient]:
-    monkeypatch.setenv("KUBECONFIG", apiserver.plane.kubeconfig)
+    monkeypatch.setenv("KUBECONFIG", str(apiserver.plane.kubeconfig))
     info = kopf.login_with_kubeconfig(
         logger=logging.getLogger("test"), settings=kopf.OperatorSettings()
     )

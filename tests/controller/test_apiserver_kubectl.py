@@ -45,7 +45,7 @@ async def _client(apiserver: ApiServer) -> KubeClient:
 
 def _invoke(apiserver: ApiServer, *args: str) -> Any:
     return runner.invoke(
-        app, [*args, "-n", apiserver.namespace, "--kubeconfig", apiserver.plane.kubeconfig]
+        app, [*args, "-n", apiserver.namespace, "--kubeconfig", str(apiserver.plane.kubeconfig)]
     )
 
 

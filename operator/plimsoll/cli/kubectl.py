@@ -51,7 +51,7 @@ Context = Annotated[str | None, typer.Option(help="The kubeconfig context to use
 def _connect(kubeconfig_path: str | None, context: str | None) -> KubeClient:
     config = Configuration()
     try:
-        kubeconfig.load_kube_config(
+        kubeconfig.load_kube_config(  # type: ignore[no-untyped-call]  # the client's, untyped
             config_file=kubeconfig_path, context=context, client_configuration=config
         )
     except (kubeconfig.ConfigException, OSError) as exc:
