@@ -29,7 +29,7 @@ from plimsoll.decide.stepsummary import record_of
 from plimsoll.kube.client import KubeClient
 from plimsoll.run.variant import searchable
 from plimsoll.shared import histogram
-from tests.kube.flaky_server import FlakyServer
+from tests.kube.flaky_server import Answer, FlakyServer
 
 STATUS_LIMIT = 256 * 1024  # etcd refuses ~1.5 MiB; kubectl reads the status often
 QUERY = (
@@ -188,6 +188,7 @@ def test_a_report_too_big_even_without_details_drops_steps_with_a_note() -> None
 
 
 async def test_the_report_config_map_stays_under_1_mib(server: FlakyServer) -> None:
+    server.script = [Answer(404)]  # no report ConfigMap yet: the writer's GET finds none
     client = KubeClient(server.url)
     await write_report_config_map(client, OWNER, _report(_run(4)))
     await client.aclose()
