@@ -15,6 +15,7 @@ from plimsoll.api.report import Outcome, RunReport, UnitCost
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import Judgement, LimitedBy, ResourceUsage, StepResult, Verdict
+from plimsoll.decide.stepsummary import record_of
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -71,7 +72,8 @@ def make_report(variants: dict[str, Run], name: str = "fixture", value_unit: str
     )
     for variant, run in variants.items():
         for level, verdict, cpu in run.steps:
-            report.steps.append(_step(len(report.steps), variant, level, verdict, cpu))
+            step = _step(len(report.steps), variant, level, verdict, cpu)
+            report.add_step(step, record_of(step))
         report.ceilings.append(
             Ceiling(
                 level=run.level,

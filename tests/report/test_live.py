@@ -62,6 +62,7 @@ async def drive(sink: ConsoleSink, test: CapacityTest) -> list[str]:
         platform="local",
         outcome=Outcome.SUCCEEDED,
         steps=STEPS,
+        records=[record_of(step) for step in STEPS],
     )
     await sink.finished(report)
     return panels

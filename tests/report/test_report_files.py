@@ -12,6 +12,7 @@ from plimsoll.api.status import Ceiling, Headroom
 from plimsoll.api.step import Judgement, LimitedBy, ResourceUsage, StepResult, Verdict
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
 from plimsoll.cli.app import app
+from plimsoll.decide.stepsummary import record_of
 from plimsoll.report.files import write_json
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.shared import histogram
@@ -62,6 +63,11 @@ def _report() -> RunReport:
         headroom=Headroom(memory_free_bytes=6 * 2**20, cpu_idle_fraction=0.3),
         complete=True,
     )
+    steps = [
+        _step(0, 10, Verdict.PASS, 0.02, 20 * 2**20),
+        _step(1, 20, Verdict.PASS, 0.04, 22 * 2**20),
+        _step(2, 24, Verdict.FAIL, 0.9, 23 * 2**20),
+    ]
     return RunReport(
         test_name="cpu-bound",
         spec=short_cpu_test().spec,
@@ -71,11 +77,8 @@ def _report() -> RunReport:
         outcome=Outcome.SUCCEEDED,
         ceiling=ceiling,
         ceilings=[ceiling],
-        steps=[
-            _step(0, 10, Verdict.PASS, 0.02, 20 * 2**20),
-            _step(1, 20, Verdict.PASS, 0.04, 22 * 2**20),
-            _step(2, 24, Verdict.FAIL, 0.9, 23 * 2**20),
-        ],
+        steps=steps,
+        records=[record_of(step) for step in steps],
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from plimsoll.api.step import Judgement, StepResult, Verdict
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
+from plimsoll.decide.stepsummary import record_of
 from plimsoll.report.table import COLUMNS, row
 from plimsoll.shared import histogram
 from tests.reportfixtures import T0
@@ -29,7 +30,7 @@ def step(client: TrialResult) -> StepResult:
 
 
 def cell(result: StepResult, column: str) -> str:
-    return row(result).cells[COLUMNS.index(column)]
+    return row(result, record_of(result)).cells[COLUMNS.index(column)]
 
 
 def test_added_latency_and_page_views_are_shown_per_step() -> None:

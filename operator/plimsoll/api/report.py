@@ -4,7 +4,9 @@ Written by the runner (`plimsoll.run.runner.run_test` returns it; `plimsoll run`
 writes it after every step, so a run that stops early still leaves what it
 measured), read back by `plimsoll report FILE` to render Markdown and charts,
 and by the operator to fill the resource's status. It keeps every step in full
-(histograms included), which the status cannot hold.
+(histograms included), which the status cannot hold, and beside each its
+`StepRecord`, derived once by the runner: the table, the charts and the
+comparisons read those figures instead of decoding the histograms again.
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field, field_serializer
+from pydantic import Field, field_serializer, model_validator
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Comparison
 from plimsoll.api.sizing import SizingPlan
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling
-from plimsoll.api.step import StepResult
+from plimsoll.api.step import StepRecord, StepResult
 from plimsoll.api.streams import StreamMemory
 from plimsoll.api.urls import redact_strings
 
@@ -63,6 +65,12 @@ class RunReport(PlimsollModel):
     )
     ceilings: list[Ceiling] = Field(default_factory=list, description="One per variant.")
     steps: list[StepResult] = Field(default_factory=list)
+    records: list[StepRecord] = Field(
+        default_factory=list,
+        description="Each step's compact figures, in the order of `steps` (empty in a "
+        "report.json from before they were kept: `plimsoll.report.files.read_report` "
+        "derives them then).",
+    )
     unit_costs: list[UnitCost] = Field(default_factory=list)
     stream_memory: list[StreamMemory] = Field(
         default_factory=list, description="Memory per held stream, per variant (streams probe)."
@@ -72,3 +80,19 @@ class RunReport(PlimsollModel):
     comparison: Comparison | None = Field(
         None, description="The variants side by side, when the run had more than one."
     )
+
+    @model_validator(mode="after")
+    def _records_match_steps(self) -> RunReport:
+        # A record that belongs to another step would put one step's figures in another's row.
+        if self.records and [r.index for r in self.records] != [s.index for s in self.steps]:
+            raise ValueError("records must list the same steps as steps, in the same order")
+        return self
+
+    def add_step(self, result: StepResult, record: StepRecord) -> None:
+        """Keep one judged step and its record side by side."""
+        self.steps.append(result)
+        self.records.append(record)
+
+    def step_pairs(self) -> list[tuple[StepResult, StepRecord]]:
+        """Each step with its record, for the readers that need both (the step table)."""
+        return list(zip(self.steps, self.records, strict=True))

@@ -25,6 +25,7 @@ from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.units import parse_duration, parse_memory
 from plimsoll.decide.sizing import plan
 from plimsoll.decide.sizingcosts import SizingInputError, resolve
+from plimsoll.report.files import read_report
 
 _Opt = typer.Option
 
@@ -95,7 +96,7 @@ def size(  # one flag per input of the seed's sizing table
     run: RunReport | None = None
     fields: dict[str, Any] = {}
     if report is not None:
-        run = RunReport.model_validate_json(report.read_text(encoding="utf-8"))
+        run = read_report(report)
         if run.spec.sizing is not None:
             fields = run.spec.sizing.model_dump(exclude_unset=True)
     inputs = {

@@ -60,7 +60,7 @@ def fit_report(report: RunReport, budget: int = JSON_BUDGET) -> RunReport:
     if _size(slim) <= budget:
         return slim
     total = len(slim.steps)
-    slim.steps = []
+    slim.steps, slim.records = [], []
     slim.warnings = [
         *notes,
         f"report.json here leaves out all {total} steps to fit 1 MiB: the ceilings, unit "

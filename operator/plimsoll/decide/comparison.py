@@ -29,7 +29,6 @@ from plimsoll.api.report import RunReport, UnitCost
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import StepRecord, TrialKind, Verdict
 from plimsoll.decide.difference import NOISE_RULE, band_of, delta_percent, difference
-from plimsoll.decide.stepsummary import record_of
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,7 @@ class Contender:
 def contenders_of(report: RunReport, prefix: str = "", source: str = "") -> list[Contender]:
     """One contender per variant of `report`, named `prefix` + the variant's name (or the
     prefix alone for a run without variants)."""
-    records = [record_of(step) for step in report.steps]
+    records = report.records
     contenders = []
     for ceiling in report.ceilings:
         variant = next((v for v in report.spec.variants if v.name == ceiling.variant), None)

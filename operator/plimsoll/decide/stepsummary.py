@@ -1,9 +1,10 @@
 """From a full `StepResult` to the compact figures people and the search read.
 
 The runner keeps every `StepResult` in the report; the status and the search
-need only a `StepRecord` (verdict, quantiles, rates, CPU, memory). Both the
-runner and the operator derive records here, so the numbers in `kubectl get`,
-in the live view and in report.md are the same numbers.
+need only a `StepRecord` (verdict, quantiles, rates, CPU, memory). The runner
+derives each step's record here once (`plimsoll.run.variant`) and the report
+keeps it beside the step, so the numbers in `kubectl get`, the live view,
+report.md, the charts and the comparisons are the same numbers.
 """
 
 from __future__ import annotations
@@ -20,17 +21,11 @@ def merged_outcomes(client: TrialResult) -> Outcomes:
     return total
 
 
-def latency_ms(client: TrialResult | None, quantile: float, operation: str = "*") -> float | None:
-    """A latency quantile over one operation, or over all of them merged ('*')."""
-    if client is None:
+def floor_ms(client: TrialResult | None, quantile: float) -> float | None:
+    """The direct-call floor at `quantile`, in milliseconds (None: no samples)."""
+    if client is None or client.floor is None or not client.floor.latency:
         return None
-    if operation == "*":
-        encoded = [op.latency for op in client.operations.values()]
-    elif operation in client.operations:
-        encoded = [client.operations[operation].latency]
-    else:
-        return None
-    return histogram.quantile_ms(histogram.merge(encoded), quantile)
+    return histogram.quantile_ms(histogram.merge([client.floor.latency]), quantile)
 
 
 def added_ms(client: TrialResult | None, quantile: float) -> float | None:
@@ -58,6 +53,16 @@ def record_of(result: StepResult) -> StepRecord:
     """The `StepRecord` for `status.steps` and the search, derived from a full result."""
     client = result.client
     target = result.target
+    # Every operation's histograms merged once, read at each quantile.
+    latency = (
+        histogram.merge(op.latency for op in client.operations.values())
+        if client is not None
+        else None
+    )
+
+    def at(quantile: float) -> float | None:
+        return histogram.quantile_ms(latency, quantile) if latency is not None else None
+
     return StepRecord(
         index=result.index,
         level=result.level,
@@ -67,9 +72,9 @@ def record_of(result: StepResult) -> StepRecord:
         duration=result.duration,
         verdict=result.judgement.verdict,
         reasons=list(result.judgement.reasons),
-        p50_ms=latency_ms(client, 0.50),
-        p95_ms=latency_ms(client, 0.95),
-        p99_ms=latency_ms(client, 0.99),
+        p50_ms=at(0.50),
+        p95_ms=at(0.95),
+        p99_ms=at(0.99),
         added_p99_ms=added_ms(client, 0.99),
         error_rate=error_rate(client),
         achieved_rate=client.achieved_rate if client is not None else None,

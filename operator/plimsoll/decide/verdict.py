@@ -65,6 +65,7 @@ from plimsoll.decide.confidence import (
 )
 from plimsoll.decide.contention import TARGET_WAIT
 from plimsoll.decide.statussteps import without_queries
+from plimsoll.decide.stepsummary import floor_ms
 from plimsoll.shared import histogram
 
 # Names in `StepInput.others` that are measuring equipment, not the system under test:
@@ -97,7 +98,7 @@ def judge(
     if client is None:
         return Judgement(verdict=Verdict.INVALID, reasons=["a generator returned no result"])
     criteria = _criteria(result, client, bar)
-    floor = _floor(client, noise)
+    floor = _floor(result, client, noise)
     if floor is not None:
         criteria.append(floor)
     invalid = _invalid(result, client, bar, generators)
@@ -324,12 +325,15 @@ def _latency(client: TrialResult, bound: LatencyBound) -> Criterion:
     )
 
 
-def _floor(client: TrialResult, noise: Noise) -> Criterion | None:
+def _floor(result: StepInput, client: TrialResult, noise: Noise) -> Criterion | None:
     if noise.floor_bound is None:
         return None
-    floor = client.floor
-    merged = histogram.merge([floor.latency] if floor is not None else [])
-    measured = histogram.quantile_ms(merged, noise.floor_quantile)
+    # The contention figures already hold the floor at this quantile: decode it only
+    # when the step was judged without them.
+    contention = result.contention
+    measured = (
+        contention.floor_ms if contention is not None else floor_ms(client, noise.floor_quantile)
+    )
     limit = noise.floor_bound * 1000.0
     name = f"p{noise.floor_quantile * 100:g} direct-call floor"
     ok = measured is not None and measured <= limit

@@ -17,7 +17,6 @@ from matplotlib.figure import Figure
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.step import Verdict
-from plimsoll.decide.stepsummary import record_of
 from plimsoll.report.comparison_chart import ceilings_figure
 
 _MARKERS = {
@@ -40,7 +39,7 @@ def _save(figure: Figure, out: Path, stem: str) -> list[str]:
 
 
 def draw_charts(report: RunReport, out: Path) -> list[str]:
-    records = sorted((record_of(s) for s in report.steps), key=lambda r: r.level)
+    records = sorted(report.records, key=lambda r: r.level)
     if not records:
         return []
     unit = report.spec.unit

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from plimsoll.api.report import RunReport
+from plimsoll.decide.stepsummary import record_of
 
 
 def write_json(report: RunReport, out: Path) -> Path:
@@ -23,7 +24,12 @@ def write_json(report: RunReport, out: Path) -> Path:
 
 
 def read_report(path: Path) -> RunReport:
-    return RunReport.model_validate_json(path.read_text(encoding="utf-8"))
+    """A report.json read back; one written before reports kept each step's record gets
+    its records derived here, so every reader finds them."""
+    report = RunReport.model_validate_json(path.read_text(encoding="utf-8"))
+    if report.steps and not report.records:
+        report.records = [record_of(step) for step in report.steps]
+    return report
 
 
 def write_report(report: RunReport, out: Path) -> list[Path]:

@@ -80,6 +80,7 @@ class ConsoleSink:
         self.out = out
         self.console = console or _console(quiet)
         self.results: list[StepResult] = []
+        self.records: list[StepRecord] = []  # the runner's record of each of `results`
         self.report: RunReport | None = None
         self.phase_text = ""
         self.current: CurrentStep | None = None
@@ -137,8 +138,9 @@ class ConsoleSink:
     def _steps_table(self) -> Table:
         table = Table(*_PANEL_COLUMNS, expand=False, box=None, pad_edge=False)
         wanted = [COLUMNS.index(name) for name in _PANEL_COLUMNS]
-        for result in self.results[-_PANEL_ROWS:]:
-            line = row(result)
+        pairs = list(zip(self.results, self.records, strict=True))
+        for result, record in pairs[-_PANEL_ROWS:]:
+            line = row(result, record)
             table.add_row(*(line.cells[i] for i in wanted), style=_STYLES.get(line.verdict))
         return table
 
@@ -182,6 +184,7 @@ class ConsoleSink:
 
     async def step_finished(self, record: StepRecord, result: StepResult) -> None:
         self.results.append(result)
+        self.records.append(record)
         self.current = None
         history = self.brackets.setdefault(record.variant, [])
         now = bracket_text(bracket_of(self.results, record.variant))
@@ -189,7 +192,7 @@ class ConsoleSink:
             history.append(now)
         style = _STYLES.get(record.verdict.value, "white")
         if self._live is None:
-            cells = row(result).cells
+            cells = row(result, record).cells
             figures = ", ".join(
                 f"{name} {value}"
                 for name, value in zip(COLUMNS[4:-1], cells[4:-1], strict=True)
@@ -215,6 +218,7 @@ class ConsoleSink:
             platform="local",
             message="in progress (partial report)",
             steps=list(self.results),
+            records=list(self.records),
         )
 
     async def finished(self, report: RunReport) -> None:
@@ -223,7 +227,7 @@ class ConsoleSink:
             self._live.stop()
         write_json(report, self.out)  # also when interrupted: the partial report, with why
         table = Table(*COLUMNS, title="Steps")
-        for result in report.steps:
-            line = row(result)
+        for result, record in report.step_pairs():
+            line = row(result, record)
             table.add_row(*line.cells, style=_STYLES.get(line.verdict))
         self.console.print(table)

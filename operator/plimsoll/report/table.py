@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plimsoll.api.step import StepRecord, StepResult
-from plimsoll.decide.stepsummary import record_of
 from plimsoll.report.sentence import format_bytes
 
 COLUMNS = [
@@ -48,8 +47,8 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
-def row(result: StepResult) -> Row:
-    record = record_of(result)
+def row(result: StepResult, record: StepRecord) -> Row:
+    """The step's row: its figures from `record`, what records leave out from `result`."""
     memory = "—" if record.memory_bytes is None else format_bytes(record.memory_bytes)
     cells = [
         str(record.index),

@@ -33,7 +33,6 @@ from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord
 from plimsoll.decide.sizing import plan
 from plimsoll.decide.sizingcosts import SizingInputError, resolve
-from plimsoll.decide.stepsummary import record_of
 from plimsoll.decide.unitcosts import unit_costs
 from plimsoll.decide.workload_advice import workload_warnings
 from plimsoll.platforms.base import Endpoints, MetricsBeforeStart, Platform
@@ -45,8 +44,6 @@ from plimsoll.run.progress import ProgressSink
 from plimsoll.run.scrapecheck import check_scrape_window, fit_before_start
 from plimsoll.run.streamsprobe import probe_streams, release_streams
 from plimsoll.run.variant import concluded_ceiling, run_variant
-
-__all__ = ["ProgressSink", "RunStoppedError", "record_of", "run_test"]
 
 
 class RunStoppedError(RuntimeError):

@@ -26,6 +26,7 @@ from plimsoll.api.step import (
 from plimsoll.api.streams import StreamsHeld
 from plimsoll.api.trial import FloorProbe, TrialRequest, TrialResult
 from plimsoll.decide.contention import NO_BOUND, Figures, FloorBound, assess
+from plimsoll.decide.stepsummary import floor_ms
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms.base import Endpoints
 from plimsoll.run.stepmetrics import ServerSide, read_server_side
@@ -64,13 +65,6 @@ def floor_url(endpoints: Endpoints) -> str:
     if endpoints.floor_url is not None:
         return endpoints.floor_url
     return endpoints.upstream_url.rstrip("/") + "/healthz"
-
-
-def floor_ms(client: TrialResult | None, quantile: float) -> float | None:
-    """The direct-call floor at `quantile`, in milliseconds (None: no samples)."""
-    if client is None or client.floor is None or not client.floor.latency:
-        return None
-    return histogram.quantile_ms(histogram.merge([client.floor.latency]), quantile)
 
 
 def _contention(

@@ -130,8 +130,8 @@ async def run_variant(
             result = _invalid_if_lost(
                 await run_step(spec, endpoints, metrics, plan), await equipment.lost()
             )
-            record = record_of(result)
-            report.steps.append(result)
+            record = record_of(result)  # the one place a step's record is derived
+            report.add_step(result, record)
             await sink.step_finished(record, result)
             records.append(record)
             # One retry of an invalid step (a generator crashed, say); a second stops the search.
