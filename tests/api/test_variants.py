@@ -66,14 +66,16 @@ def test_a_variant_changes_target_services_upstream_and_workload_and_inherits_th
     assert postgres.trial == spec.trial  # not named by the variant: inherited
     assert postgres.search == spec.search
     assert spec.baseline_name == "embedded"
-    assert spec.variant_spec("postgres") == postgres
-    assert spec.variant_spec("default") == spec
+    assert spec.variant_specs() == {"embedded": embedded, "postgres": postgres}
+    assert spec.model_copy(update={"variants": []}).variant_specs() == {
+        "default": spec.model_copy(update={"variants": []})
+    }
 
 
 def test_a_service_added_under_an_inherited_name_replaces_it() -> None:
     bigger = {**STORE, "args": ["--maxmemory", "1gb"]}
     test = load_capacity_test(document([{"name": "big", "addServices": [bigger]}]))
-    [service] = test.spec.variant_spec("big").services
+    [service] = test.spec.variant_specs()["big"].services
     assert service.args == ["--maxmemory", "1gb"]
     assert test.spec.baseline_name == "big"  # the first variant when none is named
 
@@ -143,8 +145,8 @@ def test_an_extra_metric_is_read_only_in_the_variants_it_names() -> None:
         document([{"name": "embedded"}, {"name": "pg"}], metrics={"extra": [pg_calls, everywhere]})
     )
     spec = test.spec
-    assert [m.name for m in spec.variant_spec("pg").metrics.extra] == ["pg-commits", "cpu"]
-    assert [m.name for m in spec.variant_spec("embedded").metrics.extra] == ["cpu"]
+    assert [m.name for m in spec.variant_specs()["pg"].metrics.extra] == ["pg-commits", "cpu"]
+    assert [m.name for m in spec.variant_specs()["embedded"].metrics.extra] == ["cpu"]
     wrong = {**pg_calls, "variants": ["postgres"]}
     assert problems([{"name": "pg"}], metrics={"extra": [wrong]}) == [
         "spec: metrics.extra[0].variants: ['postgres'] name no variant; the variants are ['pg']"

@@ -27,17 +27,22 @@ def spec(**extra: Any) -> CapacityTestSpec:
     return load_capacity_test({**resource, "metadata": {"name": "t"}, "spec": body}).spec
 
 
+def views(test_spec: CapacityTestSpec) -> list[CapacityTestSpec]:
+    """Every variant's spec, as the runner hands them to the budget."""
+    return list(test_spec.variant_specs().values())
+
+
 def test_the_budget_is_the_declared_shapes_with_headroom() -> None:
-    budget = run_budget(spec(), SHAPES)
+    budget = run_budget(views(spec()), SHAPES)
     # target 1 + mock 0.5 + generator 1 = 2.5 cores, x 1.25, plus the largest pod (1);
     # 1792 MiB x 1.25 plus the largest (1 GiB) = 3264 MiB. Pods: 3 and 2 of headroom.
     assert (budget.pods, budget.cpu, budget.memory) == (5, 4.125, 3264 << 20)
 
 
 def test_the_largest_variant_counts_not_the_first() -> None:
-    small = run_budget(spec(), SHAPES)
+    small = run_budget(views(spec()), SHAPES)
     varied = run_budget(
-        spec(variants=[{"name": "big", "resources": {"cpu": "4", "memory": "8Gi"}}]), SHAPES
+        views(spec(variants=[{"name": "big", "resources": {"cpu": "4", "memory": "8Gi"}}])), SHAPES
     )
     assert varied.cpu > small.cpu + 3
     assert varied.memory > small.memory + 7 * 2**30
@@ -46,21 +51,21 @@ def test_the_largest_variant_counts_not_the_first() -> None:
 
 def test_an_external_target_has_no_pod_and_undeclared_pods_get_the_default() -> None:
     external = spec(target={"url": "http://10.0.0.1:8080"})
-    assert run_budget(external, SHAPES).pods == 4  # mock, generator, headroom 2
+    assert run_budget(views(external), SHAPES).pods == 4  # mock, generator, headroom 2
     services = [{"name": "db", "image": "postgres:17", "port": 5432}]
-    with_db = run_budget(spec(services=services), SHAPES)
+    with_db = run_budget(views(spec(services=services)), SHAPES)
     assert with_db.pods == 6
     assert with_db.cpu == round((2.5 + 0.1) * 1.25 + 1, 3)
 
 
 def test_kept_variants_count_together_and_so_does_every_mock() -> None:
     variants = [{"name": "a"}, {"name": "b"}]
-    always = run_budget(spec(variants=variants), SHAPES)
-    kept = run_budget(spec(variants=variants, cleanup="Never"), SHAPES)
+    always = run_budget(views(spec(variants=variants)), SHAPES)
+    kept = run_budget(views(spec(variants=variants, cleanup="Never")), SHAPES)
     # cleanup: Never keeps the first variant's three pods while the second runs.
     assert (always.pods, kept.pods) == (5, 8)
     assert kept.cpu == round(2 * 2.5 * 1.25 + 1, 3)
     named = [{"name": "auth", "envVar": "AUTH_URL", "resources": {"cpu": "2", "memory": "1Gi"}}]
-    with_auth = run_budget(spec(upstreams=named), SHAPES)
+    with_auth = run_budget(views(spec(upstreams=named)), SHAPES)
     assert with_auth.pods == 6
     assert with_auth.cpu == round((2.5 + 2) * 1.25 + 2, 3)

@@ -79,7 +79,7 @@ def all_objects(run: RunIdentity = RUN) -> list[dict[str, Any]]:
     return [
         manifests.namespace(RUN),
         boundaries.limit_range(RUN),
-        boundaries.resource_quota(RUN, spec, manifests.KNOWN_SHAPES),
+        boundaries.resource_quota(RUN, [spec], manifests.KNOWN_SHAPES),
         manifests.mock_config_map(RUN, spec.upstream),
         *(manifests.mock_pod(RUN, i, spec.upstream, images.mock) for i in range(2)),
         manifests.cluster_service(RUN, "plimsoll-mock", "mock", spec.upstream.port),
@@ -371,7 +371,7 @@ def test_the_quota_admits_every_pod_of_the_run_and_bounds_it_near_what_it_declar
 def test_the_defaults_give_requests_only_so_nothing_unpinned_is_throttled() -> None:
     [limit] = boundaries.limit_range(RUN)["spec"]["limits"]
     assert set(limit) == {"type", "defaultRequest"}  # no default, max: they would set limits
-    quota = boundaries.resource_quota(RUN, _spec(), manifests.KNOWN_SHAPES)
+    quota = boundaries.resource_quota(RUN, [_spec()], manifests.KNOWN_SHAPES)
     assert not any(k.startswith("limits.") for k in quota["spec"]["hard"])
 
 

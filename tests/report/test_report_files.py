@@ -84,7 +84,7 @@ def _report() -> RunReport:
 
 def test_sentence_reads_like_the_seeds() -> None:
     report = _report()
-    assert ceiling_sentence(report, report.ceilings[0]) == (
+    assert ceiling_sentence(report, report.ceilings[0], report.spec) == (
         "0.5 CPU / 128 MiB sustains 20 requests per second; cpu limited it, "
         "6.0 MiB under the limit with 30% CPU idle."
     )
@@ -112,7 +112,7 @@ def test_a_run_with_no_passing_level_says_so_once_and_prints_no_none_rps(tmp_pat
     report = _report()
     nothing = Ceiling(level=None, unit="rps", high=20, complete=True, stop_reason="no level passed")
     report.ceilings = [nothing]
-    assert ceiling_sentence(report, nothing) == (
+    assert ceiling_sentence(report, nothing, report.spec) == (
         "0.5 CPU / 128 MiB passed no level: even the lowest level tried, 20 rps, failed."
     )
     write_json(report, tmp_path)
@@ -134,7 +134,7 @@ def test_an_inconclusive_run_claims_no_ceiling() -> None:
         inconclusive=True,
         stop_reason="inconclusive: the host was busy (step 3 at level 20 was noisy 4 times)",
     )
-    assert ceiling_sentence(report, busy) == (
+    assert ceiling_sentence(report, busy, report.spec) == (
         "0.5 CPU / 128 MiB: inconclusive: the host was busy (step 3 at level 20 was noisy "
         "4 times); no ceiling; 10 requests per second passed before that, a lower bound only."
     )

@@ -264,6 +264,12 @@ class Metrics(PlimsollModel):
         "trial's window (it may be restarting) before the step is invalid.",
     )
 
+    def for_variant(self, name: str) -> Metrics:
+        """These metrics as the variant `name` reads them: the extra metrics that name it,
+        or no variant at all."""
+        extra = [m for m in self.extra if not m.variants or name in m.variants]
+        return self.model_copy(update={"extra": extra})
+
 
 class Generators(PlimsollModel):
     replicas: int = Field(
@@ -451,31 +457,43 @@ class CapacityTestSpec(PlimsollModel):
             return REPLAY_UNIT
         return "users" if self.workload.model is LoadModel.USERS else "rps"
 
-    def for_variant(self, variant: Variant | None) -> CapacityTestSpec:
+    def for_variant(self, variant: Variant) -> CapacityTestSpec:
         """The spec as `variant` sees it: its target, services, upstream and workload, with
-        everything it does not name inherited, and only the extra metrics read in it. The
-        runner computes it once per variant and hands it to the platform, so both platforms
-        read the same thing."""
-        if variant is None:
-            return self
-        extra = [m for m in self.metrics.extra if not m.variants or variant.name in m.variants]
+        everything it does not name inherited, and only the extra metrics read in it.
+        Called by the validator (each variant's spec must hold together) and by
+        `variant_specs`; everyone else takes the specs the runner derived once."""
         return self.model_copy(
             update={
                 "target": variant.target_for(self.target),
                 "services": variant.services_for(self.services),
                 "upstream": variant.upstream or self.upstream,
                 "workload": variant.workload or self.workload,
-                "metrics": self.metrics.model_copy(update={"extra": extra}),
+                "metrics": self.metrics.for_variant(variant.name),
             }
         )
 
-    def variant_spec(self, name: str) -> CapacityTestSpec:
-        """The spec as the variant called `name` sees it; the spec itself for 'default' (or a
-        name it does not hold: a report's steps always name one of its variants)."""
-        for variant in self.variants:
-            if variant.name == name:
-                return self.for_variant(variant)
-        return self
+    def variant_specs(self) -> dict[str, CapacityTestSpec]:
+        """Every variant's spec by name, in the spec's order; {'default': self} without
+        variants. The runner derives them once per run and hands each to the platform, the
+        namespace budget and the report, so all of them read the same thing."""
+        if not self.variants:
+            return {"default": self}
+        return {variant.name: self.for_variant(variant) for variant in self.variants}
+
+    def narrowed_to(self, name: str) -> CapacityTestSpec:
+        """The spec with only the variant `name` (`plimsoll run --variant`): the extra
+        metrics meant for the others go with them, and a baseline that is not this variant
+        has nothing to be compared with. Raises KeyError for a name it does not hold."""
+        chosen = [v for v in self.variants if v.name == name]
+        if not chosen:
+            raise KeyError(name)
+        return self.model_copy(
+            update={
+                "variants": chosen,
+                "metrics": self.metrics.for_variant(name),
+                "baseline": self.baseline if self.baseline == name else None,
+            }
+        )
 
     @property
     def baseline_name(self) -> str:

@@ -47,18 +47,11 @@ def _select(tests: list[CapacityTest], variant: str | None) -> CapacityTest:
     test = tests[0]
     if variant is None:
         return test
-    chosen = [v for v in test.spec.variants if v.name == variant]
-    if not chosen:
+    try:
+        spec = test.spec.narrowed_to(variant)
+    except KeyError:
         names = [v.name for v in test.spec.variants] or ["(none)"]
-        raise SpecError([f"spec.variants: no variant {variant!r}; the spec has {names}"])
-    # Extra metrics meant only for the variants left out go with them.
-    extra = [m for m in test.spec.metrics.extra if not m.variants or variant in m.variants]
-    metrics = test.spec.metrics.model_copy(update={"extra": extra})
-    # A baseline that is not the chosen variant has nothing to be compared with here.
-    baseline = test.spec.baseline if test.spec.baseline == variant else None
-    spec = test.spec.model_copy(
-        update={"variants": chosen, "metrics": metrics, "baseline": baseline}
-    )
+        raise SpecError([f"spec.variants: no variant {variant!r}; the spec has {names}"]) from None
     return test.model_copy(update={"spec": spec})
 
 

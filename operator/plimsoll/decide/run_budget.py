@@ -15,6 +15,7 @@ counts: the default one and the named ones (`upstreams`), at their declared shap
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from plimsoll.api.spec import CapacityTestSpec, Cleanup
@@ -43,10 +44,13 @@ class KnownShapes:
     undeclared: PodShape  # a target, service or setup container with no resources
 
 
-def run_budget(spec: CapacityTestSpec, shapes: KnownShapes) -> RunBudget:
-    views = [spec.for_variant(v) for v in spec.variants] or [spec]
-    per_variant = [_pods(view, shapes) for view in views]
-    if spec.cleanup is Cleanup.ALWAYS:
+def run_budget(every_variant: Sequence[CapacityTestSpec], shapes: KnownShapes) -> RunBudget:
+    """The budget of a run whose variants see the specs `every_variant`
+    (`CapacityTestSpec.variant_specs`, as the runner derived them)."""
+    if not every_variant:
+        raise ValueError("a run has at least one variant's spec")
+    per_variant = [_pods(view, shapes) for view in every_variant]
+    if every_variant[0].cleanup is Cleanup.ALWAYS:  # one clean-up for the whole run
         every = max(per_variant, key=_size)
     else:
         every = [pod for pods in per_variant for pod in pods]

@@ -14,6 +14,7 @@ here. Pods whose spec gives `resources` are Guaranteed (requests == limits) anyw
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from plimsoll.api.spec import CapacityTestSpec
@@ -27,8 +28,11 @@ LIMIT_RANGE_NAME = "run-defaults"
 UNDECLARED = PodShape(cpu=0.1, memory=128 * 2**20)
 
 
-def resource_quota(run: RunIdentity, spec: CapacityTestSpec, shapes: KnownShapes) -> dict[str, Any]:
-    budget = run_budget(spec, shapes)
+def resource_quota(
+    run: RunIdentity, every_variant: Sequence[CapacityTestSpec], shapes: KnownShapes
+) -> dict[str, Any]:
+    """The quota of the run's namespace: what every variant's spec (`variant_specs`) asks for."""
+    budget = run_budget(every_variant, shapes)
     return {
         "apiVersion": "v1",
         "kind": "ResourceQuota",

@@ -8,10 +8,11 @@ and reads resources through the platform's `MetricsSource`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from plimsoll.api.spec import CapacityTestSpec, Variant
+from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.metrics.source import MetricsSource
 
 
@@ -46,11 +47,15 @@ class PlatformError(RuntimeError):
 class Platform(Protocol):
     name: str  # "local" or "kubernetes", recorded in the report
 
-    async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
+    async def start(
+        self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
+    ) -> Endpoints:
         """Start services, the mock, the target (pinned) and the generators; wait until ready;
         run the target's setup steps. Idempotent: pieces already running are adopted.
-        `spec` is the spec as `variant` sees it (`CapacityTestSpec.for_variant`, applied by
-        the runner): a platform reads every piece from it, never from `variant`."""
+        `spec` is this variant's spec and `every_variant` every variant's, this one among
+        them, as the runner derived them once (`CapacityTestSpec.variant_specs`): a platform
+        reads every piece from `spec`, and only what spans the whole run (the Kubernetes
+        namespace's quota) from `every_variant`."""
         ...
 
     async def ensure_ready(self) -> None:

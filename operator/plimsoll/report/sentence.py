@@ -1,14 +1,14 @@
 """The ceiling in one sentence, the way capacity reports state it.
 
 "1 CPU / 512 MiB sustains 2,350 modeled users; memory limited it, 6 MiB under
-the limit with 30% CPU idle." Used by the runner (report.summary), the live
-view and report.md, so every place says the same thing.
+the limit with 30% CPU idle." Called by the runner for `report.summary`, which the live
+view and report.md print, so every place says the same thing.
 """
 
 from __future__ import annotations
 
 from plimsoll.api.report import RunReport
-from plimsoll.api.spec import PodShape
+from plimsoll.api.spec import CapacityTestSpec, PodShape
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import LimitedBy
 
@@ -59,8 +59,8 @@ def _headroom(ceiling: Ceiling) -> str:
     return " with ".join(parts)
 
 
-def ceiling_sentence(report: RunReport, ceiling: Ceiling) -> str:
-    spec = report.spec.variant_spec(ceiling.variant)  # a variant may change the shape
+def ceiling_sentence(report: RunReport, ceiling: Ceiling, spec: CapacityTestSpec) -> str:
+    """`ceiling` in words; `spec` is its variant's spec (a variant may change the shape)."""
     shape = spec.target.resources if spec.target.url is None else None
     who = format_shape(shape, report.pinned)
     units = _UNITS.get(ceiling.unit, ceiling.unit)

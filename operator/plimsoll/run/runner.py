@@ -23,12 +23,12 @@ completed is not provisioned again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest
-from plimsoll.api.spec import Cleanup, Variant
+from plimsoll.api.spec import CapacityTestSpec, Cleanup, Variant
 from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord
 from plimsoll.decide.sizing import plan
@@ -59,15 +59,14 @@ def _keep(cleanup: Cleanup, succeeded: bool) -> bool:
 
 
 async def _run_variant(
-    test: CapacityTest,
-    variant: Variant | None,
+    name: str,
+    specs: Mapping[str, CapacityTestSpec],
     platform: Platform,
     sink: ProgressSink,
     history: Sequence[StepRecord],
     report: RunReport,
 ) -> Ceiling:
-    name = variant.name if variant is not None else "default"
-    spec = test.spec.for_variant(variant)  # the one place a variant's overrides are applied
+    spec = specs[name]
     await sink.variant_started(name)
     done = concluded_ceiling(spec, name, history, report)
     if done is not None:
@@ -82,7 +81,7 @@ async def _run_variant(
     succeeded = False
     endpoints: Endpoints | None = None
     try:
-        endpoints = await platform.start(spec, variant)
+        endpoints = await platform.start(spec, list(specs.values()))
         report.warnings.extend(w for w in endpoints.warnings if w not in report.warnings)
         advice = workload_warnings(spec.workload)
         report.warnings.extend(w for w in advice if w not in report.warnings)
@@ -118,14 +117,16 @@ async def _run_variant(
         await asyncio.shield(platform.stop(keep=_keep(spec.cleanup, succeeded)))
 
 
-def _finish(report: RunReport) -> None:
+def _finish(report: RunReport, specs: Mapping[str, CapacityTestSpec]) -> None:
     report.ended_at = _now()
     # The headline ceiling is the baseline variant's: the one the others are compared with.
     baseline = report.spec.baseline_name
     chosen = [c for c in report.ceilings if c.variant == baseline] or report.ceilings[:1]
     report.ceiling = chosen[0] if chosen else None
     report.unit_costs = unit_costs(report)
-    report.summary = [ceiling_sentence(report, c) for c in report.ceilings]
+    report.summary = [
+        ceiling_sentence(report, c, specs.get(c.variant, report.spec)) for c in report.ceilings
+    ]
     report.comparison = compare_variants(report)
     if report.spec.sizing is not None:
         try:
@@ -143,14 +144,15 @@ async def run_test(
 ) -> RunReport:
     """Find the ceiling of every variant of `test`; the report, complete or partial."""
     variants: list[Variant | None] = list(test.spec.variants) or [None]
+    specs = test.spec.variant_specs()  # the one place each variant's spec is derived
     report = RunReport(
         test_name=test.metadata.name, spec=test.spec, started_at=_now(), platform="unknown"
     )
     try:
-        for variant in variants:
+        for variant, name in zip(variants, specs, strict=True):
             platform = make_platform(variant)
             report.platform = platform.name
-            ceiling = await _run_variant(test, variant, platform, sink, history, report)
+            ceiling = await _run_variant(name, specs, platform, sink, history, report)
             report.ceilings.append(ceiling)
             await sink.variant_finished(ceiling)
         incomplete = [c for c in report.ceilings if not c.complete]
@@ -160,13 +162,13 @@ async def run_test(
         )
     except asyncio.CancelledError:
         report.message = "interrupted: the steps measured so far are kept"
-        _finish(report)
+        _finish(report, specs)
         await asyncio.shield(sink.phase(Phase.FAILED, report.message))
         await asyncio.shield(sink.finished(report))
         raise
     except Exception as exc:  # any failure still owes the user a report of what was measured
         report.message = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
-    _finish(report)
+    _finish(report, specs)
     final = Phase.SUCCEEDED if report.outcome is Outcome.SUCCEEDED else Phase.FAILED
     await sink.phase(final, report.message or "ceiling found")
     await sink.finished(report)

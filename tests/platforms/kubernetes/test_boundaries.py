@@ -74,8 +74,9 @@ async def test_a_foreign_generator_image_stops_the_start_before_anything_is_made
 ) -> None:
     emulator, client = api
     platform = KubernetesPlatform(client, RUN, KubernetesOptions(images=Images()))
+    refused = spec(generators={"image": "evil/miner:1"})
     with pytest.raises(PlatformError, match=r"spec\.generators\.image: image 'evil/miner:1'"):
-        await platform.start(spec(generators={"image": "evil/miner:1"}), None)
+        await platform.start(refused, [refused])
     assert emulator.namespaces == {}
 
 
@@ -85,8 +86,9 @@ async def test_a_foreign_image_on_a_named_mock_stops_the_start_too(
     emulator, client = api
     platform = KubernetesPlatform(client, RUN, KubernetesOptions(images=Images()))
     named = [{"name": "auth", "envVar": "AUTH_URL", "image": "evil/miner:1"}]
+    refused = spec(upstreams=named)
     with pytest.raises(PlatformError, match=r"spec\.upstreams\[0\]\.image: image 'evil/miner:1'"):
-        await platform.start(spec(upstreams=named), None)
+        await platform.start(refused, [refused])
     assert emulator.namespaces == {}
 
 
@@ -186,10 +188,11 @@ async def test_a_prometheus_url_outside_the_operators_list_stops_the_start(
     options = KubernetesOptions(prometheus_url="http://prometheus.monitoring:9090")
     platform = KubernetesPlatform(client, RUN, options)
     metadata = {"prometheusUrl": "http://169.254.169.254/latest/meta-data/#"}
+    refused = spec(metrics=metadata)
     with pytest.raises(
         PlatformError, match=r"spec\.metrics\.prometheusUrl: .* is not a Prometheus"
     ):
-        await platform.start(spec(metrics=metadata), None)
+        await platform.start(refused, [refused])
     assert emulator.namespaces == {}
 
 
@@ -198,8 +201,9 @@ async def test_bounds_and_policies_come_before_any_pod(
 ) -> None:
     emulator, client = api
     options = KubernetesOptions(ready_timeout=0.5, poll=0.1)  # no kubelet: nothing gets ready
+    plain = spec()
     with pytest.raises(PlatformError):
-        await KubernetesPlatform(client, RUN, options).start(spec(), None)
+        await KubernetesPlatform(client, RUN, options).start(plain, [plain])
     created = [path.rsplit("/", 1)[-1] for method, path, _, _ in emulator.calls if method == "POST"]
     first_pod = created.index("pods")
     assert set(created[:first_pod]) >= {"limitranges", "resourcequotas", "networkpolicies"}

@@ -23,11 +23,12 @@ import base64
 import os
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from plimsoll.api.spec import CapacityTestSpec, Variant
+from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
 from plimsoll.api.urls import redact_url
@@ -245,9 +246,10 @@ class KubernetesPlatform:
         hosts.add(os.environ.get("KUBERNETES_SERVICE_HOST", ""))
         return hosts - {""}
 
-    async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
+    async def start(
+        self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
+    ) -> Endpoints:
         self._spec = spec
-        del variant  # already applied to `spec`; the run identity carries its name
         run, images, limit = self.run, self._options.images, self._options.ready_timeout
         allowed = {*self._options.allowed_prometheus}
         if self._options.prometheus_url:
@@ -272,7 +274,7 @@ class KubernetesPlatform:
         # Bounds and policies before any pod: nothing in the namespace runs without them.
         await self.apply(boundaries.limit_range(run))
         await self._quota_in_force(
-            await self.apply(boundaries.resource_quota(run, spec, manifests.KNOWN_SHAPES))
+            await self.apply(boundaries.resource_quota(run, every_variant, manifests.KNOWN_SHAPES))
         )
         await self.apply(manifests.run_egress_policy(run))
         await self.apply(manifests.generator_network_policy(run, spec))

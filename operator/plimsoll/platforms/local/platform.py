@@ -26,9 +26,10 @@ import math
 import os
 import secrets
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from plimsoll.api.spec import CapacityTestSpec, SetupStep, Variant
+from plimsoll.api.spec import CapacityTestSpec, SetupStep
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.api.upstream import Upstream, mock_role
 from plimsoll.api.urls import redact_url
@@ -168,8 +169,10 @@ class LocalPlatform:
         )
         return url
 
-    async def start(self, spec: CapacityTestSpec, variant: Variant | None) -> Endpoints:
-        del variant  # already applied to `spec`; this platform's run id names it
+    async def start(
+        self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
+    ) -> Endpoints:
+        del every_variant  # nothing here spans variants: each runs its own processes
         launcher = self.launcher
         warnings, placement = launcher.warnings, launcher.placement
         workdir = launcher.workdir.resolve()
