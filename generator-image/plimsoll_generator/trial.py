@@ -16,13 +16,13 @@ from typing import Protocol
 from plimsoll.api.trial import TrialRequest, TrialResult, TrialState
 from plimsoll.api.workload import LoadModel
 from plimsoll.api.workload import Protocol as Wire
+from plimsoll.shared.load_split import user_count
 from plimsoll_generator.client import Pool, split_url
 from plimsoll_generator.clientips import ClientIpError, verify
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.cpu import CpuMeter
 from plimsoll_generator.floor import FloorProber
 from plimsoll_generator.recorder import Recorder
-from plimsoll_generator.split import user_count
 from plimsoll_generator.tls import context_for
 
 DRAIN_LIMIT = 30.0  # the longest we wait for calls in flight at the end

@@ -1,7 +1,8 @@
 """Running a trial on one or several worker processes (one per core).
 
 With one process the trial runs on the control server's own loop. With N, the
-request is split exactly (`split.py`), each share goes to a worker process over
+request is split exactly (`plimsoll.shared.load_split`, by the rule the runner
+split the level across generators), each share goes to a worker process over
 a pipe, and the N results are merged with `plimsoll.shared.results`. A worker
 is a spawned process running uvloop; it answers "start" with its result when
 the trial ends, and "abort" by ending its trial early (the result then is the
@@ -18,8 +19,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from plimsoll.api.trial import TrialRequest, TrialResult
+from plimsoll.shared.load_split import split_request
 from plimsoll.shared.results import merge_results
-from plimsoll_generator.split import split_request
 from plimsoll_generator.trial import run_trial
 
 

@@ -140,7 +140,6 @@ async def run_step(
         client = await run_trial(
             endpoints.generator_urls,
             _request(spec, endpoints, plan).model_copy(update={"duration": plan.duration}),
-            spec.workload.model,
             level=plan.level,
             token=endpoints.control_token,
         )

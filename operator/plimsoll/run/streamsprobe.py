@@ -34,7 +34,7 @@ from plimsoll.decide.scrapewindow import minimum_window
 from plimsoll.decide.streammemory import StreamMemoryError, memory_per_stream, stream_counts
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms.base import Endpoints
-from plimsoll.run.trialclient import split_level
+from plimsoll.shared.load_split import split_load
 
 READ_SECONDS = 2.0  # each memory reading: a short window's mean (cgroups sample at 4 Hz)
 SETTLE_SECONDS = 1.0  # after the streams are open, for the target's allocations to land
@@ -66,7 +66,7 @@ async def _ask(
 async def _hold(
     client: httpx.AsyncClient, urls: Sequence[str], count: int, spec: CapacityTestSpec, target: str
 ) -> None:
-    shares = split_level(count, len(urls), LoadModel.USERS)  # whole streams that add up
+    shares = split_load(count, len(urls), LoadModel.USERS)  # whole streams that add up
     for url, share in zip(urls, shares, strict=True):
         hold = StreamsHold(count=int(share.level), workload=spec.workload, target_url=target)
         await _ask(client, "POST", url, hold.to_wire())

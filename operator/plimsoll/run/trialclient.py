@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -27,7 +26,7 @@ from plimsoll.api.trial import (
     TrialResult,
     TrialState,
 )
-from plimsoll.api.workload import LoadModel
+from plimsoll.shared.load_split import split_request
 from plimsoll.shared.results import merge_results
 
 _POLL_INTERVAL = 0.25
@@ -36,31 +35,6 @@ _GRACE = 30.0  # beyond warm-up + duration, for generators to drain and report
 
 class TrialFailedError(RuntimeError):
     """The trial produced no trustworthy client-side result; the message says why."""
-
-
-@dataclass(frozen=True)
-class Share:
-    level: float
-    first_user: int
-
-
-def split_level(level: int, generators: int, model: LoadModel) -> list[Share]:
-    """Each generator's share: rates as floats that add up to the level; users as whole
-    numbers that add up exactly, with offsets so user ids never collide."""
-    if generators < 1:
-        raise ValueError("at least one generator is needed")
-    if model is LoadModel.RATE:
-        return [Share(level=level / generators, first_user=0) for _ in range(generators)]
-    if model is LoadModel.REPLAY:  # each replays its part of the clients at the full speed
-        return [Share(level=float(level), first_user=0) for _ in range(generators)]
-    base, extra = divmod(level, generators)
-    shares: list[Share] = []
-    first = 0
-    for index in range(generators):
-        users = base + (1 if index < extra else 0)
-        shares.append(Share(level=float(users), first_user=first))
-        first += users
-    return shares
 
 
 # A trial result is a few encoded histograms: kilobytes to a few MiB at most. A bigger
@@ -123,30 +97,20 @@ async def _abort(client: httpx.AsyncClient, url: str, trial_id: str) -> None:
 async def run_trial(
     generator_urls: Sequence[str],
     request: TrialRequest,
-    model: LoadModel,
     *,
     level: int,
     token: str | None = None,
 ) -> TrialResult:
-    """Run `request` at `level` split across `generator_urls`; the merged result. `token`
+    """Run `request` at `level` split across `generator_urls` (`plimsoll.shared.load_split`,
+    the rule each generator applies again to its processes); the merged result. `token`
     is the run's control token, sent with every call."""
-    shares = split_level(level, len(generator_urls), model)
+    parts = split_request(request.model_copy(update={"level": level}), len(generator_urls))
     deadline = time.monotonic() + request.warm_up + request.duration + _GRACE
     started: dict[str, str] = {}
     headers = {CONTROL_TOKEN_HEADER: token} if token else {}
     async with httpx.AsyncClient(timeout=httpx.Timeout(10.0), headers=headers) as client:
         try:
-            for index, (url, share) in enumerate(zip(generator_urls, shares, strict=True)):
-                part = request.model_copy(
-                    update={
-                        "level": share.level,
-                        "first_user": share.first_user,
-                        "client_ip_offset": request.client_ip_offset + share.first_user,
-                        "seed": request.seed * 1000 + index,
-                        "replay_part": index,
-                        "replay_parts": len(generator_urls),
-                    }
-                )
+            for url, part in zip(generator_urls, parts, strict=True):
                 started[url] = await _start(client, url, part)
             polls = [_poll(client, url, tid, deadline) for url, tid in started.items()]
             results = await asyncio.gather(*polls)

@@ -15,7 +15,6 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.resource import load_capacity_test
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.trial import TrialRequest
-from plimsoll.api.workload import LoadModel
 from plimsoll.controller.report_map import ReportNotWrittenError, write_report_config_map
 from plimsoll.kube.client import KubeClient
 from plimsoll.kube.manifests import PSS_LABELS
@@ -176,7 +175,7 @@ async def test_an_oversized_generator_answer_is_refused_not_held() -> None:
     )
     try:
         with pytest.raises(TrialFailedError, match="larger than 32 MiB"):
-            await run_trial([f"http://127.0.0.1:{port}"], request, LoadModel.RATE, level=1)
+            await run_trial([f"http://127.0.0.1:{port}"], request, level=1)
     finally:
         await runner.cleanup()
 
