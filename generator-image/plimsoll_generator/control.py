@@ -45,6 +45,7 @@ from plimsoll.api.trial import (
     TrialResult,
     TrialState,
 )
+from plimsoll.api.validation_errors import field_problems
 from plimsoll_generator.holding import HeldStreams
 from plimsoll_generator.metrics import Metrics
 from plimsoll_generator.workers import InProcess, ProcessPool
@@ -128,11 +129,9 @@ class Trials:
 
 
 def _validation_body(exc: ValidationError, what: str = "trial request") -> dict[str, Any]:
-    errors = [
-        {"field": ".".join(str(p) for p in err["loc"]), "message": err["msg"]}
-        for err in exc.errors(include_url=False)
-    ]
-    fields = ", ".join(e["field"] or "(body)" for e in errors)
+    problems = field_problems(exc)
+    fields = ", ".join(p.field or "(body)" for p in problems)
+    errors = [{"field": p.field, "message": p.message} for p in problems]
     return {"error": f"invalid {what}: {fields}", "fields": errors}
 
 

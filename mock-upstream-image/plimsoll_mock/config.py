@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from plimsoll.api.upstream import MOCK_CONFIG_ENV, Upstream
+from plimsoll.api.validation_errors import describe_validation_error
 
 RESERVED_PATHS = ("/healthz", "/metrics")
 LLM_PATHS = ("/v1/chat/completions", "/v1/messages")
@@ -43,18 +44,12 @@ def load(path: str | None, environ: Mapping[str, str]) -> Upstream:
     try:
         config = Upstream.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid configuration in {source}:\n{describe(exc)}") from exc
+        lines = describe_validation_error(exc, whole="(top level)")
+        raise ConfigError(
+            f"invalid configuration in {source}:\n" + "\n".join(f"  {line}" for line in lines)
+        ) from exc
     _check_paths(config)
     return config
-
-
-def describe(exc: ValidationError) -> str:
-    """One line per error, each starting with the field's dotted path."""
-    lines = []
-    for error in exc.errors():
-        field = ".".join(str(part) for part in error["loc"]) or "(top level)"
-        lines.append(f"  {field}: {error['msg']}")
-    return "\n".join(lines)
 
 
 def _check_paths(config: Upstream) -> None:

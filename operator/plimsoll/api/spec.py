@@ -20,6 +20,7 @@ from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.target import NAME_PATTERN, PodShape, Service, SetupStep, Target
 from plimsoll.api.units import Fraction, Quantile, Seconds
 from plimsoll.api.upstream import NamedUpstream, Upstream
+from plimsoll.api.validation_errors import one_line
 from plimsoll.api.variant import Variant
 from plimsoll.api.workload import LoadModel, Workload
 
@@ -436,7 +437,7 @@ class CapacityTestSpec(PlimsollModel):
             try:
                 seen = self.for_variant(variant)
             except ValueError as exc:  # pydantic's ValidationError is one too
-                raise ValueError(f"variants[{index}] ({variant.name}): {_one_line(exc)}") from exc
+                raise ValueError(f"variants[{index}] ({variant.name}): {one_line(exc)}") from exc
             problems = [
                 *_workload_problems(seen.workload, seen.upstream, seen.pass_when),
                 *_upstreams_problems(seen.upstreams, seen.target),
@@ -501,16 +502,3 @@ class CapacityTestSpec(PlimsollModel):
         if self.baseline is not None:
             return self.baseline
         return self.variants[0].name if self.variants else "default"
-
-
-def _one_line(exc: ValueError) -> str:
-    """A nested model's validation error as one line: 'field: message; field: message'."""
-    errors = getattr(exc, "errors", None)
-    if not callable(errors):
-        return str(exc)
-    parts = []
-    for item in errors(include_url=False):
-        where = ".".join(str(part) for part in item["loc"])
-        message = str(item["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)

@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.table import Table
 
 from plimsoll.api.report import RunReport
-from plimsoll.api.resource import describe_validation_error
 from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.units import parse_duration, parse_memory
+from plimsoll.api.validation_errors import describe_validation_error
 from plimsoll.decide.sizing import plan
 from plimsoll.decide.sizingcosts import SizingInputError, resolve
 from plimsoll.report.files import read_report
