@@ -1,13 +1,14 @@
 """One CapacityTest's life under the operator: decide, run, watch for changes, clean up.
 
-`supervise` is the body of the kopf daemon (`plimsoll.controller.handlers`), one per
-resource. It reads the live body, asks the pure `operator_plan.decide` what to
-do, and then starts the runner (`plimsoll.run.runner.run_test`) on the Kubernetes
-platform, resumes it from `status.steps`, records an invalid spec, or waits.
-While a run is under way it watches for a new generation or a new
-`plimsoll.dev/rerun` token (stop, clean up, start anew) and for the operator
-exiting: then the run is detached, not failed, so the next operator resumes it
-with its pods still in place.
+`Supervisor.run` is the body of the kopf daemon (`plimsoll.controller.handlers`),
+one per resource. It reads the live body (its status and schedule parsed once
+per change), asks the pure `plimsoll.decide.plan.decide` what to do, and then
+starts the runner (`plimsoll.run.runner.run_test`) on the Kubernetes platform,
+resumes it from `status.steps`, records an invalid spec, or waits. While a run
+is under way it watches for a new generation or a new `plimsoll.dev/rerun`
+token (stop, clean up, start anew) and for the operator exiting: then the run
+is detached, not failed, so the next operator resumes it with its pods still in
+place.
 """
 
 from __future__ import annotations
@@ -106,12 +107,33 @@ async def delete_run_namespaces(client: KubeClient, uid: str, *, wait: float = 0
     return remaining
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    """The body's status and schedule as read at one resourceVersion."""
+
+    version: str | None
+    status: CapacityTestStatus | None
+    schedule: Schedule | None
+
+
 class Supervisor:
     def __init__(self, ctx: OperatorContext, body: Mapping[str, Any], stopped: Any) -> None:
         self.ctx, self.body, self.stopped = ctx, body, stopped
         meta = body["metadata"]
         self.uid: str = meta.get("uid") or f"{meta['namespace']}/{meta['name']}"
         self.platforms: list[KubernetesPlatform] = []
+        self._last: _Parsed | None = None
+
+    def _parsed(self) -> _Parsed:
+        """The status and schedule, parsed once per change of the live body (kopf updates
+        it in place, and every change brings a new resourceVersion), not on every poll.
+        A body without a resourceVersion is parsed each time: nothing tells its changes."""
+        version = self.body["metadata"].get("resourceVersion")
+        last = self._last
+        if last is None or version is None or last.version != version:
+            last = _Parsed(version, read_status(self.body), scheduled(self.body))
+            self._last = last
+        return last
 
     def desired(self) -> Desired:
         return Desired.of(self.body["metadata"], self._scheduled_slot())
@@ -120,9 +142,9 @@ class Supervisor:
         """The schedule slot the resource should serve: while a run is under way (or none
         has finished yet) the one it serves; once it is idle, the latest slot come due
         since, so missed slots run once and a run is never cut short by the next slot."""
-        status = read_status(self.body)
+        parsed = self._parsed()
+        status, schedule = parsed.status, parsed.schedule
         served = status.scheduled_slot if status is not None else None
-        schedule = scheduled(self.body)
         if schedule is None or status is None or status.phase not in TERMINAL_PHASES:
             return served
         since = parse_token(served) if served else status.start_time
@@ -138,7 +160,9 @@ class Supervisor:
 
     async def run(self) -> None:
         while not self.stopped:
-            status = read_status(self.body)
+            parsed = self._parsed().status
+            # A copy: a run writes into its status, and the parsed one must stay as read.
+            status = parsed.model_copy(deep=True) if parsed is not None else None
             desired = self.desired()
             try:
                 test = load_capacity_test(_plain(self.body))
