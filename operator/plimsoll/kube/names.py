@@ -7,12 +7,25 @@ so "is this object ours?" is answered by one set of labels everywhere. Pure: no 
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from dataclasses import dataclass
 
 from plimsoll.api import trial
+# The pod names both platforms give (Prometheus' series carry them), from the layer below.
+from plimsoll.shared.pod_names import DEFAULT_VARIANT as DEFAULT_VARIANT
+from plimsoll.shared.pod_names import child_name as child_name
+from plimsoll.shared.pod_names import child_pattern as child_pattern
+from plimsoll.shared.pod_names import dns_label
+from plimsoll.shared.pod_names import generator_pod_name as generator_pod_name
+from plimsoll.shared.pod_names import generator_pod_pattern as generator_pod_pattern
+from plimsoll.shared.pod_names import mock_pod_name as mock_pod_name
+from plimsoll.shared.pod_names import mock_pod_pattern as mock_pod_pattern
+from plimsoll.shared.pod_names import named_mock_pod_name as named_mock_pod_name
+from plimsoll.shared.pod_names import named_mock_pod_pattern as named_mock_pod_pattern
+from plimsoll.shared.pod_names import service_pod_name as service_pod_name
+from plimsoll.shared.pod_names import target_pod_name as target_pod_name
+from plimsoll.shared.pod_names import target_pod_pattern as target_pod_pattern
+from plimsoll.shared.pod_names import variant_slug as variant_slug
 
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_OWNER_UID = "plimsoll.dev/owner-uid"
@@ -45,19 +58,14 @@ def floor_port(upstream_port: int, image: str | None) -> int | None:
 DEFAULT_GENERATOR_IMAGE = "plimsoll-generator:0.1.0"
 DEFAULT_MOCK_IMAGE = "plimsoll-mock:0.1.0"
 
-_MAX_NAME = 63
-
-
-def _dns_label(text: str) -> str:
-    cleaned = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
-    return cleaned or "x"
+_MAX_NAME = 63  # a DNS label
 
 
 def run_namespace_name(test_name: str, run_id: str) -> str:
     """`plimsoll-<name>-<run id>`, the name shortened so the whole fits a DNS label."""
     short = run_id[:8]
     room = _MAX_NAME - len("plimsoll-") - len(short) - 1
-    name = _dns_label(test_name)[:room].rstrip("-")
+    name = dns_label(test_name)[:room].rstrip("-")
     return f"plimsoll-{name}-{short}"
 
 
@@ -145,79 +153,12 @@ class RunIdentity:
         return {LABEL_RUN: self.run_id, LABEL_OWNER_UID: self.owner_uid}
 
 
-DEFAULT_VARIANT = "default"  # a run without variants: its children keep their plain names
-_SLUG_MAX = 12  # so `setup-<step, 40>-<slug>` still fits a 63-character label (Job names)
-
-
-def variant_slug(variant: str) -> str:
-    """A short DNS-label form of a variant's name for its children's names; a long name is
-    cut and given a hash of the whole, so two variants never share a slug."""
-    cleaned = _dns_label(variant)
-    if cleaned == variant and len(cleaned) <= _SLUG_MAX:
-        return cleaned
-    digest = hashlib.sha256(variant.encode()).hexdigest()[:6]
-    return f"{cleaned[: _SLUG_MAX - 7].rstrip('-')}-{digest}"
-
-
-def child_name(base: str, variant: str = DEFAULT_VARIANT) -> str:
-    """`base` for a run without variants, else `base-<variant slug>`: each variant's pods,
-    Services, ConfigMaps, Jobs and policies are its own, so with `cleanup: Never` they all
-    stay side by side and a variant never adopts another's. The one place such names are made."""
-    if variant == DEFAULT_VARIANT:
-        return base
-    suffix = f"-{variant_slug(variant)}"
-    return f"{base[: _MAX_NAME - len(suffix)].rstrip('-')}{suffix}"
-
-
-def named_mock_pod_name(name: str, index: int, variant: str = DEFAULT_VARIANT) -> str:
-    """A named mock's pods (`spec.upstreams`): mock-auth-0, mock-auth-1, ..."""
-    return child_name(f"mock-{name}-{index}", variant)
-
-
-def named_mock_pod_pattern(name: str, variant: str = DEFAULT_VARIANT) -> str:
-    return child_pattern(f"mock-{name}-[0-9]+", variant)
-
-
 def named_mock_service(name: str, variant: str = DEFAULT_VARIANT) -> str:
     return child_name(f"{MOCK_SERVICE}-{name}", variant)
 
 
 def named_mock_config_map(name: str, variant: str = DEFAULT_VARIANT) -> str:
     return child_name(f"{MOCK_CONFIG_MAP}-{name}", variant)
-
-
-def child_pattern(base_pattern: str, variant: str = DEFAULT_VARIANT) -> str:
-    """The regex for `child_name(base, variant)` when `base_pattern` matches `base` (the
-    pods' names are all Prometheus' cAdvisor series carry). A slug is [a-z0-9-] only."""
-    return base_pattern if variant == DEFAULT_VARIANT else f"{base_pattern}-{variant_slug(variant)}"
-
-
-def target_pod_name(variant: str = DEFAULT_VARIANT) -> str:
-    return child_name("target", variant)
-
-
-def mock_pod_name(index: int, variant: str = DEFAULT_VARIANT) -> str:
-    return child_name(f"mock-{index}", variant)
-
-
-def generator_pod_name(index: int, variant: str = DEFAULT_VARIANT) -> str:
-    return child_name(f"generator-{index}", variant)
-
-
-def service_pod_name(name: str, variant: str = DEFAULT_VARIANT) -> str:
-    return child_name(f"svc-{name}", variant)
-
-
-def target_pod_pattern(variant: str = DEFAULT_VARIANT) -> str:
-    return child_pattern("target", variant)
-
-
-def mock_pod_pattern(variant: str = DEFAULT_VARIANT) -> str:
-    return child_pattern("mock-[0-9]+", variant)
-
-
-def generator_pod_pattern(variant: str = DEFAULT_VARIANT) -> str:
-    return child_pattern("generator-[0-9]+", variant)
 
 
 # The bases of a run's other children; `child_name(base, variant)` gives the object's name.

@@ -23,7 +23,6 @@ from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
 from plimsoll.api.urls import redact_url
-from plimsoll.kube.names import service_pod_name
 from plimsoll.metrics.cgroup import CgroupPaths, CgroupReadError, read_sample
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
 from plimsoll.metrics.prometheus import PrometheusSource
@@ -34,37 +33,49 @@ from plimsoll.metrics.sampler import LocalSource
 from plimsoll.metrics.source import ROLE_GENERATOR, ROLE_MOCK, ROLE_TARGET, Window
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local.restarter import Restarter
+from plimsoll.shared.pod_names import (
+    generator_pod_name,
+    generator_pod_pattern,
+    mock_pod_name,
+    mock_pod_pattern,
+    named_mock_pod_name,
+    named_mock_pod_pattern,
+    service_pod_name,
+    target_pod_name,
+    target_pod_pattern,
+)
 
 
 def pod_of(role: str) -> tuple[str, str]:
     """(pod, container) for a local role, as the Kubernetes platform names them."""
     if role == ROLE_TARGET:
-        return "target", "target"
+        return target_pod_name(), "target"
     if role == ROLE_MOCK:
-        return "mock-0", "mock"
+        return mock_pod_name(0), "mock"
     if role.startswith(f"{ROLE_MOCK}-"):  # a named mock: mock-auth -> pod mock-auth-0
-        return f"{role}-0", "mock"
+        return named_mock_pod_name(role.removeprefix(f"{ROLE_MOCK}-"), 0), "mock"
     if role == ROLE_GENERATOR:
-        return "generator-0", "generator"
+        return generator_pod_name(0), "generator"
     if role.startswith(f"{ROLE_GENERATOR}-"):
-        return f"generator-{role.rsplit('-', 1)[1]}", "generator"
+        return generator_pod_name(int(role.rsplit("-", 1)[1])), "generator"
     return service_pod_name(role), role
 
 
 def role_selectors(
     namespace: str, services: Sequence[str], mocks: Sequence[str] = ()
 ) -> dict[str, Selector]:
-    """The Kubernetes platform's selectors: one per role, generators summed together, each
+    """The selectors of the local platform's Prometheus source (`prometheus_source`), the
+    same the Kubernetes platform builds: one per role, generators summed together, each
     named mock its own."""
     selectors = {
-        ROLE_TARGET: Selector(namespace, "target", container="target"),
-        ROLE_MOCK: Selector(namespace, "mock-[0-9]+"),
-        ROLE_GENERATOR: Selector(namespace, "generator-[0-9]+"),
+        ROLE_TARGET: Selector(namespace, target_pod_pattern(), container="target"),
+        ROLE_MOCK: Selector(namespace, mock_pod_pattern()),
+        ROLE_GENERATOR: Selector(namespace, generator_pod_pattern()),
     }
     for name in services:
         selectors[name] = Selector(namespace, service_pod_name(name))
     for name in mocks:
-        selectors[mock_role(name)] = Selector(namespace, f"{mock_role(name)}-[0-9]+")
+        selectors[mock_role(name)] = Selector(namespace, named_mock_pod_pattern(name))
     return selectors
 
 
