@@ -1,11 +1,12 @@
 """What the operator should do with a CapacityTest, decided from its state alone.
 
-Pure policy, called by the operator's daemon (`plimsoll.controller.handlers`) each time it
-looks at a resource: given the spec's validity, the generation and the rerun
-annotation the user asked for, and the status the operator wrote before, it
-answers start, resume, mark invalid, or nothing. No kopf, no clock, no I/O, so
-every case (a restart mid-run, a spec change, a rerun token, a finished run) is
-a plain unit test. It also maps phases to the conditions they imply.
+Pure policy, called by the operator's supervisor (`plimsoll.controller.supervisor`,
+the body of each resource's kopf daemon) each time it looks at a resource: given
+the spec's validity, the generation and the rerun annotation the user asked for,
+and the status the operator wrote before, it answers start, resume, mark invalid,
+or nothing. No kopf, no clock, no I/O, so every case (a restart mid-run, a spec
+change, a rerun token, a finished run) is a plain unit test. It also maps phases
+to the conditions they imply.
 """
 
 from __future__ import annotations

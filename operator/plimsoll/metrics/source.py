@@ -77,17 +77,3 @@ class RestartCounter(Protocol):
 def unreadable(source: str, *reasons: str) -> ResourceUsage:
     """A usage with no figures at all, only the reasons why."""
     return ResourceUsage(source=source, missing=list(reasons))
-
-
-class CombinedSource:
-    """Several sources behind one: e.g. the pinned target read from its cgroup, and the
-    unpinned mock and generators from /proc. Later sources win a role both report."""
-
-    def __init__(self, *sources: MetricsSource) -> None:
-        self._sources = sources
-
-    async def usage(self, window: Window) -> dict[str, ResourceUsage]:
-        merged: dict[str, ResourceUsage] = {}
-        for source in self._sources:
-            merged.update(await source.usage(window))
-        return merged
