@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 
 from plimsoll.api import trial
+
 # The pod names both platforms give (Prometheus' series carry them), from the layer below.
 from plimsoll.shared.pod_names import DEFAULT_VARIANT as DEFAULT_VARIANT
 from plimsoll.shared.pod_names import child_name as child_name

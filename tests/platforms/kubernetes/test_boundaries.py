@@ -217,7 +217,7 @@ async def test_a_target_url_at_the_api_server_stops_the_start_before_anything_is
     emulator, client = api  # the emulator's own address is the API server's
     platform = KubernetesPlatform(client, RUN, KubernetesOptions())
     host = client.server.split("://", 1)[1]
-    external = {"url": f"http://{host}/api/v1/secrets"}
+    refused = spec(target={"url": f"http://{host}/api/v1/secrets"})
     with pytest.raises(PlatformError, match=r"spec\.target\.url: .* is the cluster's API server"):
-        await platform.start(spec(target=external), None)
+        await platform.start(refused, [refused])
     assert emulator.namespaces == {}
