@@ -153,12 +153,6 @@ class SizingSummary(PlimsollModel):
 
     @classmethod
     def of(cls, plan: SizingPlan) -> SizingSummary:
-        return cls(
-            pods=plan.pods,
-            pods_per_zone=plan.pods_per_zone,
-            in_flight_cap=plan.in_flight_per_pod,
-            stream_cap=plan.stream_cap,
-            fits_pod_memory=plan.fits_pod_memory,
-            store_shards=plan.store_shards,
-            backstop_per_second=plan.backstop_per_second,
-        )
+        """The plan's figures of the same name; `in_flight_cap` is its `in_flight_per_pod`."""
+        same = set(cls.model_fields) - {"in_flight_cap"}
+        return cls(in_flight_cap=plan.in_flight_per_pod, **plan.model_dump(include=same))

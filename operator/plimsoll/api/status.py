@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from pydantic import Field
 
@@ -184,6 +185,15 @@ class Ceiling(PlimsollModel):
         description="What the answer rests on: 'passed 2 of 2; 187 failed 1 of 1, p99 67 ms "
         "± 9' (full-length trials; ± is half the failing quantile's 95% interval).",
     )
+
+    def range_fields(self) -> dict[str, Any]:
+        """The figures a history entry and a comparison row carry over, by their names
+        (`RANGE_FIELDS`), so a field added to all three is copied without a hand copy."""
+        return self.model_dump(include=set(RANGE_FIELDS))
+
+
+# The fields `Ceiling`, `HistoryEntry` and `ComparedVariant` (its level is `ceiling`) share.
+RANGE_FIELDS = ("low", "high", "spread", "limited_by", "complete")
 
 
 class VariantState(StrEnum):

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from plimsoll.api.comparison import Band
 from plimsoll.api.gate import HistoryEntry, Regression, RegressionStatus
-from plimsoll.api.status import Ceiling
+from plimsoll.api.status import RANGE_FIELDS, Ceiling
 from plimsoll.decide.difference import band_of, regressed
 
 PREVIOUS, BEST = "previous", "best"
@@ -38,11 +38,8 @@ def _ceiling_of(entry: HistoryEntry) -> Ceiling:
     return Ceiling(
         level=entry.level,
         unit="",
-        low=entry.low,
-        high=entry.high,
-        spread=list(entry.spread),
-        complete=entry.complete,
         variant=entry.variant,
+        **entry.model_dump(include=set(RANGE_FIELDS)),
     )
 
 
@@ -128,11 +125,7 @@ def entry_of(
         variant=ceiling.variant,
         finished_at=finished_at,
         level=ceiling.level,
-        low=ceiling.low,
-        high=ceiling.high,
-        spread=list(ceiling.spread),
-        limited_by=ceiling.limited_by,
-        complete=ceiling.complete,
+        **ceiling.range_fields(),
         image=image,
         generation=generation,
     )

@@ -20,6 +20,22 @@ from plimsoll.api.trial import (
 from plimsoll.shared import histogram
 
 _MAX_ERROR_SAMPLES = 20
+# The trial figures that are counts or amounts of the whole: the parts' add up.
+_ADDED = (
+    "level",
+    "nominal",
+    "intended",
+    "sent",
+    "sent_on_time",
+    "dropped_starts",
+    "page_views",
+    "bot_requests",
+    "cpu_seconds",
+    "cores",
+    "bytes_in",
+    "bytes_out",
+    "generators",
+)
 
 
 def _merge_encoded(items: Sequence[str | None]) -> str | None:
@@ -78,13 +94,12 @@ def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
         if floors
         else None
     )
+    # Every stream figure is a count: each adds.
     streams = StreamHealth(
-        opened=sum(r.streams.opened for r in results),
-        failed_to_open=sum(r.streams.failed_to_open for r in results),
-        dropped=sum(r.streams.dropped for r in results),
-        missed_keep_alives=sum(r.streams.missed_keep_alives for r in results),
-        held_at_end=sum(r.streams.held_at_end for r in results),
-        keep_alives=sum(r.streams.keep_alives for r in results),
+        **{
+            name: sum(getattr(r.streams, name) for r in results)
+            for name in StreamHealth.model_fields
+        }
     )
     errors: list[str] = []
     for r in results:
@@ -92,27 +107,15 @@ def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
     return TrialResult(
         id=trial_id,
         state=state,
-        level=sum(r.level for r in results),
         operations=operations,
         streams=streams,
         floor=floor,
-        nominal=sum(r.nominal for r in results),
-        intended=sum(r.intended for r in results),
-        sent=sum(r.sent for r in results),
-        sent_on_time=sum(r.sent_on_time for r in results),
         late_tolerance=max(r.late_tolerance for r in results),
         start_lag=_merge_encoded([r.start_lag for r in results]),
-        dropped_starts=sum(r.dropped_starts for r in results),
-        page_views=sum(r.page_views for r in results),
-        bot_requests=sum(r.bot_requests for r in results),
         measured_seconds=max(r.measured_seconds for r in results),
-        cpu_seconds=sum(r.cpu_seconds for r in results),
         cpu_wait_seconds=_sum_known([r.cpu_wait_seconds for r in results]),
         cpu_timeslices=_sum_known_int([r.cpu_timeslices for r in results]),
-        cores=sum(r.cores for r in results),
         peak_cpu_fraction=max(max(r.peak_cpu_fraction, r.cpu_fraction) for r in results),
-        bytes_in=sum(r.bytes_in for r in results),
-        bytes_out=sum(r.bytes_out for r in results),
         errors=errors,
-        generators=sum(r.generators for r in results),
+        **{name: sum(getattr(r, name) for r in results) for name in _ADDED},
     )
