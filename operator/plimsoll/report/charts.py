@@ -7,6 +7,7 @@ came. Called by `plimsoll.report.files.write_report`; returns the file names.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -16,7 +17,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from plimsoll.api.report import RunReport
-from plimsoll.api.step import Verdict
+from plimsoll.api.step import StepRecord, Verdict
 from plimsoll.report.comparison_chart import ceilings_figure
 
 _MARKERS = {
@@ -39,13 +40,25 @@ def _save(figure: Figure, out: Path, stem: str) -> list[str]:
 
 
 def draw_charts(report: RunReport, out: Path) -> list[str]:
+    """latency, resources and (with variants) ceilings charts in `out`; the file names."""
     records = sorted(report.records, key=lambda r: r.level)
     if not records:
         return []
-    unit = report.spec.unit
-    variants = sorted({r.variant for r in records})
-    names: list[str] = []
+    names = _save(latency_figure(report, records), out, "latency")
+    names += _save(resources_figure(report, records), out, "resources")
+    if report.comparison is not None:
+        names += _save(ceilings_figure(report.comparison), out, "ceilings")
+    return names
 
+
+def _variants(records: Sequence[StepRecord]) -> list[str]:
+    return sorted({r.variant for r in records})
+
+
+def latency_figure(report: RunReport, records: Sequence[StepRecord]) -> Figure:
+    """p50, p95 and p99 against the level, one line per variant, each step marked by its
+    verdict, and the bar's latency bounds as dashed lines."""
+    variants = _variants(records)
     figure, axes = plt.subplots(figsize=(7, 4))
     for variant in variants:
         mine = [r for r in records if r.variant == variant]
@@ -81,13 +94,19 @@ def draw_charts(report: RunReport, out: Path) -> list[str]:
             linewidth=1,
             label=f"bar p{bound.quantile * 100:g} < {bound.below * 1000:g} ms",
         )
-    axes.set_xlabel(f"level ({unit})")
+    axes.set_xlabel(f"level ({report.spec.unit})")
     axes.set_ylabel("latency (ms)")
     axes.set_title("Latency quantiles by level (o pass, x fail)")
     if axes.get_legend_handles_labels()[0]:  # steps without client results draw no line
         axes.legend(fontsize="small")
-    names += _save(figure, out, "latency")
+    return figure
 
+
+def resources_figure(report: RunReport, records: Sequence[StepRecord]) -> Figure:
+    """The target's mean CPU and peak memory against the level, one colour per variant,
+    with the pod's limits as dashed lines when Plimsoll pinned it."""
+    variants = _variants(records)
+    unit = report.spec.unit
     figure, (cpu_axes, memory_axes) = plt.subplots(1, 2, figsize=(11, 4))
     # One colour per variant, so variants overlaid on the same axes stay apart.
     colours = {v: f"C{i}" for i, v in enumerate(variants)}
@@ -125,7 +144,4 @@ def draw_charts(report: RunReport, out: Path) -> list[str]:
     memory_axes.set_xlabel(f"level ({unit})")
     memory_axes.set_ylabel("memory (MiB, peak working set)")
     memory_axes.set_title("Target memory by level")
-    names += _save(figure, out, "resources")
-    if report.comparison is not None:
-        names += _save(ceilings_figure(report.comparison), out, "ceilings")
-    return names
+    return figure
