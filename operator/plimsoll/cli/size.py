@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from plimsoll.api.report import RunReport
-from plimsoll.api.sizing import SizingSpec
+from plimsoll.api.sizing import SizingPlan, SizingSpec
 from plimsoll.api.units import parse_duration, parse_memory
 from plimsoll.api.validation_errors import describe_validation_error
 from plimsoll.decide.sizing import plan
@@ -93,12 +93,7 @@ def size(  # one flag per input of the seed's sizing table
     as_json: Annotated[bool, _Opt("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
     """Plan a deployment from a run's measured costs and your peak, zones and headroom."""
-    run: RunReport | None = None
-    fields: dict[str, Any] = {}
-    if report is not None:
-        run = read_report(report)
-        if run.spec.sizing is not None:
-            fields = run.spec.sizing.model_dump(exclude_unset=True)
+    run = read_report(report) if report is not None else None
     inputs = {
         "variant": variant,
         "peak": peak,
@@ -116,7 +111,6 @@ def size(  # one flag per input of the seed's sizing table
         "log_bytes_per_request": log_bytes_per_request,
         "log_budget": log_budget,
     }
-    fields.update({k: v for k, v in inputs.items() if v is not None})
     store_inputs = {
         "name": store,
         "clients_per_minute": clients_per_minute,
@@ -124,11 +118,7 @@ def size(  # one flag per input of the seed's sizing table
         "extra_keys": extra_keys,
         "p99": store_p99,
     }
-    if any(v is not None for v in store_inputs.values()):
-        fields["store"] = {
-            **(fields.get("store") or {}),
-            **{k: v for k, v in store_inputs.items() if v is not None},
-        }
+    fields = _sizing_fields(run, inputs, store_inputs)
     if "peak" not in fields:
         raise _invalid(["--peak: give the expected peak load (or spec.sizing.peak in the run)"])
     flags = _costs(
@@ -150,7 +140,28 @@ def size(  # one flag per input of the seed's sizing table
     result = plan(sizing)
     if as_json:
         typer.echo(result.model_dump_json(by_alias=True, indent=2))
-        return
+    else:
+        _print_plan(result)
+
+
+def _sizing_fields(
+    run: RunReport | None, inputs: dict[str, Any], store_inputs: dict[str, Any]
+) -> dict[str, Any]:
+    """`spec.sizing` as the run wrote it, with every flag the user gave over it."""
+    fields: dict[str, Any] = {}
+    if run is not None and run.spec.sizing is not None:
+        fields = run.spec.sizing.model_dump(exclude_unset=True)
+    fields.update({k: v for k, v in inputs.items() if v is not None})
+    if any(v is not None for v in store_inputs.values()):
+        fields["store"] = {
+            **(fields.get("store") or {}),
+            **{k: v for k, v in store_inputs.items() if v is not None},
+        }
+    return fields
+
+
+def _print_plan(result: SizingPlan) -> None:
+    """The plan's lines as a table: item, derivation, result and where its costs came from."""
     title = f"Plan: {result.pods} pods, {result.pods_per_zone} per zone"
     table = Table("Item", "Derivation", "Result", "Measured costs from", title=title)
     for line in result.lines:
