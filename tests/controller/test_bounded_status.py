@@ -133,7 +133,7 @@ async def test_a_200_step_run_keeps_a_small_status_that_resumes_the_same(
         full.append(record)
         await sink.step_finished(record, result)
         sent = json.loads(server.bodies[-1])["status"]
-        written = CapacityTestStatus.from_wire(writer.status.to_wire() | sent)
+        written = CapacityTestStatus.model_validate(writer.status.to_wire() | sent)
         largest = max(largest, len(json.dumps(writer.status.to_wire())))
         # what an operator restarted now would read, and decide from
         assert next_action(SPEC.search, SPEC.trial, searchable(written.steps)) == next_action(

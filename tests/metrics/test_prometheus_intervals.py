@@ -16,6 +16,7 @@ import asyncio
 import shutil
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from plimsoll.decide.scrapewindow import minimum_window
 from plimsoll.metrics.cgroup import read_sample
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
 from plimsoll.metrics.prometheus import PrometheusSource
-from plimsoll.metrics.promql import Selector, at_time
+from plimsoll.metrics.promql import Selector
 from plimsoll.metrics.samples import Sample
 from plimsoll.metrics.source import Window
 from tests.metrics.conftest import MakeCgroup, PrometheusServer, launch_prometheus
@@ -35,6 +36,11 @@ INTERVALS = (1.0, 5.0, 15.0)
 MARGIN = 1.0  # past the rule's minimum: the window is still "three intervals" long
 
 pytestmark = pytest.mark.slow
+
+
+def _at(timestamp: float) -> datetime:
+    """A Prometheus timestamp as the aware datetime a Window holds."""
+    return datetime.fromtimestamp(timestamp, UTC)
 
 
 @pytest.fixture
@@ -68,7 +74,7 @@ async def test_cpu_and_memory_agree_with_the_cgroup_at_1_5_and_15_s(
             starts[s] = read_sample(group.paths, time.time())
         await asyncio.sleep(max(0.0, end_at - time.time()))
         final = read_sample(group.paths, time.time())
-        windows = {s: Window(at_time(starts[s].at), at_time(final.at)) for s in INTERVALS}
+        windows = {s: Window(_at(starts[s].at), _at(final.at)) for s in INTERVALS}
         sources = {
             s: PrometheusSource(server.url, {"target": Selector(NS, "target-.*")})
             for s, server in zip(INTERVALS, servers, strict=True)

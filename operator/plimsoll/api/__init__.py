@@ -5,41 +5,7 @@ the mock upstream's configuration. The CRD is generated from these models
 (`plimsoll crd`), so the cluster and the code cannot disagree.
 """
 
-from plimsoll.api.resource import (
-    API_VERSION,
-    GROUP,
-    KIND,
-    PLURAL,
-    VERSION,
-    CapacityTest,
-    SpecError,
-    load_capacity_test,
-)
-from plimsoll.api.spec import CapacityTestSpec
-from plimsoll.api.status import CapacityTestStatus, Phase
-from plimsoll.api.step import LimitedBy, StepRecord, StepResult, Verdict
-from plimsoll.api.trial import TrialRequest, TrialResult
-from plimsoll.api.upstream import Upstream
-from plimsoll.api.workload import Workload
+# The entry point for user input; the models are imported from their own modules.
+from plimsoll.api.resource import SpecError, load_capacity_test
 
-__all__ = [
-    "API_VERSION",
-    "GROUP",
-    "KIND",
-    "PLURAL",
-    "VERSION",
-    "CapacityTest",
-    "CapacityTestSpec",
-    "CapacityTestStatus",
-    "LimitedBy",
-    "Phase",
-    "SpecError",
-    "StepRecord",
-    "StepResult",
-    "TrialRequest",
-    "TrialResult",
-    "Upstream",
-    "Verdict",
-    "Workload",
-    "load_capacity_test",
-]
+__all__ = ["SpecError", "load_capacity_test"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import types
 import typing
-from typing import Any, Self
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
@@ -67,7 +67,3 @@ class PlimsollModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """The JSON-compatible dict other processes and the API server read."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-    @classmethod
-    def from_wire(cls, data: Any) -> Self:
-        return cls.model_validate(data)

@@ -17,7 +17,7 @@ from plimsoll.api.bounded import HourSeconds, Level, TrialSeconds
 from plimsoll.api.gate import Regression, Schedule
 from plimsoll.api.replay import REPLAY_UNIT
 from plimsoll.api.sizing import SizingSpec
-from plimsoll.api.target import NAME_PATTERN, PodShape, Service, SetupStep, Target
+from plimsoll.api.target import PodShape, Service, SetupStep, Target
 from plimsoll.api.units import Fraction, Quantile, Seconds
 from plimsoll.api.upstream import NamedUpstream, Upstream
 from plimsoll.api.validation_errors import one_line
@@ -27,7 +27,6 @@ from plimsoll.api.workload import LoadModel, Workload
 # The target's pieces and the variant live in modules of their own; importers of the spec
 # still find them here.
 __all__ = [
-    "NAME_PATTERN",
     "Attribution",
     "CapacityTestSpec",
     "Cleanup",
@@ -44,7 +43,6 @@ __all__ = [
     "Service",
     "SetupStep",
     "Strategy",
-    "Target",
     "Trial",
     "Variant",
 ]

@@ -147,14 +147,6 @@ def read_sample(paths: CgroupPaths, at: float) -> Sample:
     )
 
 
-def read_peak_bytes(paths: CgroupPaths) -> int | None:
-    """The kernel's own high-water mark of memory usage (cache included) since creation
-    or the last reset; None where the kernel has none (v2 before Linux 5.19)."""
-    name = "memory.peak" if paths.version == 2 else "memory.max_usage_in_bytes"
-    path = paths.memory_dir / name
-    return int(_read(path)) if path.exists() else None
-
-
 def read_limits(paths: CgroupPaths) -> Limits:
     period_us, quota_us = cpu_period_quota_us(paths)
     return Limits(

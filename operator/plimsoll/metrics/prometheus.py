@@ -191,16 +191,11 @@ class PrometheusSource:
             if value is not None:
                 usage.extra[metric.name] = value
 
-    async def evaluate(
-        self, bounds: Sequence[PromQLBound], window: Window, namespace: str
-    ) -> dict[str, float | None]:
-        """passWhen.promql per step: each bound's value at the window's end (None: missing)."""
-        values, _ = await self.evaluate_with_reasons(bounds, window, namespace)
-        return values
-
     async def evaluate_with_reasons(
         self, bounds: Sequence[PromQLBound], window: Window, namespace: str
     ) -> tuple[dict[str, float | None], list[str]]:
+        """passWhen.promql per step: each bound's value at the window's end (None: missing),
+        and why each missing one could not be read."""
         self._down = None
         await self._wait_settled(window, await self.scrape_interval())
         sink = ResourceUsage(source="prometheus")

@@ -19,7 +19,7 @@ The arithmetic, for a window [start, end] of W seconds and a scrape interval s:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from plimsoll.api.spec import ExtraMetric
 from plimsoll.decide.scrapewindow import MIN_SCRAPES, minimum_window
@@ -79,10 +79,6 @@ def plan(window: Window, scrape_interval: float) -> Plan:
             f"scrape interval: it needs at least {need:g}s ({MIN_SCRAPES} scrape intervals)"
         )
     return Plan(interval=scrape_interval, at=window.end.timestamp(), span=window.seconds)
-
-
-def at_time(timestamp: float) -> datetime:
-    return datetime.fromtimestamp(timestamp, UTC)
 
 
 def settle_until(window: Window, settle: float) -> datetime:
