@@ -69,7 +69,7 @@ async def _worker_loop(conn: Connection) -> None:
             request = TrialRequest.model_validate_json(message[2])
             running = asyncio.create_task(run_trial(request, message[1], abort))
             running.add_done_callback(
-                lambda task: conn.send(["result", task.result().model_dump_json(by_alias=True)])
+                lambda task: conn.send(["result", task.result().to_wire_json()])
             )
         elif message[0] == "abort":
             abort.set()
@@ -115,7 +115,7 @@ class ProcessPool:
                     future.set_exception(RuntimeError(f"a worker process died: {exc}"))
 
             loop.add_reader(conn.fileno(), readable)
-            conn.send(["start", trial_id, share.model_dump_json(by_alias=True)])
+            conn.send(["start", trial_id, share.to_wire_json()])
         results = await asyncio.gather(*futures)
         return merge_results(results, trial_id)
 

@@ -65,5 +65,11 @@ class PlimsollModel(BaseModel):
         return value
 
     def to_wire(self) -> dict[str, Any]:
-        """The JSON-compatible dict other processes and the API server read."""
+        """The JSON-compatible dict other processes and the API server read: camelCase
+        names, and an unset (None) field left out. The one rule for every payload that
+        leaves the process; readers validate it back with `model_validate`."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def to_wire_json(self, indent: int | None = None) -> str:
+        """`to_wire` as JSON text, for files, pipes and ConfigMaps."""
+        return self.model_dump_json(by_alias=True, exclude_none=True, indent=indent)

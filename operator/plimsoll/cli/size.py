@@ -139,7 +139,7 @@ def size(  # one flag per input of the seed's sizing table
         raise _invalid([str(exc)]) from exc
     result = plan(sizing)
     if as_json:
-        typer.echo(result.model_dump_json(by_alias=True, indent=2))
+        typer.echo(result.to_wire_json(indent=2))
     else:
         _print_plan(result)
 

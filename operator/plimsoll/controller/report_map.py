@@ -31,7 +31,7 @@ MARKDOWN_BUDGET = 200_000  # with the JSON and metadata, well under the 1 MiB li
 
 
 def _size(report: RunReport) -> int:
-    return len(report.model_dump_json(by_alias=True, exclude_none=True).encode())
+    return len(report.to_wire_json().encode())
 
 
 def fit_report(report: RunReport, budget: int = JSON_BUDGET) -> RunReport:
@@ -129,7 +129,7 @@ async def write_report_config_map(
             ],
         },
         "data": {
-            "report.json": fitted.model_dump_json(by_alias=True, exclude_none=True),
+            "report.json": fitted.to_wire_json(),
             "report.md": _report_markdown(fitted),
         },
     }

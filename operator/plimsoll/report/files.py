@@ -18,7 +18,7 @@ def write_json(report: RunReport, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "report.json"
     partial = path.with_suffix(".json.tmp")
-    partial.write_text(report.model_dump_json(by_alias=True, indent=2), encoding="utf-8")
+    partial.write_text(report.to_wire_json(indent=2), encoding="utf-8")
     os.replace(partial, path)  # a reader never sees half a file
     return path
 

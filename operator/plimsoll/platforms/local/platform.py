@@ -132,7 +132,7 @@ class LocalPlatform:
         role = mock_role(name)
         config = self.launcher.workdir / f"{role}-config.json"
         config.parent.mkdir(parents=True, exist_ok=True)
-        config.write_text(upstream.model_dump_json(by_alias=True, exclude_none=True))
+        config.write_text(upstream.to_wire_json())
         shape = upstream.resources
         group = (
             self.launcher.pin(
