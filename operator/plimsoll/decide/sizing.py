@@ -16,6 +16,7 @@ can check is not a plan.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from plimsoll.api.sizing import SizingInput, SizingLine, SizingPlan, StoreSizing
 
@@ -63,8 +64,8 @@ def _source(sizing: SizingInput, *names: str) -> str:
     return "; ".join(f"{n}: {sizing.sources[n]}" for n in names if n in sizing.sources)
 
 
-class _Plan:
-    """The plan as it is built: each step reads what the earlier ones decided."""
+class _Lines:
+    """The plan's lines as they are written, each with the source of its costs."""
 
     def __init__(self, sizing: SizingInput) -> None:
         self.sizing = sizing
@@ -78,84 +79,79 @@ class _Plan:
         )
 
 
-def _store_lines(built: _Plan, store: StoreSizing, load: float) -> dict[str, float | int | None]:
-    sizing = built.sizing
-    out: dict[str, float | int | None] = {"shards": None, "memory": None, "timeout": None}
-    calls = store.calls_per_request
-    if calls is not None and store.cpu_per_call is not None:
-        rate = load * calls
+@dataclass(frozen=True)
+class _Store:
+    """The store's figures: CPU and shards, memory, and the timeout that fits the budget."""
+
+    rate: float | None = None  # calls/s
+    cores: float | None = None
+    shards: int | None = None
+    keys: float | None = None
+    raw_bytes: float | None = None
+    total_bytes: float | None = None
+    timeout: float | None = None  # None: none fits (or no budget or p99)
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """Every number of the plan, before a word of it is written."""
+
+    load: float
+    usable: float
+    needed: int
+    zones: int
+    per_zone: int
+    surviving: int
+    per_pod_load: float
+    streams_per_pod: int | None
+    stream_cap: int | None
+    stream_memory: float
+    concurrent: float | None
+    in_flight: int | None
+    in_flight_memory: float
+    user_memory: float
+    memory: int | None
+    fits: bool | None
+    store: _Store | None
+    wanted_backstop: float | None
+    backstop: int | None
+    volume: float | None
+    sample: float | None
+
+    @property
+    def pods(self) -> int:
+        return self.per_zone * self.zones
+
+
+def _store_figures(sizing: SizingInput, store: StoreSizing, load: float) -> _Store:
+    rate = cores = keys = raw = total = timeout = None
+    shards = None
+    if store.calls_per_request is not None and store.cpu_per_call is not None:
+        rate = load * store.calls_per_request
         cores = rate * store.cpu_per_call
         shards = max(1, math.ceil(cores / store.shard_cpu))
-        out["shards"] = shards
-        built.line(
-            f"{store.name} CPU",
-            f"{_n(load)} × {calls:g} = {_n(rate)} calls/s × {store.cpu_per_call * 1e6:g} µs "
-            f"= {cores:.2f} cores; one shard runs on one core, each under "
-            f"{store.shard_cpu:.0%}",
-            f"{shards}-shard cluster" if shards > 1 else "1 shard",
-            "calls_per_request",
-            "cpu_per_call",
-        )
     if store.bytes_per_key is not None and store.clients_per_minute:
         keys = store.clients_per_minute * (store.key_lifetime / 60) * (1 + store.extra_keys)
         raw = keys * store.bytes_per_key
         total = raw * store.overhead
-        out["memory"] = math.ceil(total)
-        over = int(out["shards"] or 1)
-        built.line(
-            f"{store.name} memory",
-            f"{_n(store.clients_per_minute)} clients/min × {store.key_lifetime / 60:g} min "
-            f"key lifetime, plus {store.extra_keys:.0%} ≈ {_n(keys)} keys × "
-            f"{store.bytes_per_key} B ≈ {_mb(raw)}, × {store.overhead:g} for overhead",
-            f"≈ {_mb(total)} in total, {_mb(total / over)} per shard",
-            "bytes_per_key",
-        )
     if store.p99 is not None and sizing.latency_budget is not None:
-        timeout = sizing.latency_budget / 2
-        if timeout > store.p99:
-            out["timeout"] = timeout
-            built.line(
-                f"{store.name} timeout",
-                f"half the {_ms(sizing.latency_budget)} budget, above the store's "
-                f"{_ms(store.p99)} p99",
-                _ms(timeout),
-            )
-        else:
-            built.line(
-                f"{store.name} timeout",
-                f"the store's {_ms(store.p99)} p99 is not under half the "
-                f"{_ms(sizing.latency_budget)} budget",
-                "none fits: raise the budget or bring the store closer",
-            )
-    return out
+        half = sizing.latency_budget / 2
+        timeout = half if half > store.p99 else None
+    return _Store(rate, cores, shards, keys, raw, total, timeout)
 
 
-def plan(sizing: SizingInput) -> SizingPlan:
-    built = _Plan(sizing)
+def _figures(sizing: SizingInput) -> _Figures:
+    """The arithmetic of the plan, in the order a planner does it by hand."""
     load = sizing.peak * sizing.growth
     usable = sizing.per_pod * sizing.utilisation
     needed = max(1, math.ceil(load / usable))
-    grown = f"{_n(sizing.peak)} × {sizing.growth:g} = {_n(load)}; " if sizing.growth != 1 else ""
-    built.line(
-        "pods for the load",
-        f"{_n(sizing.per_pod)} {sizing.unit} per pod × {sizing.utilisation:.0%} "
-        f"≈ {_n(usable)} per pod; {grown}{_n(load)} ÷ {_n(usable)}",
-        f"{needed} pods",
-        "per_pod",
-    )
     zones = sizing.zones
     if zones > 1 and sizing.survive_zone_loss:
         per_zone = math.ceil(needed / (zones - 1))
-        built.line(
-            "placement",
-            f"losing 1 of {zones} zones must leave {needed}: ⌈{needed} ÷ {zones - 1}⌉ per zone",
-            f"{per_zone * zones} pods, {per_zone} per zone",
-        )
         surviving = per_zone * (zones - 1)
     else:
         per_zone = math.ceil(needed / zones)
         surviving = per_zone * zones
-    pods = per_zone * zones
     per_pod_load = load / surviving
 
     streams_per_pod = stream_cap = None
@@ -163,127 +159,223 @@ def plan(sizing: SizingInput) -> SizingPlan:
     if sizing.streams:
         streams_per_pod = math.ceil(sizing.streams / surviving)
         stream_cap = math.ceil(streams_per_pod * sizing.stream_headroom)
-        derivation = (
-            f"{sizing.streams:,} streams ÷ {surviving} pods left after a zone loss = "
-            f"{streams_per_pod:,} per pod, × {sizing.stream_headroom:g} headroom"
-        )
         if sizing.memory_per_stream:
             stream_memory = stream_cap * sizing.memory_per_stream
-            derivation += (
-                f"; at the cap {stream_cap:,} × {sizing.memory_per_stream / 1024:,.1f} KiB "
-                f"≈ {_mib(stream_memory)}"
-            )
-            if sizing.pod_memory:
-                derivation += f" of the {_mib(sizing.pod_memory)} pod"
-        built.line("stream cap", derivation, f"{stream_cap:,} per pod", "memory_per_stream")
 
+    concurrent = None
     in_flight = None
     in_flight_memory = 0.0
     if sizing.upstream_latency is not None and sizing.unit == "rps":
         concurrent = per_pod_load * sizing.upstream_latency
         in_flight = math.ceil(concurrent * sizing.burst)
-        derivation = (
-            f"Little's law after a zone loss: {_n(per_pod_load)} rps × "
-            f"{_ms(sizing.upstream_latency)} = {_n(concurrent)} concurrent, × {sizing.burst:g} "
-            "for bursts"
-        )
         if sizing.memory_per_in_flight:
             in_flight_memory = in_flight * sizing.memory_per_in_flight
-            derivation += (
-                f"; {in_flight:,} × {sizing.memory_per_in_flight / 1024:,.1f} KiB "
-                f"≈ {_mib(in_flight_memory)}"
-            )
-        built.line("in-flight cap", derivation, f"{in_flight:,} per pod", "memory_per_in_flight")
 
-    memory = None
-    fits = None
     # Modeled users hold their memory while connected: the users a pod carries after a
     # zone loss, at the measured memory per user.
     user_memory = 0.0
     if sizing.unit == "users" and sizing.memory_per_user:
         user_memory = per_pod_load * sizing.memory_per_user
+    memory = fits = None
+    if stream_memory or in_flight_memory or user_memory:
+        memory = math.ceil(stream_memory + in_flight_memory + user_memory)
+        if sizing.pod_memory:
+            fits = memory <= sizing.pod_memory
+
+    wanted = backstop = None
+    if sizing.busiest_client is not None:
+        wanted = sizing.busiest_client * sizing.backstop_headroom
+        backstop = int(nice_up(wanted))
+
+    volume = sample = None
+    if sizing.log_bytes_per_request and sizing.log_budget and sizing.unit == "rps":
+        volume = load * sizing.log_bytes_per_request
+        sample = min(1.0, nice_down(sizing.log_budget / volume))
+
+    return _Figures(
+        load=load,
+        usable=usable,
+        needed=needed,
+        zones=zones,
+        per_zone=per_zone,
+        surviving=surviving,
+        per_pod_load=per_pod_load,
+        streams_per_pod=streams_per_pod,
+        stream_cap=stream_cap,
+        stream_memory=stream_memory,
+        concurrent=concurrent,
+        in_flight=in_flight,
+        in_flight_memory=in_flight_memory,
+        user_memory=user_memory,
+        memory=memory,
+        fits=fits,
+        store=_store_figures(sizing, sizing.store, load) if sizing.store is not None else None,
+        wanted_backstop=wanted,
+        backstop=backstop,
+        volume=volume,
+        sample=sample,
+    )
+
+
+def _store_prose(out: _Lines, store: StoreSizing, f: _Figures, s: _Store) -> None:
+    sizing = out.sizing
+    if s.shards is not None and s.rate is not None and s.cores is not None:
+        calls, cpu = store.calls_per_request or 0.0, store.cpu_per_call or 0.0
+        out.line(
+            f"{store.name} CPU",
+            f"{_n(f.load)} × {calls:g} = {_n(s.rate)} calls/s × {cpu * 1e6:g} µs "
+            f"= {s.cores:.2f} cores; one shard runs on one core, each under "
+            f"{store.shard_cpu:.0%}",
+            f"{s.shards}-shard cluster" if s.shards > 1 else "1 shard",
+            "calls_per_request",
+            "cpu_per_call",
+        )
+    if s.keys is not None and s.raw_bytes is not None and s.total_bytes is not None:
+        over = s.shards or 1
+        out.line(
+            f"{store.name} memory",
+            f"{_n(store.clients_per_minute or 0)} clients/min × {store.key_lifetime / 60:g} "
+            f"min key lifetime, plus {store.extra_keys:.0%} ≈ {_n(s.keys)} keys × "
+            f"{store.bytes_per_key} B ≈ {_mb(s.raw_bytes)}, × {store.overhead:g} for overhead",
+            f"≈ {_mb(s.total_bytes)} in total, {_mb(s.total_bytes / over)} per shard",
+            "bytes_per_key",
+        )
+    if store.p99 is not None and sizing.latency_budget is not None:
+        if s.timeout is not None:
+            out.line(
+                f"{store.name} timeout",
+                f"half the {_ms(sizing.latency_budget)} budget, above the store's "
+                f"{_ms(store.p99)} p99",
+                _ms(s.timeout),
+            )
+        else:
+            out.line(
+                f"{store.name} timeout",
+                f"the store's {_ms(store.p99)} p99 is not under half the "
+                f"{_ms(sizing.latency_budget)} budget",
+                "none fits: raise the budget or bring the store closer",
+            )
+
+
+def _memory_prose(out: _Lines, f: _Figures) -> None:
+    sizing = out.sizing
     parts = [
-        (f"streams at the cap {_mib(stream_memory)}", stream_memory, "memory_per_stream"),
+        (f"streams at the cap {_mib(f.stream_memory)}", f.stream_memory, "memory_per_stream"),
         (
-            f"calls at the in-flight cap {_mib(in_flight_memory)}",
-            in_flight_memory,
+            f"calls at the in-flight cap {_mib(f.in_flight_memory)}",
+            f.in_flight_memory,
             "memory_per_in_flight",
         ),
         (
-            f"{_n(per_pod_load)} users after a zone loss × "
-            f"{(sizing.memory_per_user or 0) / 1024:,.1f} KiB ≈ {_mib(user_memory)}",
-            user_memory,
+            f"{_n(f.per_pod_load)} users after a zone loss × "
+            f"{(sizing.memory_per_user or 0) / 1024:,.1f} KiB ≈ {_mib(f.user_memory)}",
+            f.user_memory,
             "memory_per_user",
         ),
     ]
     used = [(text, cost) for text, amount, cost in parts if amount]
-    if used:
-        memory = math.ceil(stream_memory + in_flight_memory + user_memory)
-        derivation = " + ".join(text for text, _ in used)
-        if len(used) > 1:
-            derivation += f" = {_mib(memory)}"
-        memory_costs = [cost for _, cost in used]
-        if sizing.pod_memory:
-            fits = memory <= sizing.pod_memory
-            share = memory / sizing.pod_memory
-            verdict = (
-                f"fits: {share:.0%} of {_mib(sizing.pod_memory)}"
-                if fits
-                else f"does NOT fit: {share:.0%} of {_mib(sizing.pod_memory)}; lower the caps "
-                "or give pods more memory"
+    if f.memory is None or not used:
+        return
+    derivation = " + ".join(text for text, _ in used)
+    if len(used) > 1:
+        derivation += f" = {_mib(f.memory)}"
+    if sizing.pod_memory:
+        share = f.memory / sizing.pod_memory
+        verdict = (
+            f"fits: {share:.0%} of {_mib(sizing.pod_memory)}"
+            if f.fits
+            else f"does NOT fit: {share:.0%} of {_mib(sizing.pod_memory)}; lower the caps "
+            "or give pods more memory"
+        )
+    else:
+        verdict = f"{_mib(f.memory)} per pod (no pod memory to check against)"
+    out.line("pod memory", derivation, verdict, *(cost for _, cost in used), "pod_memory")
+
+
+def _prose(sizing: SizingInput, f: _Figures) -> list[SizingLine]:
+    """The plan's lines: each figure with the derivation a reader can check by hand."""
+    out = _Lines(sizing)
+    grown = f"{_n(sizing.peak)} × {sizing.growth:g} = {_n(f.load)}; " if sizing.growth != 1 else ""
+    out.line(
+        "pods for the load",
+        f"{_n(sizing.per_pod)} {sizing.unit} per pod × {sizing.utilisation:.0%} "
+        f"≈ {_n(f.usable)} per pod; {grown}{_n(f.load)} ÷ {_n(f.usable)}",
+        f"{f.needed} pods",
+        "per_pod",
+    )
+    zones = sizing.zones
+    if zones > 1 and sizing.survive_zone_loss:
+        out.line(
+            "placement",
+            f"losing 1 of {zones} zones must leave {f.needed}: ⌈{f.needed} ÷ {zones - 1}⌉ per zone",
+            f"{f.per_zone * zones} pods, {f.per_zone} per zone",
+        )
+    if f.stream_cap is not None and f.streams_per_pod is not None:
+        derivation = (
+            f"{sizing.streams:,} streams ÷ {f.surviving} pods left after a zone loss = "
+            f"{f.streams_per_pod:,} per pod, × {sizing.stream_headroom:g} headroom"
+        )
+        if sizing.memory_per_stream:
+            derivation += (
+                f"; at the cap {f.stream_cap:,} × {sizing.memory_per_stream / 1024:,.1f} KiB "
+                f"≈ {_mib(f.stream_memory)}"
             )
-        else:
-            verdict = f"{_mib(memory)} per pod (no pod memory to check against)"
-        built.line("pod memory", derivation, verdict, *memory_costs, "pod_memory")
-
-    store: dict[str, float | int | None] = {}
-    if sizing.store is not None:
-        store = _store_lines(built, sizing.store, load)
-
-    backstop = burst = None
-    if sizing.busiest_client is not None:
-        wanted = sizing.busiest_client * sizing.backstop_headroom
-        backstop = int(nice_up(wanted))
-        burst = 2 * backstop
-        built.line(
+            if sizing.pod_memory:
+                derivation += f" of the {_mib(sizing.pod_memory)} pod"
+        out.line("stream cap", derivation, f"{f.stream_cap:,} per pod", "memory_per_stream")
+    if f.in_flight is not None and f.concurrent is not None:
+        derivation = (
+            f"Little's law after a zone loss: {_n(f.per_pod_load)} rps × "
+            f"{_ms(sizing.upstream_latency or 0)} = {_n(f.concurrent)} concurrent, × "
+            f"{sizing.burst:g} for bursts"
+        )
+        if sizing.memory_per_in_flight:
+            derivation += (
+                f"; {f.in_flight:,} × {sizing.memory_per_in_flight / 1024:,.1f} KiB "
+                f"≈ {_mib(f.in_flight_memory)}"
+            )
+        out.line("in-flight cap", derivation, f"{f.in_flight:,} per pod", "memory_per_in_flight")
+    _memory_prose(out, f)
+    if sizing.store is not None and f.store is not None:
+        _store_prose(out, sizing.store, f, f.store)
+    if f.backstop is not None and f.wanted_backstop is not None:
+        out.line(
             "backstop",
             f"per pod: connections pin a client to a pod, so the busiest client's "
-            f"{_n(sizing.busiest_client)}/s can land on one; × {sizing.backstop_headroom:g} "
-            f"= {_n(wanted)}/s, rounded up",
-            f"limit {backstop:,}/s, burst {burst:,}",
+            f"{_n(sizing.busiest_client or 0)}/s can land on one; × "
+            f"{sizing.backstop_headroom:g} = {_n(f.wanted_backstop)}/s, rounded up",
+            f"limit {f.backstop:,}/s, burst {2 * f.backstop:,}",
         )
-
-    sample = None
-    if sizing.log_bytes_per_request and sizing.log_budget and sizing.unit == "rps":
-        volume = load * sizing.log_bytes_per_request
-        sample = min(1.0, nice_down(sizing.log_budget / volume))
-        built.line(
+    if f.sample is not None and f.volume is not None:
+        out.line(
             "access log sampling",
-            f"{_n(load)} rps × {sizing.log_bytes_per_request} B ≈ {_mb(volume)}/s unsampled; "
-            f"the budget is {_mb(sizing.log_budget)}/s",
-            f"{sample:g}",
+            f"{_n(f.load)} rps × {sizing.log_bytes_per_request} B ≈ {_mb(f.volume)}/s "
+            f"unsampled; the budget is {_mb(sizing.log_budget or 0)}/s",
+            f"{f.sample:g}",
         )
+    return out.lines
 
-    def _int(key: str) -> int | None:
-        value = store.get(key)
-        return None if value is None else int(value)
 
-    timeout = store.get("timeout")
+def plan(sizing: SizingInput) -> SizingPlan:
+    """The deployment plan for `sizing`: the figures (`_figures`), then the words
+    (`_prose`) that derive each one."""
+    f = _figures(sizing)
+    store = f.store or _Store()
     return SizingPlan(
-        pods=pods,
-        pods_per_zone=per_zone,
-        pods_after_zone_loss=surviving,
-        load_per_pod_after_loss=per_pod_load,
-        in_flight_per_pod=in_flight,
-        streams_per_pod=streams_per_pod,
-        stream_cap=stream_cap,
-        memory_per_pod_bytes=memory,
-        fits_pod_memory=fits,
-        store_shards=_int("shards"),
-        store_memory_bytes=_int("memory"),
-        store_timeout=None if timeout is None else float(timeout),
-        backstop_per_second=backstop,
-        backstop_burst=burst,
-        log_sample_rate=sample,
-        lines=built.lines,
+        pods=f.pods,
+        pods_per_zone=f.per_zone,
+        pods_after_zone_loss=f.surviving,
+        load_per_pod_after_loss=f.per_pod_load,
+        in_flight_per_pod=f.in_flight,
+        streams_per_pod=f.streams_per_pod,
+        stream_cap=f.stream_cap,
+        memory_per_pod_bytes=f.memory,
+        fits_pod_memory=f.fits,
+        store_shards=store.shards,
+        store_memory_bytes=None if store.total_bytes is None else math.ceil(store.total_bytes),
+        store_timeout=store.timeout,
+        backstop_per_second=f.backstop,
+        backstop_burst=None if f.backstop is None else 2 * f.backstop,
+        log_sample_rate=f.sample,
+        lines=_prose(sizing, f),
     )
