@@ -2,7 +2,7 @@
 
 `__main__` calls `load` with the `--config` path or the `PLIMSOLL_MOCK_CONFIG`
 environment variable. A bad configuration raises `ConfigError` whose message
-names each offending field by its path (`routes.0.latency.p95: ...`), so the
+names each offending field by its path (`routes[0].latency.p95: ...`), so the
 operator can surface it as the reason the mock did not start.
 """
 
@@ -63,6 +63,6 @@ def _check_paths(config: Upstream) -> None:
     for i, route in enumerate(config.routes):
         if route.path in reserved:
             raise ConfigError(
-                f"routes.{i}.path: {route.path!r} is served by the mock itself "
+                f"routes[{i}].path: {route.path!r} is served by the mock itself "
                 f"(reserved: {', '.join(sorted(reserved))})"
             )

@@ -35,14 +35,14 @@ def run_mock(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     [
         (
             {"routes": [{"name": "a", "path": "/a", "latency": {"p50": "2s", "p95": "1s"}}]},
-            "routes.0.latency",
+            "routes[0].latency",
         ),
         (
             {"routes": [{"name": "a", "path": "/a", "errors": {"fraction": "150%"}}]},
-            "routes.0.errors.fraction",
+            "routes[0].errors.fraction",
         ),
         ({"port": 0}, "port"),
-        ({"routes": [{"name": "a", "path": "/healthz"}]}, "routes.0.path"),
+        ({"routes": [{"name": "a", "path": "/healthz"}]}, "routes[0].path"),
         ({"routs": []}, "routs"),
     ],
 )
