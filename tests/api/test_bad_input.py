@@ -190,7 +190,7 @@ def test_plimsoll_validate_names_the_field_and_the_fix(
     tmp_path: Path, document: dict[str, Any], field: str, hint: str
 ) -> None:
     code, output = _validate(tmp_path, yaml.safe_dump(document, allow_unicode=True))
-    assert code == 1, output
+    assert code == 2, output
     lines = [line.strip() for line in output.splitlines()]
     assert any(line.startswith(f"{field}:") and hint in line for line in lines), output
 
@@ -244,5 +244,5 @@ def test_a_hostile_file_is_refused_with_the_reason(
     tmp_path: Path, text: str | bytes, hint: str
 ) -> None:
     code, output = _validate(tmp_path, text)
-    assert code == 1, output
+    assert code == 2, output
     assert hint in output

@@ -270,6 +270,6 @@ def test_plimsoll_validate_names_the_field_too(tmp_path: Any) -> None:
     path = tmp_path / "hostile.yaml"
     path.write_text(yaml.safe_dump(spec_with({"spec": {"hostNetwork": True}})))
     result = plimsoll("validate", str(path))
-    assert result.returncode == 1
+    assert result.returncode == 2  # an invalid spec, as `plimsoll run`
     assert "spec.target.podTemplate" in result.stdout + result.stderr
     assert "hostNetwork: is not allowed" in result.stdout + result.stderr

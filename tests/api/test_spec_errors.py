@@ -138,14 +138,14 @@ def test_the_minimal_spec_is_valid_and_defaults_fill_in() -> None:
         (
             {"spec.upstreams": [{"name": "auth", "envVar": "AUTH_URL"}] * 2},
             None,
-            "spec",
-            "two mocks are named 'auth': give each a name of its own",
+            "spec.upstreams[1].name",
+            "'auth' is already the name of upstreams[0]: give each mock a name of its own",
         ),
         (
             {"spec.upstreams": [{"name": "auth", "envVar": "UPSTREAM_URL"}]},
             None,
-            "spec",
-            "upstreams[0].envVar: UPSTREAM_URL is already set by target.upstreamEnv",
+            "spec.upstreams[0].envVar",
+            "UPSTREAM_URL is already set by target.upstreamEnv",
         ),
         (
             {
@@ -153,14 +153,14 @@ def test_the_minimal_spec_is_valid_and_defaults_fill_in() -> None:
                 "spec.upstreams": [{"name": "auth", "envVar": "AUTH_URL"}],
             },
             None,
-            "spec",
+            "spec.upstreams[0].envVar",
             "AUTH_URL is already set by target.env",
         ),
         (
             {"spec.upstreams": [{"name": "a", "envVar": "A"}, {"name": "b", "envVar": "A"}]},
             None,
-            "spec",
-            "upstreams[1].envVar: A is already set by upstreams[0] (a)",
+            "spec.upstreams[1].envVar",
+            "A is already set by upstreams[0] (a)",
         ),
         (
             {"spec.upstreams": [{"name": "auth", "envVar": "AUTH-URL"}]},

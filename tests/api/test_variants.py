@@ -110,7 +110,7 @@ def test_a_service_added_under_an_inherited_name_replaces_it() -> None:
             {"target": {"url": "http://127.0.0.1:9"}},
             "target.url drives a service that already runs",
         ),
-        ([{"name": "a"}, {"name": "a"}], {}, "variant names must be unique"),
+        ([{"name": "a"}, {"name": "a"}], {}, "'a' is already the name of variants[0]"),
     ],
 )
 def test_conflicts_are_named_with_the_fix(
@@ -126,11 +126,11 @@ def test_the_crd_carries_the_conflict_rules_it_can_express() -> None:
     assert "!has(self.services) || (!has(self.addServices) && !has(self.removeServices))" in crd
 
 
-def test_validate_names_a_variant_conflict_and_exits_1(tmp_path: Path) -> None:
+def test_validate_names_a_variant_conflict_and_exits_2(tmp_path: Path) -> None:
     path = tmp_path / "conflict.yaml"
     path.write_text(yaml.safe_dump(document([{"name": "pg", "removeServices": ["redis"]}])))
     result = CliRunner().invoke(app, ["validate", str(path)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "spec: variants[0] (pg): removeServices names ['redis']" in result.stderr
 
 
@@ -149,7 +149,7 @@ def test_an_extra_metric_is_read_only_in_the_variants_it_names() -> None:
     assert [m.name for m in spec.variant_specs()["embedded"].metrics.extra] == ["cpu"]
     wrong = {**pg_calls, "variants": ["postgres"]}
     assert problems([{"name": "pg"}], metrics={"extra": [wrong]}) == [
-        "spec: metrics.extra[0].variants: ['postgres'] name no variant; the variants are ['pg']"
+        "spec.metrics.extra[0].variants: ['postgres'] name no variant; the variants are ['pg']"
     ]
 
 

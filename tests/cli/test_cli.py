@@ -43,7 +43,7 @@ def test_validate_names_the_field_and_fails(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text(yaml.safe_dump(document))
     result = runner.invoke(app, ["validate", str(broken)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "spec.target.resources.memory:" in result.stderr
     assert "did you mean '2Gi'" in result.stderr
 

@@ -16,6 +16,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, PlainSerializer, WithJsonSchema
 
+from plimsoll.api.env_source import ENV_NAME_PATTERN
 from plimsoll.api.units import (
     MAX_BYTES,
     Bytes,
@@ -104,5 +105,26 @@ HEADER_VALUE_PATTERN = r"^[\t\x20-\x7e]*$"
 HEADER_NAME_PATTERN = r"^[-!#$%&'*+.^_`|~0-9A-Za-z]+$"
 
 HeaderValue = Annotated[str, Field(pattern=HEADER_VALUE_PATTERN, max_length=8192)]
+
+# A URL the operator or the generator sends a request to: a scheme, then visible ASCII (a
+# CR or LF would split the request line; a space ends it).
+URL_PATTERN = r"^https?://[\x21-\x7e]+$"
+
+# An image reference as the container runtimes parse it: an optional registry host (and
+# port), lowercase path components joined by '.', '_', '__' or dashes, an optional tag and
+# an optional digest. The runtime also caps the name at 255 characters: with a 128-character
+# tag and a digest a reference stays within 512.
+IMAGE_PATTERN = (
+    r"^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*"
+    r"(:[0-9]+)?/)?[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*"
+    r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*"
+    r":[0-9a-fA-F]{32,})?$"
+)
+ImageRef = Annotated[str, Field(pattern=IMAGE_PATTERN, max_length=512)]
+"""A container image reference, e.g. 'ghcr.io/acme/api:1.2' or 'nginx@sha256:...'."""
+
+EnvName = Annotated[str, Field(pattern=ENV_NAME_PATTERN, max_length=256)]
+"""An environment variable's name (checked by the model only: a CEL rule over a map's keys
+exceeds the API server's cost budget, see HEADER_NAME_PATTERN)."""
 Weight = Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]
 Level = Annotated[int, Field(ge=1, le=10_000_000)]

@@ -20,7 +20,8 @@ from plimsoll.api.resource import GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VE
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import CapacityTestStatus
 
-_DROPPED_KEYS = {"title", "default", "examples", "$defs"}
+# propertyNames (a bound on map keys) is not structural either: the models check the keys.
+_DROPPED_KEYS = {"title", "default", "examples", "$defs", "propertyNames"}
 
 PRINTER_COLUMNS = [
     {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
@@ -63,6 +64,11 @@ def structural_schema(node: Any, defs: dict[str, Any]) -> Any:
             out[key] = {name: structural_schema(sub, defs) for name, sub in value.items()}
         elif key == "items":
             out[key] = structural_schema(value, defs)
+        elif key == "patternProperties":
+            # A map whose keys have a pattern (env names): the API server has no
+            # patternProperties, so the values' schema stays and the models check the keys.
+            (values,) = value.values()
+            out["additionalProperties"] = structural_schema(values, defs)
         elif key == "additionalProperties":
             if value is False:
                 continue  # implied by `properties` in a structural schema

@@ -18,6 +18,7 @@ from plimsoll.api.base import PlimsollModel
 from plimsoll.api.step import LimitedBy
 from plimsoll.api.units import Fraction
 
+_CRON_PROBE_START = datetime(2024, 1, 1)
 BASELINE_PATTERN = r"^(previous|best|[0-9]+)$"
 
 
@@ -46,13 +47,24 @@ class Schedule(PlimsollModel):
     @field_validator("cron")
     @classmethod
     def _cron(cls, value: str) -> str:
-        from croniter import croniter  # only the operator and the CLI validate schedules
+        # only the operator and the CLI validate schedules
+        from croniter import CroniterBadDateError, croniter
 
         if len(value.split()) != 5 or not croniter.is_valid(value):
             raise ValueError(
                 f"{value!r} is not a five-field cron expression (minute hour day month "
                 "weekday), e.g. '0 3 * * *' for 03:00 every day"
             )
+        # croniter accepts a date that never comes (30 February) and then fails in the
+        # operator's get_prev after the first run: look for one firing within 8 years (a
+        # 29 February comes at least every 8), from a fixed date so the answer is pure.
+        try:
+            croniter(value, _CRON_PROBE_START, max_years_between_matches=8).get_next(datetime)
+        except CroniterBadDateError:
+            raise ValueError(
+                f"{value!r} never fires: no date matches its day and month (e.g. 30 February "
+                "or 31 April); pick a day that exists in that month"
+            ) from None
         return value
 
     @field_validator("time_zone")

@@ -15,9 +15,10 @@ never weaken them. Pure: called from the spec's validation.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from plimsoll.api.env_source import CONTROL_TOKEN_REFUSAL, reads_control_token
+from plimsoll.api.env_source import CONTROL_TOKEN_REFUSAL, ENV_NAME_PATTERN, reads_control_token
 
 MAX_DEPTH = 12  # affinity terms are the deepest allowed structure (about 8 levels)
 MAX_BYTES = 16 * 1024
@@ -90,11 +91,32 @@ def _check_keys(
     return value
 
 
-def _check_tolerations(problems: TemplateProblems, value: Any) -> None:
+def _items(problems: TemplateProblems, path: str, value: Any) -> list[Any]:
+    """`value` as a list, or [] with the problem named (null counts as no items)."""
+    if value is None:
+        return []
     if not isinstance(value, list):
-        problems.add("spec.tolerations", "must be a list")
-        return
-    for index, toleration in enumerate(value):
+        problems.add(
+            path, f"must be a list (found {_kind(value)}), e.g. '{path.rsplit('.')[-1]}: []'"
+        )
+        return []
+    return value
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _check_tolerations(problems: TemplateProblems, value: Any) -> None:
+    for index, toleration in enumerate(_items(problems, "spec.tolerations", value)):
         if not isinstance(toleration, dict) or not toleration.get("key"):
             problems.add(
                 f"spec.tolerations[{index}]",
@@ -118,7 +140,7 @@ def _check_node_choice(problems: TemplateProblems, spec: dict[str, Any]) -> None
     while stack:  # any matchExpressions entry, at any depth, keyed by a control-plane label
         item = stack.pop()
         if isinstance(item, dict):
-            if item.get("key") in CONTROL_PLANE_KEYS:
+            if isinstance(item.get("key"), str) and item["key"] in CONTROL_PLANE_KEYS:
                 problems.add("spec.affinity.nodeAffinity", _CONTROL_PLANE)
                 return
             stack.extend(item.values())
@@ -134,10 +156,7 @@ def _check_secret_name(problems: TemplateProblems, path: str, ref: Any, field: s
 
 
 def _check_volumes(problems: TemplateProblems, value: Any) -> None:
-    if not isinstance(value, list):
-        problems.add("spec.volumes", "must be a list")
-        return
-    for index, volume in enumerate(value):
+    for index, volume in enumerate(_items(problems, "spec.volumes", value)):
         path = f"spec.volumes[{index}]"
         volume = _check_keys(problems, path, volume, {"name", *VOLUME_SOURCES})
         if volume and not (VOLUME_SOURCES & set(volume)):
@@ -154,15 +173,23 @@ def _check_container(problems: TemplateProblems, index: int, value: Any) -> None
             f"is {container.get('name')!r}: only the 'target' container may be changed "
             "(another container would share the pod's shape and blur the measurement)",
         )
-    for env_index, env in enumerate(container.get("env") or []):
+    for env_index, env in enumerate(_items(problems, f"{path}.env", container.get("env"))):
         env_path = f"{path}.env[{env_index}]"
         env = _check_keys(problems, env_path, env, {"name", "value", "valueFrom"})
+        name = env.get("name")
+        if env and not (isinstance(name, str) and re.match(ENV_NAME_PATTERN, name)):
+            problems.add(
+                f"{env_path}.name",
+                f"{name!r} is not an environment variable name: letters, digits and '_', "
+                "not starting with a digit, e.g. 'LOG_LEVEL'",
+            )
         source = env.get("valueFrom") if env else None
         if source is not None:
             source = _check_keys(problems, f"{env_path}.valueFrom", source, ENV_SOURCES)
             secret_ref = source.get("secretKeyRef")
             _check_secret_name(problems, f"{env_path}.valueFrom.secretKeyRef", secret_ref, "name")
-    for env_index, env_from in enumerate(container.get("envFrom") or []):
+    env_froms = _items(problems, f"{path}.envFrom", container.get("envFrom"))
+    for env_index, env_from in enumerate(env_froms):
         env_from_path = f"{path}.envFrom[{env_index}]"
         env_from = _check_keys(
             problems, env_from_path, env_from, {"configMapRef", "secretRef", "prefix"}
@@ -170,13 +197,26 @@ def _check_container(problems: TemplateProblems, index: int, value: Any) -> None
         _check_secret_name(
             problems, f"{env_from_path}.secretRef", env_from.get("secretRef"), "name"
         )
-    for mount_index, mount in enumerate(container.get("volumeMounts") or []):
-        _check_keys(
-            problems,
-            f"{path}.volumeMounts[{mount_index}]",
-            mount,
-            {"name", "mountPath", "readOnly", "subPath"},
+    mounts = _items(problems, f"{path}.volumeMounts", container.get("volumeMounts"))
+    for mount_index, mount in enumerate(mounts):
+        mount_path = f"{path}.volumeMounts[{mount_index}]"
+        mount = _check_keys(
+            problems, mount_path, mount, {"name", "mountPath", "readOnly", "subPath"}
         )
+        sub_path = mount.get("subPath")
+        if sub_path is not None and not _relative_inside(sub_path):
+            problems.add(
+                f"{mount_path}.subPath",
+                f"{sub_path!r} must be a relative path inside the volume: no leading '/' "
+                "and no '..' (it would reach outside the volume)",
+            )
+
+
+def _relative_inside(sub_path: Any) -> bool:
+    """A volume subPath that stays inside its volume (what the kubelet requires too)."""
+    if not isinstance(sub_path, str):
+        return False
+    return not sub_path.startswith("/") and ".." not in sub_path.split("/")
 
 
 def _check_spec(problems: TemplateProblems, spec: dict[str, Any]) -> None:
@@ -193,7 +233,7 @@ def _check_spec(problems: TemplateProblems, spec: dict[str, Any]) -> None:
         )
     if "volumes" in spec:
         _check_volumes(problems, spec["volumes"])
-    for index, container in enumerate(spec.get("containers") or []):
+    for index, container in enumerate(_items(problems, "spec.containers", spec.get("containers"))):
         _check_container(problems, index, container)
     if "securityContext" in spec:  # an explicit null would wipe the restricted context
         security = _check_keys(
@@ -214,7 +254,7 @@ def template_problems(template: Any, root: str = "podTemplate") -> list[str]:
     if _depth(template) > MAX_DEPTH:
         problems.add("", f"is nested more than {MAX_DEPTH} levels deep")
         return problems.items
-    if len(json.dumps(template)) > MAX_BYTES:
+    if len(json.dumps(template, default=repr)) > MAX_BYTES:
         problems.add("", f"is larger than {MAX_BYTES // 1024} KiB")
         return problems.items
     top = _check_keys(problems, "", template, {"metadata", "spec"})

@@ -51,9 +51,13 @@ class StoreSizing(PlimsollModel):
 class SizingSpec(PlimsollModel):
     """What only the user knows; the costs, where the run measured none, as fallbacks."""
 
-    peak: float = Field(gt=0, description="Expected peak load, in the test's unit.")
+    peak: float = Field(
+        gt=0, le=1e12, allow_inf_nan=False, description="Expected peak load, in the test's unit."
+    )
     growth: float = Field(1.0, ge=1, le=100, description="Plan for peak × growth (2 = doubling).")
-    utilisation: Fraction = Field(0.6, description="Share of the ceiling a pod may run at.")
+    utilisation: Fraction = Field(
+        0.6, gt=0, description="Share of the ceiling a pod may run at (above 0%)."
+    )
     zones: int = Field(
         1,
         ge=1,

@@ -13,11 +13,12 @@ from enum import StrEnum
 from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
-from plimsoll.api.bounded import HourSeconds, Level, TrialSeconds
+from plimsoll.api.bounded import URL_PATTERN, HourSeconds, ImageRef, Level, TrialSeconds
 from plimsoll.api.gate import Regression, Schedule
 from plimsoll.api.replay import REPLAY_UNIT
 from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.target import PodShape, Service, SetupStep, Target
+from plimsoll.api.unique import duplicate_problems, raise_duplicates
 from plimsoll.api.units import Fraction, Quantile, Seconds
 from plimsoll.api.upstream import NamedUpstream, Upstream
 from plimsoll.api.validation_errors import one_line
@@ -243,7 +244,7 @@ class ExtraMetric(PlimsollModel):
 class Metrics(PlimsollModel):
     prometheus_url: str | None = Field(
         None,
-        pattern=r"^https?://",
+        pattern=URL_PATTERN,
         description="The Prometheus to read the target's resources and extra metrics from.",
     )
     scrape_interval: Seconds | None = Field(
@@ -276,7 +277,7 @@ class Generators(PlimsollModel):
     )
     processes: int | None = Field(None, ge=1, le=64, description="Per pod; default one a core.")
     resources: PodShape | None = None
-    image: str | None = Field(
+    image: ImageRef | None = Field(
         None, description="Another generator image; the operator must allow it (allowedImages)."
     )
     max_cpu: Fraction = Field(0.85, description="Above this a generator is saturated: invalid.")
@@ -323,9 +324,7 @@ def _workload_problems(workload: Workload, upstream: Upstream, pass_when: PassWh
 def _upstreams_problems(upstreams: list[NamedUpstream], target: Target) -> list[str]:
     """Named mocks need names of their own and variables nothing else sets."""
     problems = []
-    names = [u.name for u in upstreams]
-    for name in sorted({n for n in names if names.count(n) > 1}):
-        problems.append(f"upstreams: two mocks are named {name!r}: give each a name of its own")
+    problems.extend(duplicate_problems([u.name for u in upstreams], "upstreams", "mock"))
     taken = {target.upstream_env: "target.upstreamEnv (the default mock's URL)"}
     if target.port_env:
         taken[target.port_env] = "target.portEnv"
@@ -340,6 +339,29 @@ def _upstreams_problems(upstreams: list[NamedUpstream], target: Target) -> list[
             )
         taken[upstream.env_var] = f"upstreams[{index}] ({upstream.name})"
     return problems
+
+
+def _check_sizing_names(sizing: SizingSpec, variants: list[str], extra: list[str]) -> None:
+    """`sizing.variant` and the store's `*Metric` fields must name what the spec holds: a
+    plan from a variant or a metric that does not exist would fail only after the run."""
+    if sizing.variant is not None and sizing.variant not in variants:
+        raise ValueError(
+            f"sizing.variant: {sizing.variant!r} names no variant; the variants are "
+            f"{variants or '(none)'}"
+        )
+    store = sizing.store
+    if store is None:
+        return
+    for field, name in (
+        ("callsMetric", store.calls_metric),
+        ("cpuPerCallMetric", store.cpu_per_call_metric),
+        ("bytesPerKeyMetric", store.bytes_per_key_metric),
+    ):
+        if name is not None and name not in extra:
+            raise ValueError(
+                f"sizing.store.{field}: {name!r} names no metrics.extra entry; the extra "
+                f"metrics are {extra or '(none)'}"
+            )
 
 
 class CapacityTestSpec(PlimsollModel):
@@ -416,10 +438,12 @@ class CapacityTestSpec(PlimsollModel):
             *_upstreams_problems(self.upstreams, self.target),
         ]
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("\n".join(problems))
+        raise_duplicates([s.name for s in self.services], "services", "service")
         names = [v.name for v in self.variants]
-        if len(set(names)) != len(names):
-            raise ValueError("variant names must be unique")
+        raise_duplicates(names, "variants", "variant")
+        if self.sizing is not None:
+            _check_sizing_names(self.sizing, names, [m.name for m in self.metrics.extra])
         if self.baseline is not None and self.baseline not in names:
             raise ValueError(
                 f"baseline {self.baseline!r} names no variant; the variants are {names or '(none)'}"

@@ -13,9 +13,10 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from plimsoll.api.base import PlimsollModel
-from plimsoll.api.bounded import PATH_PATTERN, PodMemory
+from plimsoll.api.bounded import PATH_PATTERN, URL_PATTERN, EnvName, ImageRef, PodMemory
 from plimsoll.api.env_source import ENV_NAME_PATTERN, EnvSource
 from plimsoll.api.pod_template import template_problems
+from plimsoll.api.unique import raise_duplicates
 from plimsoll.api.units import Cores, Seconds
 
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -38,6 +39,27 @@ def _check_value_from(env: dict[str, str], value_from: dict[str, EnvSource]) -> 
         raise ValueError(f"{both[0]} is in both env and valueFrom: give it in one of them")
 
 
+def _check_own_variables(target: Target) -> None:
+    """Variables Plimsoll sets itself may not be set in `env` too: the mock's URL would
+    silently replace the user's value, and one variable cannot carry a port and a URL."""
+    if target.upstream_env in target.env:
+        raise ValueError(
+            f"env.{target.upstream_env}: is the variable that receives the mock's URL "
+            "(upstreamEnv), which would silently replace this value: remove it from env, "
+            "or set upstreamEnv to another name"
+        )
+    if target.port_env is not None and target.port_env == target.upstream_env:
+        raise ValueError(
+            f"portEnv: {target.port_env!r} is also upstreamEnv: one variable cannot carry "
+            "both the port and the mock's URL; give them different names"
+        )
+    if target.port_env is not None and target.port_env in target.env:
+        raise ValueError(
+            f"env.{target.port_env}: is the variable that receives the port (portEnv), which "
+            "would silently replace this value: remove it from env, or change portEnv"
+        )
+
+
 class PodShape(PlimsollModel):
     """The pod shape to pin to: requests == limits (Kubernetes' Guaranteed QoS)."""
 
@@ -54,11 +76,11 @@ class SetupStep(PlimsollModel):
         max_length=40,
         description="The step's name; its Job and log are named after it.",
     )
-    image: str | None = Field(
+    image: ImageRef | None = Field(
         None, description="The image the step runs in on Kubernetes (default: the target's)."
     )
     command: list[str] = Field(min_length=1, description="The command to run, as a list of words.")
-    env: dict[str, str] = Field(
+    env: dict[EnvName, str] = Field(
         default_factory=dict,
         description="Extra environment variables for the step, besides the target's.",
     )
@@ -87,7 +109,7 @@ class Target(PlimsollModel):
         }
     }
 
-    image: str | None = Field(None, description="The target's container image (Kubernetes).")
+    image: ImageRef | None = Field(None, description="The target's container image (Kubernetes).")
     command: list[str] | None = Field(
         None,
         min_length=1,
@@ -96,7 +118,7 @@ class Target(PlimsollModel):
     args: list[str] = Field(
         default_factory=list, description="Arguments after the image's entrypoint or the command."
     )
-    env: dict[str, str] = Field(
+    env: dict[EnvName, str] = Field(
         default_factory=dict, description="Environment variables of the target."
     )
     value_from: dict[str, EnvSource] = Field(default_factory=dict, description=VALUE_FROM_HELP)
@@ -144,7 +166,7 @@ class Target(PlimsollModel):
     )
     url: str | None = Field(
         None,
-        pattern=r"^https?://",
+        pattern=URL_PATTERN,
         description="Drive an existing service: nothing is started or pinned.",
     )
 
@@ -154,12 +176,14 @@ class Target(PlimsollModel):
         if value is not None:
             problems = template_problems(value)
             if problems:
-                raise ValueError("; ".join(problems))
+                raise ValueError("\n".join(problems))
         return value
 
     @model_validator(mode="after")
     def _how_to_run(self) -> Target:
         _check_value_from(self.env, self.value_from)
+        _check_own_variables(self)
+        raise_duplicates([s.name for s in [*self.setup, *self.teardown]], "setup", "setup step")
         if self.url is not None:
             if self.image or self.command:
                 raise ValueError("give either 'url' (an existing service) or 'image'/'command'")
@@ -194,7 +218,7 @@ class Service(PlimsollModel):
         max_length=40,
         description="The service's name; its pod, Service and report row are named after it.",
     )
-    image: str | None = Field(None, description="The service's container image (Kubernetes).")
+    image: ImageRef | None = Field(None, description="The service's container image (Kubernetes).")
     command: list[str] | None = Field(
         None,
         min_length=1,
@@ -203,7 +227,7 @@ class Service(PlimsollModel):
     args: list[str] = Field(
         default_factory=list, description="Arguments after the image's entrypoint or the command."
     )
-    env: dict[str, str] = Field(
+    env: dict[EnvName, str] = Field(
         default_factory=dict, description="Environment variables of the service."
     )
     value_from: dict[str, EnvSource] = Field(default_factory=dict, description=VALUE_FROM_HELP)
@@ -217,7 +241,7 @@ class Service(PlimsollModel):
     readiness_path: str | None = Field(
         None, pattern=PATH_PATTERN, description="HTTP readiness path; without it a TCP connect."
     )
-    target_env: dict[str, str] = Field(
+    target_env: dict[EnvName, str] = Field(
         default_factory=dict,
         description="Env the target gets to reach it; '{host}' and '{port}' are filled in.",
     )

@@ -16,8 +16,9 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
-from plimsoll.api.bounded import PATH_PATTERN, ResponseBytes, Weight
+from plimsoll.api.bounded import PATH_PATTERN, ImageRef, ResponseBytes, Weight
 from plimsoll.api.target import PodShape
+from plimsoll.api.unique import raise_duplicates
 from plimsoll.api.units import Fraction, Seconds
 
 
@@ -174,6 +175,11 @@ class Mcp(PlimsollModel):
         "plimsoll-mock", description="The server name the mock gives in initialize."
     )
 
+    @model_validator(mode="after")
+    def _unique_tools(self) -> Mcp:
+        raise_duplicates([t.name for t in self.tools], "tools", "MCP tool")
+        return self
+
 
 class Llm(PlimsollModel):
     """The mock as an LLM provider (OpenAI `/v1/chat/completions`, Anthropic `/v1/messages`)."""
@@ -199,7 +205,7 @@ class Upstream(PlimsollModel):
         100_000, ge=1, description="Above this many open calls the mock answers 503."
     )
     server_timing: bool = Field(True, description="Send the mock's own time in Server-Timing.")
-    image: str | None = Field(None, description="Overrides the operator's default mock image.")
+    image: ImageRef | None = Field(None, description="Overrides the operator's default mock image.")
     resources: PodShape | None = Field(
         None,
         description="The mock's shape, requests == limits (per replica on Kubernetes; a "
@@ -215,9 +221,7 @@ class Upstream(PlimsollModel):
             if key in seen:
                 raise ValueError(f"two routes match {route.method} {route.path}")
             seen.add(key)
-        names = [r.name for r in self.routes]
-        if len(set(names)) != len(names):
-            raise ValueError("route names must be unique")
+        raise_duplicates([r.name for r in self.routes], "routes", "route")
         return self
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.bounded import EnvName, ImageRef
 from plimsoll.api.target import NAME_PATTERN, PodShape, Service, Target
+from plimsoll.api.unique import raise_duplicates
 from plimsoll.api.upstream import Upstream
 from plimsoll.api.workload import Workload
 
@@ -48,14 +50,14 @@ class Variant(PlimsollModel):
         "comparison reports the cost per unit of it against the baseline.",
     )
     value_unit: str = Field("", description="What `value` counts, e.g. 'sensors'.")
-    image: str | None = Field(None, description="The target image this variant runs instead.")
+    image: ImageRef | None = Field(None, description="The target image this variant runs instead.")
     command: list[str] | None = Field(
         None, min_length=1, description="The target command this variant runs instead (local)."
     )
     args: list[str] | None = Field(
         None, description="The target arguments this variant uses instead."
     )
-    env: dict[str, str] = Field(default_factory=dict, description="Merged into target.env.")
+    env: dict[EnvName, str] = Field(default_factory=dict, description="Merged into target.env.")
     resources: PodShape | None = Field(None, description="Replaces target.resources.")
     services: list[Service] | None = Field(None, description="Replaces spec.services.")
     add_services: list[Service] = Field(
@@ -76,8 +78,9 @@ class Variant(PlimsollModel):
                 "'addServices'/'removeServices' (changes to spec.services), not both"
             )
         added = [s.name for s in self.add_services]
-        if len(set(added)) != len(added):
-            raise ValueError("addServices names a service twice")
+        raise_duplicates(added, "addServices", "service")
+        if self.services is not None:
+            raise_duplicates([s.name for s in self.services], "services", "service")
         both = sorted(set(added) & set(self.remove_services))
         if both:
             raise ValueError(

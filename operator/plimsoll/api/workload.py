@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
@@ -28,6 +29,7 @@ from plimsoll.api.bounded import (
     Weight,
 )
 from plimsoll.api.replay import Replay
+from plimsoll.api.unique import raise_duplicates
 from plimsoll.api.units import Fraction, Seconds
 
 
@@ -103,8 +105,10 @@ class Operation(PlimsollModel):
         "body of exactly that many bytes (for a 'call', its arguments). Instead of 'body'.",
     )
     tool: str | None = Field(None, description="For kind 'call': the MCP tool to call.")
-    expect_status: list[int] = Field(
-        default_factory=lambda: [200], min_length=1, description="Statuses counted as ok."
+    expect_status: list[Annotated[int, Field(ge=100, le=599)]] = Field(
+        default_factory=lambda: [200],
+        min_length=1,
+        description="Statuses counted as ok (HTTP statuses, 100 to 599).",
     )
 
     @field_validator("headers")
@@ -142,8 +146,10 @@ class Users(PlimsollModel):
     """How a modeled user behaves (calibrated on an MCP gateway's real traffic)."""
 
     hold_stream: bool = Field(True, description="Each user holds one SSE stream all trial.")
-    burst_gap_median: Seconds = Field(6.0, description="Median gap between calls in a burst.")
-    mean_gap: Seconds = Field(90.0, description="Mean gap between calls overall.")
+    burst_gap_median: Seconds = Field(
+        6.0, gt=0, description="Median gap between calls in a burst (above 0)."
+    )
+    mean_gap: Seconds = Field(90.0, gt=0, description="Mean gap between calls overall (above 0).")
     bot_fraction: Fraction = Field(0.01, description="Users who are bots (unattended scripts).")
     bot_share: Fraction | None = Field(
         0.5,
@@ -168,7 +174,7 @@ class Users(PlimsollModel):
         "operations: those are then the pages, chosen by weight.",
     )
     keep_alive_timeout: Seconds = Field(
-        45.0, description="A held stream silent for this long counts as unhealthy."
+        45.0, gt=0, description="A held stream silent for this long counts as unhealthy."
     )
     ramp: Seconds = Field(5.0, description="Users start spread over this time.")
 
@@ -298,9 +304,7 @@ class Workload(PlimsollModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
-        names = [op.name for op in self.mix]
-        if len(set(names)) != len(names):
-            raise ValueError("operation names in 'mix' must be unique")
+        raise_duplicates([op.name for op in self.mix], "mix", "operation")
         if self.protocol is Protocol.HTTP:
             wrong = [op.name for op in self.mix if op.kind is not OperationKind.REQUEST]
             if wrong:

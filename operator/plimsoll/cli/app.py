@@ -19,11 +19,12 @@ from plimsoll.api.crd import render_crd
 from plimsoll.api.resource import SpecError
 from plimsoll.cli.calibrate import calibrate
 from plimsoll.cli.compare import compare_cmd
+from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, EXIT_OK
 from plimsoll.cli.operator import operator_cmd
 from plimsoll.cli.report import report
 from plimsoll.cli.run import run
 from plimsoll.cli.size import size
-from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.cli.specfile import read_spec_file
 from plimsoll.decide.workload_advice import workload_warnings
 
 app = typer.Typer(
@@ -66,24 +67,37 @@ def crd() -> None:
 def validate(
     files: Annotated[list[Path], typer.Argument(help="CapacityTest YAML files.")],
 ) -> None:
-    """Check CapacityTest files; each mistake is reported with its field path."""
-    failed = False
+    """Check CapacityTest files; each mistake is reported with its field path.
+
+    Exit 0 when every file is valid, 2 when any spec is invalid, 1 on an internal error
+    (as `plimsoll run`); every file is checked, whatever the ones before it held."""
+    invalid = broken = False
     for path in files:
         try:
-            tests = read_capacity_tests(path)
-        except SpecError as exc:
-            failed = True
-            typer.echo(f"{path}: invalid", err=True)
-            for line in exc.problems:
-                typer.echo(f"  {line}", err=True)
-            continue
-        names = ", ".join(t.metadata.name for t in tests)
-        typer.echo(f"{path}: valid ({names})")
-        for test in tests:
-            for warning in workload_warnings(test.spec.workload):
-                typer.echo(f"  warning ({test.metadata.name}): {warning}", err=True)
-    if failed:
-        raise typer.Exit(1)
+            invalid |= not _validate_one(path)
+        except Exception as exc:  # a bug of ours: say so, and go on with the next file
+            broken = True
+            typer.echo(f"{path}: could not be checked: {type(exc).__name__}: {exc}", err=True)
+    raise typer.Exit(EXIT_INCOMPLETE if broken else EXIT_INVALID_SPEC if invalid else EXIT_OK)
+
+
+def _validate_one(path: Path) -> bool:
+    """Print what `path` holds; True when it is valid."""
+    try:
+        read = read_spec_file(path)
+    except SpecError as exc:
+        typer.echo(f"{path}: invalid", err=True)
+        for line in exc.problems:
+            typer.echo(f"  {line}", err=True)
+        return False
+    names = ", ".join(t.metadata.name for t in read.tests)
+    typer.echo(f"{path}: valid ({names})")
+    for note in read.skipped:
+        typer.echo(f"  {note}", err=True)
+    for test in read.tests:
+        for warning in workload_warnings(test.spec.workload):
+            typer.echo(f"  warning ({test.metadata.name}): {warning}", err=True)
+    return True
 
 
 app.command()(size)

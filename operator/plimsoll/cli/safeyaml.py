@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+import yaml.reader
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, SequenceNode
 
@@ -108,9 +109,23 @@ def read_text(path: Path) -> str:
         ) from exc
 
 
+def _unreadable_character(path: Path, text: str, exc: yaml.reader.ReaderError) -> str:
+    """A character YAML may not hold (a control character, U+FFFE), with its place."""
+    line = text.count("\n", 0, exc.position) + 1
+    code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+    return (
+        f"{path}: line {line}: the character U+{code:04X} is not allowed in YAML (a control "
+        "character or a non-character): delete it, or write it as an escape such as "
+        '"\\x07" inside double quotes'
+    )
+
+
 def load_documents(path: Path, text: str) -> list[Any]:
     """Every YAML document in `text`, each checked for shape before it is built."""
-    loader = _StrictLoader(text)
+    try:
+        loader = _StrictLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise SpecError([_unreadable_character(path, text, exc)]) from exc
     documents: list[Any] = []
     try:
         while loader.check_node():
@@ -123,6 +138,8 @@ def load_documents(path: Path, text: str) -> list[Any]:
             document = loader.construct_document(node)
             if document is not None:
                 documents.append(document)
+    except yaml.reader.ReaderError as exc:
+        raise SpecError([_unreadable_character(path, text, exc)]) from exc
     except yaml.YAMLError as exc:
         raise SpecError([f"{path}: not valid YAML: {exc}"]) from exc
     except RecursionError as exc:

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from plimsoll.api.gate import Schedule
-from plimsoll.api.resource import SpecError, load_capacity_test
+from plimsoll.api.resource import CapacityTest, SpecError, load_capacity_test
 from plimsoll.api.spec import Cleanup, Variant
 from plimsoll.api.status import (
     TERMINAL_PHASES,
@@ -123,6 +123,7 @@ class Supervisor:
         self.uid: str = meta.get("uid") or f"{meta['namespace']}/{meta['name']}"
         self.platforms: list[KubernetesPlatform] = []
         self._last: _Parsed | None = None
+        self.plan_problem: str | None = None
 
     def _parsed(self) -> _Parsed:
         """The status and schedule, parsed once per change of the live body (kopf updates
@@ -136,7 +137,33 @@ class Supervisor:
         return last
 
     def desired(self) -> Desired:
-        return Desired.of(self.body["metadata"], self._scheduled_slot())
+        return Desired.of(self.body["metadata"], self._planned_slot())
+
+    def _planned_slot(self) -> str | None:
+        """`_scheduled_slot`, or the slot already served when planning fails: the failure
+        goes to `plan_problem` (and from there into SpecValid=False), never out of the
+        daemon, which kopf would retry forever."""
+        try:
+            slot = self._scheduled_slot()
+        except Exception as exc:
+            self.plan_problem = f"spec.schedule: the next run cannot be planned: {_reason(exc)}"
+            status = read_status(self.body)
+            return status.scheduled_slot if status is not None else None
+        self.plan_problem = None
+        return slot
+
+    def _load(self) -> tuple[CapacityTest | None, list[str]]:
+        """The spec as a model, or the lines saying why not: whatever goes wrong."""
+        try:
+            test = load_capacity_test(_plain(self.body))
+        except SpecError as exc:
+            return None, exc.problems
+        except Exception as exc:  # the boundary should not raise anything else: belt and braces
+            log.exception("reading the spec of %s failed", self.uid)
+            return None, [f"(document): could not be read: {_reason(exc)}"]
+        if self.plan_problem is not None:
+            return None, [self.plan_problem]
+        return test, []
 
     def _scheduled_slot(self) -> str | None:
         """The schedule slot the resource should serve: while a run is under way (or none
@@ -164,11 +191,7 @@ class Supervisor:
             # A copy: a run writes into its status, and the parsed one must stay as read.
             status = parsed.model_copy(deep=True) if parsed is not None else None
             desired = self.desired()
-            try:
-                test = load_capacity_test(_plain(self.body))
-                problems: list[str] = []
-            except SpecError as exc:
-                test, problems = None, exc.problems
+            test, problems = self._load()
             action = decide(status, desired, spec_valid=test is not None)
             if action is Action.IDLE:
                 self.ctx.metrics.set_phase(self.uid, status.phase if status else None)
@@ -367,6 +390,10 @@ def scheduled(body: Mapping[str, Any]) -> Schedule | None:
         return Schedule.model_validate(_to_dict(raw))
     except ValidationError:
         return None
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _deleted(stopped: Any) -> bool:
