@@ -16,7 +16,7 @@ from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import PATH_PATTERN, URL_PATTERN, EnvName, ImageRef, PodMemory
 from plimsoll.api.env_source import ENV_NAME_PATTERN, EnvSource
 from plimsoll.api.pod_template import template_problems
-from plimsoll.api.unique import raise_duplicates
+from plimsoll.api.unique import duplicate_entries
 from plimsoll.api.units import Cores, Seconds
 
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -183,7 +183,11 @@ class Target(PlimsollModel):
     def _how_to_run(self) -> Target:
         _check_value_from(self.env, self.value_from)
         _check_own_variables(self)
-        raise_duplicates([s.name for s in [*self.setup, *self.teardown]], "setup", "setup step")
+        steps = [(f"setup[{i}]", s.name) for i, s in enumerate(self.setup)]
+        steps += [(f"teardown[{i}]", s.name) for i, s in enumerate(self.teardown)]
+        clashes = duplicate_entries(steps, "setup or teardown step")
+        if clashes:
+            raise ValueError("\n".join(clashes))
         if self.url is not None:
             if self.image or self.command:
                 raise ValueError("give either 'url' (an existing service) or 'image'/'command'")

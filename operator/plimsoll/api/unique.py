@@ -15,16 +15,22 @@ from collections.abc import Sequence
 
 def duplicate_problems(names: Sequence[str], where: str, what: str) -> list[str]:
     """'mix[2].name: 'get' is already the name of mix[0]: give each operation its own'."""
-    first: dict[str, int] = {}
+    return duplicate_entries([(f"{where}[{i}]", name) for i, name in enumerate(names)], what)
+
+
+def duplicate_entries(entries: Sequence[tuple[str, str]], what: str) -> list[str]:
+    """As `duplicate_problems`, over (place, name) pairs that may come from several lists
+    (setup and teardown steps share the Job names)."""
+    first: dict[str, str] = {}
     problems = []
-    for index, name in enumerate(names):
+    for place, name in entries:
         if name in first:
             problems.append(
-                f"{where}[{index}].name: {name!r} is already the name of {where}[{first[name]}]: "
+                f"{place}.name: {name!r} is already the name of {first[name]}: "
                 f"give each {what} a name of its own"
             )
         else:
-            first[name] = index
+            first[name] = place
     return problems
 
 
