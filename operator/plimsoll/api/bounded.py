@@ -114,9 +114,12 @@ URL_PATTERN = r"^https?://[\x21-\x7e]+$"
 # port), lowercase path components joined by '.', '_', '__' or dashes, an optional tag and
 # an optional digest. The runtime also caps the name at 255 characters: with a 128-character
 # tag and a digest a reference stays within 512.
+_HOST_PART = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
+# The first component is a registry only with a '.', a port, or as 'localhost' (as Docker
+# reads it); otherwise it is a path component, lowercase like the rest.
 IMAGE_PATTERN = (
-    r"^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*"
-    r"(:[0-9]+)?/)?[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*"
+    rf"^(({_HOST_PART}(\.{_HOST_PART})+(:[0-9]+)?|{_HOST_PART}:[0-9]+|localhost)/)?"
+    r"[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*"
     r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*"
     r":[0-9a-fA-F]{32,})?$"
 )

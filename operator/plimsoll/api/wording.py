@@ -19,7 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from plimsoll.api.bounded import HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, PATH_PATTERN
+from plimsoll.api.bounded import (
+    HEADER_NAME_PATTERN,
+    HEADER_VALUE_PATTERN,
+    IMAGE_PATTERN,
+    PATH_PATTERN,
+    URL_PATTERN,
+)
 from plimsoll.api.env_source import ENV_NAME_PATTERN
 from plimsoll.api.gate import BASELINE_PATTERN
 from plimsoll.api.target import NAME_PATTERN
@@ -48,6 +54,11 @@ PATTERN_MEANINGS: dict[str, str] = {
     ENV_NAME_PATTERN: "an environment variable name: letters, digits and '_', not starting "
     "with a digit, e.g. 'UPSTREAM_URL'",
     r"^https?://": "a URL that starts with http:// or https://, e.g. 'http://prometheus:9090'",
+    URL_PATTERN: "a URL that starts with http:// or https://, then visible ASCII only (no "
+    "spaces, CR/LF or non-ASCII), e.g. 'http://prometheus:9090'",
+    IMAGE_PATTERN: "an image reference: an optional registry host (with a '.', a port or "
+    "'localhost'), lowercase path parts, an optional ':tag' and '@sha256:digest', e.g. "
+    "'ghcr.io/acme/api:1.2'",
     r"^(total|ttft|added)$": "one of total, ttft, added",
     r"^(none|request|user|second)$": "one of none, request, user, second",
     _METHODS: "an HTTP method in capitals: GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS",
