@@ -300,10 +300,7 @@ def _patterns() -> list[Case]:
     ]
     for path, value, words in rows:
         field = path if path != "spec.passWhen.latency" else "spec.passWhen.latency[0].metric"
-        if path == "spec.target.url":
-            changes = {"spec.target": {"url": value}}
-        else:
-            changes = {path: value}
+        changes = {"spec.target": {"url": value}} if path == "spec.target.url" else {path: value}
         cases.append(
             bad(f"{path}-{value!r}", "a value that fails a pattern", with_(changes), field, words)
         )
