@@ -16,7 +16,6 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, PlainSerializer, WithJsonSchema
 
-from plimsoll.api.env_source import ENV_NAME_PATTERN
 from plimsoll.api.units import (
     MAX_BYTES,
     Bytes,
@@ -126,6 +125,8 @@ IMAGE_PATTERN = (
 ImageRef = Annotated[str, Field(pattern=IMAGE_PATTERN, max_length=512)]
 """A container image reference, e.g. 'ghcr.io/acme/api:1.2' or 'nginx@sha256:...'."""
 
+# An environment variable's name (POSIX shells' rule, and Kubernetes' for env names).
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 EnvName = Annotated[str, Field(pattern=ENV_NAME_PATTERN, max_length=256)]
 """An environment variable's name (checked by the model only: a CEL rule over a map's keys
 exceeds the API server's cost budget, see HEADER_NAME_PATTERN)."""

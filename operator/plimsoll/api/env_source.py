@@ -24,7 +24,6 @@ from plimsoll.api.base import PlimsollModel
 from plimsoll.api.trial import CONTROL_TOKEN_SECRET
 
 CONSENT_LABEL = "plimsoll.dev/runs-may-read"
-ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
 CONTROL_TOKEN_REFUSAL = (

@@ -18,7 +18,8 @@ import json
 import re
 from typing import Any
 
-from plimsoll.api.env_source import CONTROL_TOKEN_REFUSAL, ENV_NAME_PATTERN, reads_control_token
+from plimsoll.api.bounded import ENV_NAME_PATTERN
+from plimsoll.api.env_source import CONTROL_TOKEN_REFUSAL, reads_control_token
 
 MAX_DEPTH = 12  # affinity terms are the deepest allowed structure (about 8 levels)
 MAX_BYTES = 16 * 1024

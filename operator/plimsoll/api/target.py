@@ -13,8 +13,15 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from plimsoll.api.base import PlimsollModel
-from plimsoll.api.bounded import PATH_PATTERN, URL_PATTERN, EnvName, ImageRef, PodMemory
-from plimsoll.api.env_source import ENV_NAME_PATTERN, EnvSource
+from plimsoll.api.bounded import (
+    ENV_NAME_PATTERN,
+    PATH_PATTERN,
+    URL_PATTERN,
+    EnvName,
+    ImageRef,
+    PodMemory,
+)
+from plimsoll.api.env_source import EnvSource
 from plimsoll.api.pod_template import template_problems
 from plimsoll.api.unique import duplicate_entries
 from plimsoll.api.units import Cores, Seconds

@@ -20,13 +20,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from plimsoll.api.bounded import (
+    ENV_NAME_PATTERN,
     HEADER_NAME_PATTERN,
     HEADER_VALUE_PATTERN,
     IMAGE_PATTERN,
     PATH_PATTERN,
     URL_PATTERN,
 )
-from plimsoll.api.env_source import ENV_NAME_PATTERN
 from plimsoll.api.gate import BASELINE_PATTERN
 from plimsoll.api.target import NAME_PATTERN
 from plimsoll.api.units import (
