@@ -61,6 +61,8 @@ PATTERN_MEANINGS: dict[str, str] = {
     "'ghcr.io/acme/api:1.2'",
     r"^(total|ttft|added)$": "one of total, ttft, added",
     r"^(none|request|user|second)$": "one of none, request, user, second",
+    r"^(start|end)$": "one of start, end",
+    r"^(s|ms)$": "one of s, ms",
     _METHODS: "an HTTP method in capitals: GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS",
     BASELINE_PATTERN: "'previous', 'best' or a run number, e.g. 'previous'",
     PATH_PATTERN: "a path starts with '/' and holds visible ASCII only: no spaces, CR/LF "
