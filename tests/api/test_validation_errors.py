@@ -34,7 +34,7 @@ def test_paths_keep_list_indices_and_messages_name_the_fix() -> None:
 def test_the_document_itself_and_a_literal_are_named() -> None:
     error = _error(CapacityTest, {"apiVersion": "v0", "kind": "CapacityTest", "metadata": {}})
     lines = describe_validation_error(error)
-    assert "apiVersion: must be 'plimsoll.dev/v1alpha1'" in lines
+    assert "apiVersion: found 'v0': must be 'plimsoll.dev/v1alpha1'" in lines
     assert "metadata.name: required field is missing" in lines
     assert describe_validation_error(_error(Upstream, 3), whole="(top level)")[0].startswith(
         "(top level): "

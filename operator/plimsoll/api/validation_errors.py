@@ -116,7 +116,7 @@ def _placed(base: str, line: str) -> FieldProblem:
 
 def field_problems(error: ValidationError) -> list[FieldProblem]:
     """Each of `error`'s mistakes, in the order pydantic found them."""
-    problems = []
+    problems: list[FieldProblem] = []
     for item in error.errors(include_url=False):
         base = field_path(tuple(item["loc"]))
         problems.extend(_placed(base, line) for line in _message(item).split("\n") if line)
