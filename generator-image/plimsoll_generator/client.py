@@ -7,8 +7,15 @@ fails it with a transport error. Callbacks, not coroutines, so a request costs
 a few microseconds of CPU (the reason httpx and aiohttp are not used here);
 `fetch()` wraps an exchange in a future for the low-rate modeled workloads.
 
-Timeouts are swept twice a second over the busy connections instead of one
+Timeouts are swept twice a second over the open connections instead of one
 timer per request, which would cost more than the request itself.
+
+A *lean* exchange (no headers or body kept, no streaming: the open model's and
+the closed loop's plain requests) is parsed by a second httptools parser that
+has no header or body callbacks: httptools turns every header into two bytes
+objects and a Python call, which cost more than the rest of the request's
+Python together (bench/profiles/). The one header a lean exchange needs,
+Server-Timing, is then found in the response head's raw bytes.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ class Exchange:
         "error",
         "headers",
         "keep_headers",
+        "lean",
         "nbytes",
         "sent_at",
         "server_timing",
@@ -60,6 +68,12 @@ class Exchange:
         self.sent_at = 0.0
         self.timeout = timeout
         self.conn: Connection | None = None
+        # Lean (see the module docstring) unless it keeps or streams anything.
+        self.lean = (
+            not (keep_body or keep_headers)
+            and type(self).on_body is Exchange.on_body
+            and type(self).on_head is Exchange.on_head
+        )
 
     def on_head(self, status: int) -> None:
         self.status = status
@@ -81,30 +95,78 @@ class Exchange:
         return self.headers.get(name) if self.headers is not None else None
 
 
+def server_timing_of(head: bytes) -> bytes | None:
+    """The Server-Timing value(s) in the raw bytes that hold a response head (comma-joined;
+    bytes past the head may follow), or None."""
+    # Header names are case-blind. A small chunk is lowered whole, the cheapest way on
+    # the hot path; the end of the head is looked for only when the name is there.
+    lowered = (head if len(head) <= _WHOLE else head[: head.find(b"\r\n\r\n") + 4]).lower()
+    at = lowered.find(_TIMING_LINE)
+    if at < 0:
+        return None
+    end = lowered.find(b"\r\n\r\n")
+    values = []
+    while 0 <= at < end:
+        start = at + len(_TIMING_LINE)
+        values.append(head[start : lowered.find(b"\r\n", start)].strip())
+        at = lowered.find(_TIMING_LINE, start)
+    return b",".join(values) if values else None
+
+
+_TIMING_LINE = b"\n" + SERVER_TIMING + b":"
+_WHOLE = 4096
+
+
+class _LeanCallbacks:
+    """What the lean parser calls: head complete and message complete, nothing per header."""
+
+    __slots__ = ("on_headers_complete", "on_message_complete")
+
+    def __init__(self, conn: Connection) -> None:
+        self.on_headers_complete = conn.on_lean_headers_complete
+        self.on_message_complete = conn.on_message_complete
+
+
 class Connection(asyncio.Protocol):
-    """One keep-alive connection: at most one exchange at a time (no pipelining)."""
+    """One keep-alive connection: at most one exchange at a time (no pipelining).
+
+    Two parsers, one per kind of exchange (see the module docstring); each sees
+    whole responses only, so switching between them at a send is safe.
+    """
 
     def __init__(self, pool: Pool) -> None:
         self.pool = pool
-        self.parser = httptools.HttpResponseParser(self)
+        self.full_parser = httptools.HttpResponseParser(self)
+        self.lean_parser = httptools.HttpResponseParser(_LeanCallbacks(self))
+        self.parser = self.full_parser  # the one reading the current response
+        self.head_parts: list[bytes] = []  # a lean response's bytes until its head ends
+        self.head_pending = False
         self.transport: asyncio.Transport | None = None
         self.exchange: Exchange | None = None
         self.reusable = True
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self.pool.open.add(self)
 
     def send(self, payload: bytes, exchange: Exchange) -> None:
         self.exchange = exchange
         exchange.conn = self
-        exchange.sent_at = _perf()
+        if not exchange.sent_at:  # a driver that read the clock just now set it
+            exchange.sent_at = _perf()
         self.pool.bytes_out += len(payload)
-        self.pool.busy.add(self)
+        if exchange.lean:
+            self.parser = self.lean_parser
+            self.head_pending = True
+        else:
+            self.parser = self.full_parser
         assert self.transport is not None
         self.transport.write(payload)
 
     def data_received(self, data: bytes) -> None:
         self.pool.bytes_in += len(data)
+        if self.head_pending:
+            self.head_parts.append(data)
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
@@ -128,28 +190,38 @@ class Connection(asyncio.Protocol):
         if self.exchange is not None:
             self.exchange.on_body(body)
 
+    def on_lean_headers_complete(self) -> None:
+        self.head_pending = False
+        parts = self.head_parts
+        head = parts[0] if len(parts) == 1 else b"".join(parts)
+        parts.clear()
+        exchange = self.exchange
+        if exchange is not None:
+            exchange.status = self.parser.get_status_code()
+            exchange.server_timing = server_timing_of(head)
+
     def on_message_complete(self) -> None:
         exchange = self.exchange
         self.exchange = None
-        self.pool.busy.discard(self)
         if self.parser.should_keep_alive() and self.reusable:
             self.pool.idle.append(self)
         else:
             self.close()
-        if exchange is not None:
-            exchange.finish(None)
+        if exchange is not None and exchange.callback is not None:
+            exchange.callback(exchange)  # `finish(None)` without its call: error stays None
 
     # failures ------------------------------------------------------------
     def fail(self, reason: str) -> None:
         exchange = self.exchange
         self.exchange = None
+        self.head_pending = False
+        self.head_parts.clear()
         self.close()
         if exchange is not None:
             exchange.finish(reason)
 
     def close(self) -> None:
         self.reusable = False
-        self.pool.busy.discard(self)
         if self.transport is not None:
             self.transport.abort()
 
@@ -157,7 +229,7 @@ class Connection(asyncio.Protocol):
         self.reusable = False
         if self in self.pool.idle:
             self.pool.idle.remove(self)
-        self.pool.busy.discard(self)
+        self.pool.open.discard(self)
         self.pool.connections -= 1
         if self.exchange is not None:
             # Responses framed by closing the connection are not supported: every
@@ -174,7 +246,7 @@ class Pool:
         self.port = port
         self.tls = tls  # https targets: TLS on every connection (see tls.py)
         self.idle: list[Connection] = []
-        self.busy: set[Connection] = set()
+        self.open: set[Connection] = set()  # swept for timeouts: no per-request bookkeeping
         self.connections = 0
         self.bytes_in = 0
         self.bytes_out = 0
@@ -210,7 +282,7 @@ class Pool:
 
     def _sweep(self) -> None:
         now = _perf()
-        for conn in list(self.busy):
+        for conn in list(self.open):
             exchange = conn.exchange
             if exchange is not None and now - exchange.sent_at > exchange.timeout:
                 conn.fail(f"timeout after {exchange.timeout:g}s")
@@ -221,8 +293,9 @@ class Pool:
         """Abort every connection; exchanges in flight fail as 'pool closed'."""
         self.closed = True
         self._sweeper.cancel()
-        for conn in list(self.busy):
-            conn.fail("pool closed")
+        for conn in list(self.open):
+            if conn.exchange is not None:
+                conn.fail("pool closed")
         for conn in list(self.idle):
             conn.close()
         self.idle.clear()

@@ -16,7 +16,7 @@ from hdrh.histogram import HdrHistogram
 from plimsoll.api.trial import OperationResult, Outcomes
 from plimsoll.shared import histogram
 
-_FOLD_AT = 65_536
+FOLD_AT = 65_536
 _MAX_ERRORS = 20
 SHED_STATUSES = frozenset({429, 503})
 
@@ -33,7 +33,7 @@ class Series:
     def add(self, seconds: float) -> None:
         buffer = self.buffer
         buffer.append(int(seconds * 1e6))
-        if len(buffer) >= _FOLD_AT:
+        if len(buffer) >= FOLD_AT:
             self.fold()
 
     def fold(self) -> None:
