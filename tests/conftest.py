@@ -56,17 +56,24 @@ OVERLAPPING = (
 
 
 # Long end-to-end runs: `make e2e` runs them (CI too), `make test` leaves them out so a
-# change can be checked in minutes. Image builds, the seed examples' whole runs, and the
-# operator against a cluster with the real images.
+# change can be checked in minutes. Image builds, the seed examples' whole runs, the
+# operator against a cluster with the real images, and every test that takes over ~30 s
+# on 2 cores because it runs whole capacity tests to their end (ranked by
+# `pytest --durations`: the local ceilings against their analytic values, Prometheus
+# gone mid-run, the mock's and the stream-memory runs, identical variants compared,
+# Ctrl-C after a step, a baseline gate, a 200-step status, two variants on the
+# operator). An entry is a path prefix: a folder, a module, or `module::test`.
 END_TO_END = (
     "images/",
-    "e2e/test_gateway_store.py",
-    "e2e/test_edge_redis_prometheus.py",
-    "e2e/test_llm_proxy.py",
-    "e2e/test_calibration_round_trip.py",
+    "e2e/",
     "controller/test_real_cluster.py",
     "realnode/test_real_node.py",  # a real kubelet, containerd and the chart (tests/realnode)
     "run/test_stop_signals.py",  # four real runs, each stopped mid-trial: about a minute
+    "controller/test_operator_variants.py::test_two_variants_run_in_turn_with_their_own_env",
+    "controller/test_bounded_status.py::test_a_200_step_run_keeps_a_small_status",
+    "run/test_variant_comparison.py::test_identical_variants_are_within_noise",
+    "run/test_interrupt.py::test_sigint_stops_everything_and_keeps_the_steps",
+    "cli/test_run_baseline.py::test_a_run_below_its_baseline_fails_the_gate",
 )
 
 
@@ -75,7 +82,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         where = Path(str(item.path)).relative_to(ROOT / "tests").as_posix()
         if where.startswith(OVERLAPPING):
             item.add_marker(OVERLAPS)
-        if where.startswith(END_TO_END):
+        if f"{where}::{item.name}".startswith(END_TO_END):
             item.add_marker(pytest.mark.e2e)
 
 
