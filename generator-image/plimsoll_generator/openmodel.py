@@ -101,24 +101,31 @@ class HttpDriver:
             return outcome, None
         return outcome, exchange.error or f"{exchange.entry.name}: HTTP {exchange.status}"
 
+    def exchange(
+        self, entry: MixEntry, start: float, record: bool, user: int, now: float
+    ) -> TimedExchange:
+        """A lean exchange answered earlier, set up again, or a new one: every lean one
+        goes back to `spare` when answered, so the sends reuse what the answers free."""
+        spare = self.spare
+        if not spare:
+            return TimedExchange(self, entry, start, record, user, now)
+        exchange = spare.pop()
+        exchange.entry = entry
+        exchange.start = start
+        exchange.record = record
+        exchange.user = user
+        exchange.sent_at = now
+        exchange.status = 0
+        exchange.server_timing = exchange.error = None
+        return exchange
+
     def send(
         self, entry: MixEntry, start: float, record: bool, user: int = -1, now: float = 0.0
     ) -> None:
         """Start one request meant to begin at `start`; `now` is the clock read just
         before (0: read it at the send)."""
         ctx = self.ctx
-        spare = self.spare
-        if spare:
-            exchange = spare.pop()
-            exchange.entry = entry
-            exchange.start = start
-            exchange.record = record
-            exchange.user = user
-            exchange.sent_at = now
-            exchange.status = 0
-            exchange.server_timing = exchange.error = None
-        else:
-            exchange = TimedExchange(self, entry, start, record, user, now)
+        exchange = self.exchange(entry, start, record, user, now)
         self.counter += 1
         ctx.in_flight += 1
         if record:

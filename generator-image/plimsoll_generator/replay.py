@@ -24,7 +24,7 @@ from plimsoll.shared.accesslog.formats import FieldMap
 from plimsoll_generator.client import Pool, build_request, split_url
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.httpmix import MixEntry
-from plimsoll_generator.openmodel import HttpDriver, TimedExchange
+from plimsoll_generator.openmodel import HttpDriver
 from plimsoll_generator.pacing import Pacer
 from plimsoll_generator.replay_source import (
     LogArrivals,
@@ -151,7 +151,8 @@ class ReplayDriver(HttpDriver):
     def _send(self, logged: LogRecord, start: float, record: bool) -> None:
         ctx = self.ctx
         entry = self.labels.entry(logged.method, logged.path)
-        exchange = TimedExchange(self, entry, start, record)
+        # No modeled user behind a replayed client; 0.0: the pool stamps the send time.
+        exchange = self.exchange(entry, start, record, -1, 0.0)
         ctx.in_flight += 1
         if record:
             ctx.sent += 1
