@@ -29,7 +29,9 @@ def test_a_head_in_a_large_chunk_is_still_searched() -> None:
     assert server_timing_of(raw + b"b" * 10_000) == b"upstream;dur=4"
 
 
-async def _split_server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _split_server(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, finished: asyncio.Event
+) -> None:
     # Each answer's head comes in two writes, split inside the Server-Timing line.
     n = 0
     while True:
@@ -45,10 +47,13 @@ async def _split_server(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
         writer.write(b"ing: upstream;dur=%d\r\nContent-Length: %d\r\n\r\n%s" % (n, len(body), body))
         await writer.drain()
     writer.close()
+    await writer.wait_closed()
+    finished.set()  # the test waits for this, so no transport outlives it
 
 
 async def test_lean_and_keeping_exchanges_take_turns_on_one_connection() -> None:
-    server = await asyncio.start_server(_split_server, "127.0.0.1", 0)
+    finished = asyncio.Event()
+    server = await asyncio.start_server(lambda r, w: _split_server(r, w, finished), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     pool = Pool("127.0.0.1", port)
     request = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -69,5 +74,6 @@ async def test_lean_and_keeping_exchanges_take_turns_on_one_connection() -> None
         assert answers[0].body is None
     finally:
         pool.close()
+        await asyncio.wait_for(finished.wait(), 5)
         server.close()
         await server.wait_closed()
