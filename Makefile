@@ -16,7 +16,7 @@ DEBIAN_PACKAGES := prometheus nginx-light wrk curl openssl xz-utils iproute2 uti
 	prometheus-redis-exporter containernetworking-plugins gcc
 OUT ?= plimsoll-out
 
-.PHONY: run test e2e check lint typecheck contracts crd debian bench images examples clean
+.PHONY: run test e2e docs check lint typecheck contracts crd debian bench images examples clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,10 @@ bench: $(STAMP) debian
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/mock.py
 	$(BIN)/python bench/generator.py
+
+## The docs site into site/ (strict: broken links or undescribed fields fail it).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 ## The operator, generator and mock images (podman, or Docker when its daemon answers).
 images: $(STAMP) debian

@@ -38,6 +38,7 @@ __all__ = ["control_plane_installed"]
 # across a restart, rights), with pass bars no busy host can fail.
 OVERLAPPING = (
     "api/",
+    "docs/",
     "decide/",
     "report/",
     "charts/",
