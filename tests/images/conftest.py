@@ -27,7 +27,10 @@ from tests.hostshare import alone_on_host
 from tests.images.engine import ROOT, Network, network_of, podman, podman_command
 
 BUILD_TIMEOUT_S = 1200
-SIZE_GOAL = 200 * 10**6
+# Each image under 260 MB. The operator image holds the official kubernetes client since
+# it makes every API call through it (57 MB installed, its asyncio twin removed): 253 MB
+# measured on 2026-12-01, the Debian root 132 MB of it. The goal was 200 MB before that.
+SIZE_GOAL = 260 * 10**6
 _sizes: dict[str, int] = {}
 _build_seconds: list[float] = []
 
@@ -99,4 +102,4 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(f"built (or found cached) in {_build_seconds[0]:.1f} s")
     for name, size in _sizes.items():
         verdict = "under" if size < SIZE_GOAL else "OVER"
-        terminalreporter.write_line(f"{name}: {size / 1e6:.1f} MB ({verdict} the 200 MB goal)")
+        terminalreporter.write_line(f"{name}: {size / 1e6:.1f} MB ({verdict} the {SIZE_GOAL // 10**6} MB goal)")
