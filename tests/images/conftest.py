@@ -102,4 +102,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(f"built (or found cached) in {_build_seconds[0]:.1f} s")
     for name, size in _sizes.items():
         verdict = "under" if size < SIZE_GOAL else "OVER"
-        terminalreporter.write_line(f"{name}: {size / 1e6:.1f} MB ({verdict} the {SIZE_GOAL // 10**6} MB goal)")
+        terminalreporter.write_line(
+            f"{name}: {size / 1e6:.1f} MB ({verdict} the {SIZE_GOAL // 10**6} MB goal)"
+        )
