@@ -143,7 +143,7 @@ def poisson_test(cores: float) -> CapacityTest:
     duration, warm_up = POISSON_TRIAL
     return CapacityTest.model_validate(
         {
-            "metadata": {"name": f"truth-poisson-{cores:g}"},
+            "metadata": {"name": f"truth-poisson-{cores:g}".replace(".", "-")},
             "spec": {
                 "target": {
                     "command": ["python", "examples/targets/cpu_bound.py"],
