@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import PHASE_TRANSITIONS, CapacityTestStatus
 from plimsoll.cli.app import app
-from plimsoll.controller.metrics import OperatorMetrics
+from plimsoll.controller.operator_metrics import OperatorMetrics
 
 ROOT = Path(__file__).resolve().parents[1]
 VALUES = ROOT / "charts" / "plimsoll" / "values.yaml"
@@ -220,7 +220,7 @@ def metrics_page() -> str:
     return (
         "# Operator metrics\n\n"
         "What `plimsoll operator --metrics-port PORT` serves, generated from the "
-        "exposition a fresh operator writes (`plimsoll.controller.metrics`). The "
+        "exposition a fresh operator writes (`plimsoll.controller.operator_metrics`). The "
         "command-line flags are in [Command line](cli.md#plimsoll-operator).\n\n"
         "| metric | meaning |\n| --- | --- |\n" + "\n".join(rows) + "\n"
     )

@@ -20,7 +20,7 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import Ceiling, CurrentStep, Phase
 from plimsoll.api.step import StepRecord, StepResult
-from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.cli.spec_file import read_capacity_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU_SPEC = ROOT / "tests" / "e2e" / "specs" / "cpu-bound.yaml"

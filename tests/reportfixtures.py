@@ -15,7 +15,7 @@ from plimsoll.api.report import Outcome, RunReport, UnitCost
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import Judgement, LimitedBy, ResourceUsage, StepResult, Verdict
-from plimsoll.decide.stepsummary import record_of
+from plimsoll.decide.step_summary import record_of
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from plimsoll.api.trial import StreamHealth, TrialRequest
 from plimsoll_generator.client import Pool, split_url
-from plimsoll_generator.clientips import ClientIpPool
+from plimsoll_generator.client_ips import ClientIpPool
 from plimsoll_generator.recorder import Recorder, Series
 from plimsoll_generator.tls import context_for
 

@@ -15,7 +15,7 @@ import random
 from plimsoll.api.workload import Operation
 from plimsoll_generator.bodies import SizeMix, padded_json
 from plimsoll_generator.client import build_request
-from plimsoll_generator.clientips import ClientIpPool
+from plimsoll_generator.client_ips import ClientIpPool
 
 
 class MixEntry:

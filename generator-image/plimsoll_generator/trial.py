@@ -18,7 +18,7 @@ from plimsoll.api.workload import LoadModel
 from plimsoll.api.workload import Protocol as Wire
 from plimsoll.shared.load_split import user_count
 from plimsoll_generator.client import Pool, split_url
-from plimsoll_generator.clientips import ClientIpError, verify
+from plimsoll_generator.client_ips import ClientIpError, verify
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.cpu import CpuMeter
 from plimsoll_generator.floor import FloorProber

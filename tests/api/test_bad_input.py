@@ -22,7 +22,7 @@ import yaml
 from typer.testing import CliRunner
 
 from plimsoll.cli.app import app
-from plimsoll.cli.safeyaml import MAX_DEPTH, MAX_FILE_BYTES
+from plimsoll.cli.safe_yaml import MAX_DEPTH, MAX_FILE_BYTES
 from tests.api.crd_checker import crd_problems
 
 BASE: dict[str, Any] = {

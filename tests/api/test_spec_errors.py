@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from plimsoll.api import SpecError, load_capacity_test
-from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.cli.spec_file import read_capacity_tests
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 # Example files that hold CapacityTests (others, such as an Argo CD Application, do not).

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from plimsoll.api.status import CapacityTestStatus, Phase
-from plimsoll.controller.metrics import OperatorMetrics
+from plimsoll.controller.operator_metrics import OperatorMetrics
 from tests.charts.helm import CHART, objects, one
 
 DASHBOARD = CHART / "files" / "grafana-dashboard.json"

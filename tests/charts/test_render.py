@@ -293,7 +293,7 @@ def test_prometheus_rule_alerts_on_regressions_and_stale_results() -> None:
 def test_prometheus_rule_names_only_gauges_the_operator_exports() -> None:
     import re
 
-    from plimsoll.controller.metrics import OperatorMetrics
+    from plimsoll.controller.operator_metrics import OperatorMetrics
 
     exported = set(re.findall(r"^# TYPE (\S+)", OperatorMetrics().render(), re.MULTILINE))
     rule = one(objects({"metrics": {"prometheusRule": {"enabled": True}}}), "PrometheusRule")

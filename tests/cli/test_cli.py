@@ -124,7 +124,7 @@ def test_size_without_a_peak_names_the_flag() -> None:
 
 def test_short_trials_and_one_variant_from_the_command_line() -> None:
     from plimsoll.cli.run import _select, _shorten
-    from plimsoll.cli.specfile import read_capacity_tests
+    from plimsoll.cli.spec_file import read_capacity_tests
 
     [test] = read_capacity_tests(ROOT / "examples" / "mcp-gateway-users-per-pod.yaml")
     short = _shorten(test, 20.0, 5.0)

@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
-from plimsoll.platforms.local.metrics import _oom_kills
+from plimsoll.platforms.local.exported import _oom_kills
 from tests.controller import node
 from tests.controller.admin_api import AdminApi, ApiError
 from tests.controller.kubelet import _listening_ips

@@ -21,7 +21,7 @@ from plimsoll.api.status import (
 )
 from plimsoll.controller.events import EventRecorder, EventType
 from plimsoll.controller.gate import apply_gate
-from plimsoll.controller.metrics import OperatorMetrics
+from plimsoll.controller.operator_metrics import OperatorMetrics
 from plimsoll.controller.status import StatusWriter
 from plimsoll.kube.client import KubeClient
 

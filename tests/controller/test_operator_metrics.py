@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from plimsoll.api.status import Phase
 from plimsoll.api.step import Verdict
-from plimsoll.controller.metrics import OperatorMetrics
+from plimsoll.controller.operator_metrics import OperatorMetrics
 
 
 def test_render_counts_runs_steps_and_durations() -> None:

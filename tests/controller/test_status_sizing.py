@@ -15,8 +15,8 @@ from plimsoll.api.report import Outcome
 from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.status import CapacityTestStatus, Phase
 from plimsoll.controller.status import OperatorSink, StatusWriter
-from plimsoll.decide.sizing import plan
-from plimsoll.decide.sizingcosts import resolve
+from plimsoll.decide.sizing import plan_deployment
+from plimsoll.decide.sizing_costs import resolve
 from plimsoll.kube.client import KubeClient
 from tests.kube.flaky_server import FlakyServer
 from tests.reportfixtures import Run, make_report
@@ -38,7 +38,7 @@ async def test_the_plan_reaches_the_status_compacted(server: FlakyServer) -> Non
     report.spec.sizing = SizingSpec(
         peak=20000, growth=2, zones=3, streams=10000, upstream_latency="200ms", busiest_client=300
     )
-    report.sizing = plan(resolve(report.spec.sizing, report, {}))
+    report.sizing = plan_deployment(resolve(report.spec.sizing, report, {}))
     client = KubeClient(server.url)
     writer = StatusWriter(client, "perf", "edge", CapacityTestStatus(phase=Phase.RUNNING))
     try:

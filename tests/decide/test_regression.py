@@ -16,7 +16,7 @@ from plimsoll.decide.regression import (
     baseline_of,
     change_column,
     entry_of,
-    judge,
+    judge_regression,
     remember,
 )
 
@@ -63,7 +63,7 @@ def test_best_is_the_highest_and_a_fixed_level_needs_no_history() -> None:
 
 def test_a_drop_beyond_threshold_and_noise_regresses() -> None:
     baseline = Baseline(140, Band(low=130, high=150), "previous run b")
-    verdict = judge(ceiling(100, 110), baseline, PREVIOUS)
+    verdict = judge_regression(ceiling(100, 110), baseline, PREVIOUS)
     assert verdict.regressed
     assert verdict.change == round((100 - 140) / 140, 4)
     assert "-29%: regressed" in verdict.message
@@ -73,27 +73,31 @@ def test_a_drop_beyond_threshold_and_noise_regresses() -> None:
 def test_a_drop_whose_range_overlaps_the_baselines_repeats_is_within_noise() -> None:
     # 15% lower, but it first failed at 135, above the 130 the baseline's band starts at.
     baseline = Baseline(140, Band(low=130, high=150), "previous run b")
-    verdict = judge(ceiling(119, 135), baseline, PREVIOUS)
+    verdict = judge_regression(ceiling(119, 135), baseline, PREVIOUS)
     assert not verdict.regressed
     assert "within noise" in verdict.message
     assert "119..135 touches the baseline's 130..150" in verdict.message
 
 
 def test_a_small_drop_is_not_a_regression() -> None:
-    verdict = judge(ceiling(130, 135), Baseline(140, Band(low=140), "previous run b"), PREVIOUS)
+    verdict = judge_regression(
+        ceiling(130, 135), Baseline(140, Band(low=140), "previous run b"), PREVIOUS
+    )
     assert not verdict.regressed
     assert verdict.message.endswith("no regression")
 
 
 def test_no_passing_level_regresses_against_a_baseline_that_passed_there() -> None:
-    verdict = judge(ceiling(None, 20), Baseline(140, Band(low=140), "previous run b"), PREVIOUS)
+    verdict = judge_regression(
+        ceiling(None, 20), Baseline(140, Band(low=140), "previous run b"), PREVIOUS
+    )
     assert verdict.regressed
     assert verdict.change == -1.0
     assert "no level vs 140 users" in verdict.message
 
 
 def test_without_a_baseline_the_verdict_says_so() -> None:
-    verdict = judge(ceiling(100, 110), None, PREVIOUS)
+    verdict = judge_regression(ceiling(100, 110), None, PREVIOUS)
     assert not verdict.regressed
     assert verdict.baseline is None
     assert "no earlier complete run" in verdict.message
@@ -101,7 +105,9 @@ def test_without_a_baseline_the_verdict_says_so() -> None:
 
 
 def test_change_column_shows_the_first_variant() -> None:
-    regressed = judge(ceiling(100, 110), Baseline(140, Band(low=130, high=150), "x"), PREVIOUS)
+    regressed = judge_regression(
+        ceiling(100, 110), Baseline(140, Band(low=130, high=150), "x"), PREVIOUS
+    )
     assert change_column([regressed]) == "-29% REGRESSED"
 
 
@@ -125,7 +131,7 @@ def test_a_ceiling_at_or_above_its_baseline_never_regresses(
     base: int, current: int, threshold: float
 ) -> None:
     current = max(current, base)
-    verdict = judge(
+    verdict = judge_regression(
         ceiling(current, current + 1),
         Baseline(base, Band(low=base, high=base), "b"),
         Regression(threshold=threshold),
@@ -140,7 +146,7 @@ def test_a_regression_is_always_beyond_threshold_and_noise(
     low = max(base - reliable_gap, 1)
     high = current + max(current // 10, 1)
     baseline = Baseline(base, Band(low=low, high=base + 1), "b")
-    verdict = judge(ceiling(current, high), baseline, Regression(threshold=threshold))
+    verdict = judge_regression(ceiling(current, high), baseline, Regression(threshold=threshold))
     if verdict.regressed:
         assert (current - base) / base < -threshold
         assert high < low  # the two bands do not touch
@@ -150,5 +156,5 @@ def test_a_regression_is_always_beyond_threshold_and_noise(
 def test_the_same_ceiling_twice_never_regresses(level: int, threshold: float) -> None:
     first = entry_of(ceiling(level, level + 5), "a", T0)
     baseline = baseline_of([first], "default", Regression(threshold=threshold))
-    verdict = judge(ceiling(level, level + 5), baseline, Regression(threshold=threshold))
+    verdict = judge_regression(ceiling(level, level + 5), baseline, Regression(threshold=threshold))
     assert not verdict.regressed

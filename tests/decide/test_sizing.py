@@ -5,7 +5,7 @@ import math
 import pytest
 
 from plimsoll.api.sizing import SizingInput, SizingSpec, StoreSizing
-from plimsoll.decide.sizing import nice_down, nice_up, plan
+from plimsoll.decide.sizing import nice_down, nice_up, plan_deployment
 
 # The seed's scenario: 2 vCPU pods at 5,300 rps per vCPU run at 60%, 20k peak doubling
 # in a year, three zones, 200 ms upstream p99, 10k streams at 72 KiB, 100 KiB per call in
@@ -46,7 +46,7 @@ def _seed(**changes: object) -> SizingInput:
 
 
 def test_the_edge_seeds_worked_example_row_by_row() -> None:
-    result = plan(_seed())
+    result = plan_deployment(_seed())
     rows = {line.item: line.result for line in result.lines}
     # Edge pods: 40k ÷ 6.36k → 7; losing 1 of 3 zones must leave 7 → 4 per zone.
     assert result.pods == 12
@@ -92,7 +92,7 @@ def test_the_edge_seeds_worked_example_row_by_row() -> None:
 
 
 def test_caps_that_outgrow_the_pod_are_called_out() -> None:
-    result = plan(_seed(pod_memory="256Mi"))
+    result = plan_deployment(_seed(pod_memory="256Mi"))
     assert result.fits_pod_memory is False
     memory = next(line for line in result.lines if line.item == "pod memory")
     assert memory.result.startswith("does NOT fit")
@@ -100,13 +100,13 @@ def test_caps_that_outgrow_the_pod_are_called_out() -> None:
 
 def test_a_store_slower_than_half_the_budget_gets_no_timeout() -> None:
     store = {**SEED.store.model_dump(), "p99": "8ms"} if SEED.store else {}
-    result = plan(_seed(store=store))
+    result = plan_deployment(_seed(store=store))
     assert result.store_timeout is None
     assert "none fits" in next(line.result for line in result.lines if "timeout" in line.item)
 
 
 def test_rows_without_their_inputs_are_left_out() -> None:
-    result = plan(SizingInput(per_pod=8859, unit="users", peak=5000, utilisation="100%"))
+    result = plan_deployment(SizingInput(per_pod=8859, unit="users", peak=5000, utilisation="100%"))
     assert result.pods == 1
     assert [line.item for line in result.lines] == ["pods for the load"]
     assert result.in_flight_per_pod is None
@@ -115,7 +115,8 @@ def test_rows_without_their_inputs_are_left_out() -> None:
 
 def test_more_load_never_needs_fewer_pods() -> None:
     pods = [
-        plan(SizingInput(per_pod=1000, peak=peak, zones=3)).pods for peak in range(100, 20000, 700)
+        plan_deployment(SizingInput(per_pod=1000, peak=peak, zones=3)).pods
+        for peak in range(100, 20000, 700)
     ]
     assert pods == sorted(pods)
 
@@ -140,9 +141,9 @@ def test_modeled_users_at_their_memory_must_fit_the_pod() -> None:
         memory_per_user="1Mi",
         pod_memory="16Mi",
     )
-    result = plan(sizing)
+    result = plan_deployment(sizing)
     assert (result.pods, result.pods_per_zone, result.pods_after_zone_loss) == (252, 84, 168)
     assert result.memory_per_pod_bytes == math.ceil(2000 / 168 * 2**20)
     assert result.fits_pod_memory is True
-    tight = plan(sizing.model_copy(update={"pod_memory": 8 * 2**20}))
+    tight = plan_deployment(sizing.model_copy(update={"pod_memory": 8 * 2**20}))
     assert tight.fits_pod_memory is False

@@ -21,7 +21,7 @@ import typer.main
 
 from plimsoll.api.resource import SpecError
 from plimsoll.cli.app import app
-from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.cli.spec_file import read_capacity_tests
 from tests.localrun import ROOT
 
 DOCS = ROOT / "docs"

@@ -22,7 +22,7 @@ import pytest
 
 from plimsoll.api.report import Outcome
 from plimsoll.api.resource import CapacityTest
-from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.cli.spec_file import read_capacity_tests
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.platforms.local.processes import free_port

@@ -25,7 +25,7 @@ import pytest
 from plimsoll.api.report import Outcome
 from plimsoll.api.step import StepRecord, StepResult, Verdict
 from plimsoll.api.upstream import Latency, Llm, Route, Upstream
-from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.cli.spec_file import read_capacity_tests
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.platforms.local.processes import free_port
 from plimsoll.report.markdown import render_markdown

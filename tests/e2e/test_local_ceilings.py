@@ -21,7 +21,7 @@ from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.step import LimitedBy, Verdict
 from plimsoll.api.units import parse_memory
-from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.cli.spec_file import read_capacity_tests
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.run.runner import run_test
 from tests.localrun import ROOT, RecordingSink, marked_processes, short_cpu_test

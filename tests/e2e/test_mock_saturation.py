@@ -14,7 +14,7 @@ import pytest
 
 from plimsoll.api.report import Outcome
 from plimsoll.api.step import Verdict
-from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.cli.spec_file import read_capacity_tests
 from plimsoll.platforms.local import pinning
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.run.runner import run_test

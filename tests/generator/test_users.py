@@ -6,7 +6,7 @@ from typing import Any
 
 from plimsoll.api.trial import TrialState
 from plimsoll.shared import histogram
-from plimsoll_generator.clientips import address
+from plimsoll_generator.client_ips import address
 from tests.generator.helpers import request, run
 from tests.generator.target import TargetState
 

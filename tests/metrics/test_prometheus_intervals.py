@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from plimsoll.decide.scrapewindow import minimum_window
+from plimsoll.decide.scrape_window import minimum_window
 from plimsoll.metrics.cgroup import read_sample
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
 from plimsoll.metrics.prometheus import PrometheusSource

@@ -33,7 +33,7 @@ import yaml
 from plimsoll.api.comparison import Band, Difference
 from plimsoll.api.report import RunReport
 from plimsoll.decide.difference import band_of, difference
-from plimsoll.decide.stepsummary import record_of
+from plimsoll.decide.step_summary import record_of
 from tests.charts.helm import render
 from tests.controller import control_plane
 from tests.controller.control_plane import ControlPlane, require_control_plane

@@ -13,7 +13,7 @@ from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import CurrentStep, Phase
 from plimsoll.api.step import Judgement, ResourceUsage, StepResult, Verdict
-from plimsoll.decide.stepsummary import record_of
+from plimsoll.decide.step_summary import record_of
 from plimsoll.report.live import ConsoleSink
 from tests.localrun import short_cpu_test
 

@@ -12,7 +12,7 @@ from plimsoll.api.status import Ceiling, Headroom
 from plimsoll.api.step import Judgement, LimitedBy, ResourceUsage, StepResult, Verdict
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
 from plimsoll.cli.app import app
-from plimsoll.decide.stepsummary import record_of
+from plimsoll.decide.step_summary import record_of
 from plimsoll.report.files import write_json
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.shared import histogram

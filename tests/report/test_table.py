@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from plimsoll.api.step import Judgement, StepResult, Verdict
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
-from plimsoll.decide.stepsummary import record_of
+from plimsoll.decide.step_summary import record_of
 from plimsoll.report.table import COLUMNS, row
 from plimsoll.shared import histogram
 from tests.reportfixtures import T0

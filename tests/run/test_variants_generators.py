@@ -16,7 +16,7 @@ from plimsoll.api.report import Outcome
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.step import Verdict
 from plimsoll.api.trial import Outcomes
-from plimsoll.decide.stepsummary import merged_outcomes
+from plimsoll.decide.step_summary import merged_outcomes
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.report.live import ConsoleSink
 from plimsoll.run.runner import run_test

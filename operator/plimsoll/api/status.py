@@ -263,7 +263,7 @@ class CapacityTestStatus(PlimsollModel):
     namespace: str | None = Field(None, description="The run's own namespace.")
     current_step: CurrentStep | None = Field(None, description="The step under way, if any.")
     # Bounded by the variants (16) x maxTrials (500) with room for retried steps;
-    # older steps are kept in brief (`plimsoll.decide.statussteps`).
+    # older steps are kept in brief (`plimsoll.decide.status_steps`).
     steps: list[StepRecord] = Field(
         default_factory=list,
         max_length=20_000,

@@ -214,7 +214,7 @@ class StreamsProbe(PlimsollModel):
 
     # Before the first trial they are held at a third, two thirds and all of `count`;
     # the slope of the target's memory over those counts is the memory per held stream
-    # (plimsoll.run.streamsprobe), so a slope needs at least two streams.
+    # (plimsoll.run.streams_probe), so a slope needs at least two streams.
 
     count: int = Field(
         ge=2,

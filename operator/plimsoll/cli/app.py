@@ -24,7 +24,7 @@ from plimsoll.cli.operator import operator_cmd
 from plimsoll.cli.report import report
 from plimsoll.cli.run import run
 from plimsoll.cli.size import size
-from plimsoll.cli.specfile import read_spec_file
+from plimsoll.cli.spec_file import read_spec_file
 from plimsoll.decide.workload_advice import workload_warnings
 
 app = typer.Typer(

@@ -30,7 +30,7 @@ from rich.markdown import Markdown
 from plimsoll.api.report import RunReport
 from plimsoll.cli.exits import EXIT_INVALID_SPEC
 from plimsoll.decide.across_runs import LabelledRun, compare_runs
-from plimsoll.decide.plan import RERUN_ANNOTATION
+from plimsoll.decide.operator_action import RERUN_ANNOTATION
 from plimsoll.kube import names
 from plimsoll.kube.client import CAPACITY_TESTS, CONFIG_MAPS, PODS, KubeClient, KubeError
 

@@ -33,7 +33,7 @@ from plimsoll.api.resource import CapacityTest, SpecError
 from plimsoll.api.spec import Variant
 from plimsoll.cli.compare import parse_threshold, regression_gate, with_headlines
 from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, EXIT_OK, EXIT_REGRESSED
-from plimsoll.cli.specfile import read_capacity_tests
+from plimsoll.cli.spec_file import read_capacity_tests
 from plimsoll.decide.across_runs import LabelledRun, compare_runs
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.platforms.local import leftovers

@@ -2,7 +2,7 @@
 
 Takes every cost a `report.json` measured (the per-pod ceiling of a variant,
 memory per held stream, memory per call in flight, store calls per request,
-store CPU per call, bytes per key; see `plimsoll.decide.sizingcosts`) and the
+store CPU per call, bytes per key; see `plimsoll.decide.sizing_costs`) and the
 inputs only the user knows (peak, zones, headroom, busiest client, key
 lifetime), from the report's `spec.sizing` or from flags (a flag wins), and
 prints the plan with the line that derives each number and the source of each
@@ -23,8 +23,8 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.sizing import SizingPlan, SizingSpec
 from plimsoll.api.units import parse_duration, parse_memory
 from plimsoll.api.validation_errors import describe_validation_error
-from plimsoll.decide.sizing import plan
-from plimsoll.decide.sizingcosts import SizingInputError, resolve
+from plimsoll.decide.sizing import plan_deployment
+from plimsoll.decide.sizing_costs import SizingInputError, resolve
 from plimsoll.report.files import read_report
 
 _Opt = typer.Option
@@ -137,7 +137,7 @@ def size(  # one flag per input of the seed's sizing table
         raise _invalid(describe_validation_error(exc)) from exc
     except SizingInputError as exc:
         raise _invalid([str(exc)]) from exc
-    result = plan(sizing)
+    result = plan_deployment(sizing)
     if as_json:
         typer.echo(result.to_wire_json(indent=2))
     else:

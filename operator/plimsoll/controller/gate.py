@@ -17,7 +17,13 @@ from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import ConditionStatus, ConditionType, Reason
 from plimsoll.controller.events import Event, EventType
 from plimsoll.controller.status import StatusWriter
-from plimsoll.decide.regression import baseline_of, change_column, entry_of, judge, remember
+from plimsoll.decide.regression import (
+    baseline_of,
+    change_column,
+    entry_of,
+    judge_regression,
+    remember,
+)
 
 
 def apply_gate(
@@ -35,7 +41,10 @@ def apply_gate(
     finished = report.ended_at or datetime.now(UTC)
     policy = spec.regression
     verdicts = (
-        [judge(c, baseline_of(status.history, c.variant, policy), policy) for c in ceilings]
+        [
+            judge_regression(c, baseline_of(status.history, c.variant, policy), policy)
+            for c in ceilings
+        ]
         if policy is not None
         else []
     )

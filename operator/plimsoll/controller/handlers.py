@@ -21,7 +21,7 @@ from typing import Any
 import kopf
 
 from plimsoll.api.resource import GROUP, PLURAL, VERSION
-from plimsoll.controller.metrics import serve_metrics
+from plimsoll.controller.operator_metrics import serve_metrics
 from plimsoll.controller.supervisor import OperatorContext, Supervisor, delete_run_namespaces
 from plimsoll.kube.client import KubeClient
 

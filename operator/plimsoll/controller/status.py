@@ -47,9 +47,9 @@ from plimsoll.controller.events import (
     step_event,
 )
 from plimsoll.controller.report_map import write_report_config_map
-from plimsoll.decide.plan import conditions_for
-from plimsoll.decide.statussteps import compact_steps
-from plimsoll.decide.variantstatus import run_ended, variant_finished, variant_started
+from plimsoll.decide.operator_action import conditions_for
+from plimsoll.decide.status_steps import compact_steps
+from plimsoll.decide.variant_status import run_ended, variant_finished, variant_started
 from plimsoll.kube.client import CAPACITY_TESTS, KubeClient
 from plimsoll.kube.grants import OperatorIdentity
 
@@ -202,7 +202,7 @@ class OperatorSink:
         status = self.writer.status
         key = (record.variant, record.index)
         # Recent steps in full, older ones in brief, no PromQL: the status stays small
-        # however long the run (`plimsoll.decide.statussteps`); the report has it all.
+        # however long the run (`plimsoll.decide.status_steps`); the report has it all.
         status.steps = compact_steps(
             [s for s in status.steps if (s.variant, s.index) != key] + [record]
         )

@@ -2,7 +2,7 @@
 
 `Supervisor.run` is the body of the kopf daemon (`plimsoll.controller.handlers`),
 one per resource. It reads the live body (its status and schedule parsed once
-per change), asks the pure `plimsoll.decide.plan.decide` what to do, and then
+per change), asks the pure `plimsoll.decide.operator_action.choose_action` what to do, and then
 starts the runner (`plimsoll.run.runner.run_test`) on the Kubernetes platform,
 resumes it from `status.steps`, records an invalid spec, or waits. While a run
 is under way it watches for a new generation or a new `plimsoll.dev/rerun`
@@ -38,11 +38,17 @@ from plimsoll.api.status import (
 from plimsoll.api.step import StepRecord
 from plimsoll.controller.events import Event, EventRecorder, EventType, phase_event
 from plimsoll.controller.gate import apply_gate
-from plimsoll.controller.metrics import OperatorMetrics
+from plimsoll.controller.operator_metrics import OperatorMetrics
 from plimsoll.controller.status import OperatorSink, StatusWriter
-from plimsoll.decide.plan import Action, Desired, decide, restart_reason, short_run_id
+from plimsoll.decide.operator_action import (
+    Action,
+    Desired,
+    choose_action,
+    restart_reason,
+    short_run_id,
+)
 from plimsoll.decide.schedule import due_slot, parse_token, slot_token
-from plimsoll.decide.variantstatus import pending_variants
+from plimsoll.decide.variant_status import pending_variants
 from plimsoll.kube.client import NAMESPACES, KubeClient
 from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
 from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
@@ -192,7 +198,7 @@ class Supervisor:
             status = parsed.model_copy(deep=True) if parsed is not None else None
             desired = self.desired()
             test, problems = self._load()
-            action = decide(status, desired, spec_valid=test is not None)
+            action = choose_action(status, desired, spec_valid=test is not None)
             if action is Action.IDLE:
                 self.ctx.metrics.set_phase(self.uid, status.phase if status else None)
                 await self._wait_for_change(desired)

@@ -75,7 +75,9 @@ def _percent(change: float) -> str:
     return f"{change * 100:+.0f}%"
 
 
-def judge(ceiling: Ceiling, baseline: Baseline | None, policy: Regression) -> RegressionStatus:
+def judge_regression(
+    ceiling: Ceiling, baseline: Baseline | None, policy: Regression
+) -> RegressionStatus:
     """The gate's verdict on one variant's ceiling against its baseline."""
     variant, unit = ceiling.variant, ceiling.unit
     if baseline is None:

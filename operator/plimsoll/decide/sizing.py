@@ -356,7 +356,7 @@ def _prose(sizing: SizingInput, f: _Figures) -> list[SizingLine]:
     return out.lines
 
 
-def plan(sizing: SizingInput) -> SizingPlan:
+def plan_deployment(sizing: SizingInput) -> SizingPlan:
     """The deployment plan for `sizing`: the figures (`_figures`), then the words
     (`_prose`) that derive each one."""
     f = _figures(sizing)

@@ -64,8 +64,8 @@ from plimsoll.decide.confidence import (
     straddles,
 )
 from plimsoll.decide.contention import TARGET_WAIT
-from plimsoll.decide.statussteps import without_queries
-from plimsoll.decide.stepsummary import floor_ms
+from plimsoll.decide.status_steps import without_queries
+from plimsoll.decide.step_summary import floor_ms
 from plimsoll.shared import histogram
 
 # Names in `StepInput.others` that are measuring equipment, not the system under test:

@@ -9,7 +9,7 @@ The arithmetic, for a window [start, end] of W seconds and a scrape interval s:
   samples scraped inside the window, whatever s is;
 - mean CPU is the counters' increase across the window divided by W (`increase()`
   handles counter resets and extrapolates to the window's ends), so it needs samples
-  spread over the window: W ≥ 3 s (`plimsoll.decide.scrapewindow`);
+  spread over the window: W ≥ 3 s (`plimsoll.decide.scrape_window`);
 - peak CPU is the highest rate between consecutive scrapes (`irate`) inside it;
 - memory is `avg_over_time` / `max_over_time` of the working set's samples in it;
 - the server is asked only after `end + settle` (default s + 1 s), when the last
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from plimsoll.api.spec import ExtraMetric
-from plimsoll.decide.scrapewindow import MIN_SCRAPES, minimum_window
+from plimsoll.decide.scrape_window import MIN_SCRAPES, minimum_window
 from plimsoll.metrics.source import Window
 
 

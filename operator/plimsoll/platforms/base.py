@@ -87,7 +87,7 @@ class Platform(Protocol):
 @runtime_checkable
 class MetricsBeforeStart(Protocol):
     """A platform that can name its metrics source before anything is provisioned, so the
-    runner fits the trial lengths to the scrape interval first (`run.scrapecheck`)."""
+    runner fits the trial lengths to the scrape interval first (`run.scrape_check`)."""
 
     def metrics_before_start(self, spec: CapacityTestSpec) -> MetricsSource | None:
         """A source that can tell the scrape interval now (None: no Prometheus)."""

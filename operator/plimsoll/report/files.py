@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from plimsoll.api.report import RunReport
-from plimsoll.decide.stepsummary import record_of
+from plimsoll.decide.step_summary import record_of
 
 
 def write_json(report: RunReport, out: Path) -> Path:

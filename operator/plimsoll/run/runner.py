@@ -4,8 +4,8 @@ operator both call.
 `run_test` runs each variant (or the spec as written) in turn: start the
 platform, check that the target honours client addresses when the workload
 sends them, check that Prometheus (when it is the source) can read a trial's
-window at its scrape interval (`scrapecheck`), measure memory per held stream
-when the workload has a streams probe (`streamsprobe`), run trials level by
+window at its scrape interval (`scrape_check`), measure memory per held stream
+when the workload has a streams probe (`streams_probe`), run trials level by
 level as the search asks until it answers,
 name the limiting resource, and stop the platform as `spec.cleanup` says. It
 reports progress through a `ProgressSink` (the CLI's live view and JSON file;
@@ -31,18 +31,18 @@ from plimsoll.api.resource import CapacityTest
 from plimsoll.api.spec import CapacityTestSpec, Cleanup, Variant
 from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord
-from plimsoll.decide.sizing import plan
-from plimsoll.decide.sizingcosts import SizingInputError, resolve
-from plimsoll.decide.unitcosts import unit_costs
+from plimsoll.decide.sizing import plan_deployment
+from plimsoll.decide.sizing_costs import SizingInputError, resolve
+from plimsoll.decide.unit_costs import unit_costs
 from plimsoll.decide.workload_advice import workload_warnings
 from plimsoll.platforms.base import Endpoints, MetricsBeforeStart, Platform
 from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
-from plimsoll.run.clientips import check_client_ips
+from plimsoll.run.client_ips import check_client_ips
 from plimsoll.run.equipment import Equipment
 from plimsoll.run.progress import ProgressSink
-from plimsoll.run.scrapecheck import check_scrape_window, fit_before_start
-from plimsoll.run.streamsprobe import probe_streams, release_streams
+from plimsoll.run.scrape_check import check_scrape_window, fit_before_start
+from plimsoll.run.streams_probe import probe_streams, release_streams
 from plimsoll.run.variant import concluded_ceiling, run_variant
 
 
@@ -130,7 +130,7 @@ def _finish(report: RunReport, specs: Mapping[str, CapacityTestSpec]) -> None:
     report.comparison = compare_variants(report)
     if report.spec.sizing is not None:
         try:
-            report.sizing = plan(resolve(report.spec.sizing, report, flags={}))
+            report.sizing = plan_deployment(resolve(report.spec.sizing, report, flags={}))
         except SizingInputError as exc:
             report.warnings.append(f"spec.sizing: no plan: {exc}")
 

@@ -1,9 +1,9 @@
 """One step: run a trial at one level, read the resources it used, judge it.
 
 Called by the variant loop (`plimsoll.run.variant`) once per level the search
-asks for. The client side comes from the generators (`trialclient`), the
+asks for. The client side comes from the generators (`trial_client`), the
 server side from the platform's `MetricsSource` over the measured window
-(warm-up excluded; `stepmetrics`), and the verdict from the pure `plimsoll.decide.verdict`. A trial
+(warm-up excluded; `step_metrics`), and the verdict from the pure `plimsoll.decide.verdict`. A trial
 that produced no trustworthy result is still a step: judged invalid, with the
 reason, so nothing that happened is hidden.
 """
@@ -26,12 +26,12 @@ from plimsoll.api.step import (
 from plimsoll.api.streams import StreamsHeld
 from plimsoll.api.trial import FloorProbe, TrialRequest, TrialResult
 from plimsoll.decide.contention import NO_BOUND, Figures, FloorBound, assess
-from plimsoll.decide.stepsummary import floor_ms
+from plimsoll.decide.step_summary import floor_ms
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms.base import Endpoints
-from plimsoll.run.stepmetrics import ServerSide, read_server_side
-from plimsoll.run.streamsprobe import StreamsProbeError, during_trial, held_now, trial_workload
-from plimsoll.run.trialclient import TrialFailedError, run_trial
+from plimsoll.run.step_metrics import ServerSide, read_server_side
+from plimsoll.run.streams_probe import StreamsProbeError, during_trial, held_now, trial_workload
+from plimsoll.run.trial_client import TrialFailedError, run_trial
 from plimsoll.shared import histogram
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from plimsoll.decide.basis import basis
 from plimsoll.decide.contention import floor_bound
 from plimsoll.decide.search import Finished, next_action
 from plimsoll.decide.search.actions import CeilingEstimate
-from plimsoll.decide.stepsummary import record_of
+from plimsoll.decide.step_summary import record_of
 from plimsoll.metrics.source import MetricsSource
 from plimsoll.run.equipment import Equipment
 from plimsoll.run.progress import ProgressSink

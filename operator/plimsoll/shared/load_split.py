@@ -1,6 +1,6 @@
 """Splitting one trial's load into parts that add up exactly: the one rule for both hops.
 
-The runner splits a step's level across the generators (`plimsoll.run.trialclient`)
+The runner splits a step's level across the generators (`plimsoll.run.trial_client`)
 and each generator splits its share across its worker processes
 (`plimsoll_generator.workers`); both call `split_request`, so the two hops cannot
 disagree. The rule:

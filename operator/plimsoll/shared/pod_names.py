@@ -2,7 +2,7 @@
 
 The Kubernetes platform names its pods so (`plimsoll.kube.names` re-exports these),
 and the local platform registers its processes under the same names
-(`plimsoll.platforms.local.metrics`), so Prometheus' cAdvisor series carry one set
+(`plimsoll.platforms.local.exported`), so Prometheus' cAdvisor series carry one set
 of pod names and one PromQL reads either platform. Below both platforms, so neither
 imports the other's code for it. Pure: no I/O.
 """

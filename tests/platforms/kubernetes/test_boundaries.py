@@ -21,7 +21,7 @@ from plimsoll.kube.manifests import PSS_LABELS
 from plimsoll.kube.names import Images, RunIdentity, run_namespace_name
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
-from plimsoll.run.trialclient import MAX_ANSWER_BYTES, TrialFailedError, run_trial
+from plimsoll.run.trial_client import MAX_ANSWER_BYTES, TrialFailedError, run_trial
 from tests.controller.fake_cluster import FakeCluster
 
 RUN = RunIdentity(

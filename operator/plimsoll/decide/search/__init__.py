@@ -54,13 +54,13 @@ INCONCLUSIVE = "inconclusive: the host was busy"
 
 DEFAULT_RETRIES: int = Noise.model_fields["retries"].default
 
-_Decide = Callable[[Search, Trial, Sequence[StepRecord]], NextTrial | CeilingEstimate]
+_Propose = Callable[[Search, Trial, Sequence[StepRecord]], NextTrial | CeilingEstimate]
 _SoFar = Callable[[Search, Sequence[StepRecord], str], CeilingEstimate]
 
-_STRATEGIES: dict[Strategy, tuple[_Decide, _SoFar]] = {
-    Strategy.STEPS: (steps.decide, steps.so_far),
-    Strategy.DOUBLING: (doubling.decide, doubling.so_far),
-    Strategy.PROBE: (probe.decide, probe.so_far),
+_STRATEGIES: dict[Strategy, tuple[_Propose, _SoFar]] = {
+    Strategy.STEPS: (steps.propose, steps.so_far),
+    Strategy.DOUBLING: (doubling.propose, doubling.so_far),
+    Strategy.PROBE: (probe.propose, probe.so_far),
 }
 
 
@@ -72,7 +72,7 @@ def next_action(
     retries: int = DEFAULT_RETRIES,
 ) -> NextTrial | Finished:
     """The next trial to run, or the final answer, for this history of one variant."""
-    decide, so_far = _STRATEGIES[search.strategy]
+    propose, so_far = _STRATEGIES[search.strategy]
     for record in history:
         if record.verdict is Verdict.INVALID:
             why = "; ".join(record.reasons) or "no reason given"
@@ -95,7 +95,7 @@ def next_action(
             last.level, last.kind, _duration(search, trial, last.kind), len(noisy) + 1
         )
     else:
-        action = decide(search, trial, history)
+        action = propose(search, trial, history)
         stayed = _stayed_marginal(history, retries)
         if isinstance(action, NextTrial) and (action.level, action.kind) in stayed:
             why = (

@@ -28,7 +28,7 @@ from plimsoll.decide.search.actions import CeilingEstimate, NextTrial
 from plimsoll.decide.search.evidence import Evidence, narrow, repeat_then_stop
 
 
-def decide(
+def propose(
     search: Search, trial: Trial, history: Sequence[StepRecord]
 ) -> NextTrial | CeilingEstimate:
     evidence = Evidence.of(history)

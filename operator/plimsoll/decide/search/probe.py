@@ -68,7 +68,7 @@ def bracket(evidence: Evidence) -> tuple[int | None, int | None]:
     return low, high
 
 
-def decide(
+def propose(
     search: Search, trial: Trial, history: Sequence[StepRecord]
 ) -> NextTrial | CeilingEstimate:
     evidence = Evidence.of(history)

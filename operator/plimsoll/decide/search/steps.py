@@ -22,7 +22,7 @@ def planned(search: Search) -> list[int]:
     return [level for level in search.levels or [] if level <= search.limit]
 
 
-def decide(
+def propose(
     search: Search, trial: Trial, history: Sequence[StepRecord]
 ) -> NextTrial | CeilingEstimate:
     # One settled full-length step per entry of the list, in order.

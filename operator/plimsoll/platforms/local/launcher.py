@@ -19,8 +19,8 @@ from plimsoll.metrics.cgroup import CgroupPaths
 from plimsoll.metrics.sampler import LocalSource, Sampler
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local import pinning
+from plimsoll.platforms.local.exported import LocalExport
 from plimsoll.platforms.local.leftovers import RUN_MARK_ENV
-from plimsoll.platforms.local.metrics import LocalExport
 from plimsoll.platforms.local.processes import ManagedProcess
 
 log = logging.getLogger(__name__)

@@ -37,13 +37,13 @@ from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource
 from plimsoll.platforms.base import Endpoints, PlatformError, Restored
-from plimsoll.platforms.local.launcher import Launcher
-from plimsoll.platforms.local.metrics import (
+from plimsoll.platforms.local.exported import (
     LocalExport,
     LocalSourceWithRestarts,
     await_scraped,
     prometheus_source,
 )
+from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.pieces import missing_value_from, start_services
 from plimsoll.platforms.local.pinning import PinnedGroup
 from plimsoll.platforms.local.processes import ManagedProcess, cpu_list, free_port, wait_ready

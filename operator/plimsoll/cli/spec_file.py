@@ -3,7 +3,7 @@
 Shared by `plimsoll validate`, `plimsoll run` and the tests, so a file is judged
 the same way wherever it is read. YAML syntax errors, and files too large, not
 UTF-8, with characters YAML refuses, duplicate keys, too deep or alias bombs
-(`plimsoll.cli.safeyaml`), become `SpecError` lines with the position, like every
+(`plimsoll.cli.safe_yaml`), become `SpecError` lines with the position, like every
 other mistake. A document of another kind (an Argo CD Application beside the tests)
 is skipped, and said to be; one of Plimsoll's group with a wrong kind is an error.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from plimsoll.api.resource import GROUP, KIND, CapacityTest, SpecError, load_capacity_test
-from plimsoll.cli.safeyaml import load_documents, read_text
+from plimsoll.cli.safe_yaml import load_documents, read_text
 
 
 @dataclass

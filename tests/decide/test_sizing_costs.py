@@ -7,8 +7,8 @@ from plimsoll.api.sizing import SizingSpec, StoreSizing
 from plimsoll.api.step import Verdict
 from plimsoll.api.streams import StreamMemory
 from plimsoll.api.trial import OperationResult, TrialResult, TrialState
-from plimsoll.decide.sizing import plan
-from plimsoll.decide.sizingcosts import SizingInputError, measured, resolve
+from plimsoll.decide.sizing import plan_deployment
+from plimsoll.decide.sizing_costs import SizingInputError, measured, resolve
 from plimsoll.shared.histogram import encode, new_histogram, record_seconds
 from tests.reportfixtures import Run, make_report
 
@@ -85,7 +85,7 @@ def test_flags_win_then_the_report_then_spec_sizing() -> None:
     )
     assert sizing.store.cpu_per_call == pytest.approx(20e-6)
     assert sizing.sources["cpu_per_call"] == "spec.sizing"
-    result = plan(sizing)
+    result = plan_deployment(sizing)
     sources = {line.item: line.source for line in result.lines}
     assert "memory_per_stream: flag" in sources["stream cap"]
     assert "calls_per_request: report" in sources["valkey CPU"]
@@ -108,7 +108,9 @@ def test_a_store_from_flags_alone() -> None:
         SizingSpec(peak=100), None, {"per_pod": 50, "calls_per_request": 2, "cpu_per_call": 1e-3}
     )
     assert sizing.store == StoreSizing(calls_per_request=2, cpu_per_call="1ms")
-    assert plan(sizing).store_shards == 1  # 100 × 2 × 1 ms = 0.2 cores, under half a core
+    assert (
+        plan_deployment(sizing).store_shards == 1
+    )  # 100 × 2 × 1 ms = 0.2 cores, under half a core
 
 
 def test_a_range_only_ceiling_is_named_a_lower_bound() -> None:

@@ -6,7 +6,7 @@ from plimsoll.api.comparison import Difference
 from plimsoll.api.status import Ceiling, VariantState
 from plimsoll.api.step import LimitedBy
 from plimsoll.decide.comparison import Contender, compare
-from plimsoll.decide.variantstatus import (
+from plimsoll.decide.variant_status import (
     pending_variants,
     run_ended,
     variant_finished,

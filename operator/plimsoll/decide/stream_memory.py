@@ -1,6 +1,6 @@
 """Memory per held stream: the slope of the target's memory over the streams it holds.
 
-Pure. The runner's streams probe (`plimsoll.run.streamsprobe`) holds the streams in
+Pure. The runner's streams probe (`plimsoll.run.streams_probe`) holds the streams in
 rising counts, reads the target's working set at each, and hands the readings here.
 A slope over at least two counts, not (memory with N) ÷ N: what the target holds
 anyway (the runtime, its caches, the arenas the first connection allocates) would

@@ -61,7 +61,7 @@ def serves(status: CapacityTestStatus | None, desired: Desired) -> bool:
     )
 
 
-def decide(status: CapacityTestStatus | None, desired: Desired, spec_valid: bool) -> Action:
+def choose_action(status: CapacityTestStatus | None, desired: Desired, spec_valid: bool) -> Action:
     if not spec_valid:
         already = serves(status, desired) and status is not None and status.phase is Phase.FAILED
         return Action.IDLE if already else Action.INVALID

@@ -5,7 +5,7 @@ up-front scrape check. It reads the target's working set with no stream held,
 then asks the generators to hold a third, two thirds and all of `count` idle
 streams (`POST /streams`, split across the generators; each count adds to those
 already held), waits until they are open, and reads the working set again at each
-count. The slope over the counts (`plimsoll.decide.streammemory`) goes into the
+count. The slope over the counts (`plimsoll.decide.stream_memory`) goes into the
 report with its basis and the streams that fit under the limit. With
 `holdDuringSteps` the streams then stay held through every trial; otherwise they
 are closed before the search starts, and each step reports what befell them
@@ -30,8 +30,8 @@ from plimsoll.api.step import ResourceUsage
 from plimsoll.api.streams import StreamMemory, StreamsHeld, StreamsHold
 from plimsoll.api.trial import CONTROL_TOKEN_HEADER, StreamHealth
 from plimsoll.api.workload import LoadModel, Workload
-from plimsoll.decide.scrapewindow import minimum_window
-from plimsoll.decide.streammemory import StreamMemoryError, memory_per_stream, stream_counts
+from plimsoll.decide.scrape_window import minimum_window
+from plimsoll.decide.stream_memory import StreamMemoryError, memory_per_stream, stream_counts
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms.base import Endpoints
 from plimsoll.shared.load_split import split_load

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from plimsoll.api.spec import Search, Trial
-from plimsoll.decide.scrapewindow import (
+from plimsoll.decide.scrape_window import (
     MIN_SCRAPES,
     fitted_defaults,
     minimum_window,

@@ -21,7 +21,7 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.sizing import SizingInput, SizingSpec, StoreSizing
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import StepResult, Verdict
-from plimsoll.decide.unitcosts import least_squares_slope
+from plimsoll.decide.unit_costs import least_squares_slope
 from plimsoll.shared.histogram import decode
 
 STORE_COSTS = ("calls_per_request", "cpu_per_call", "bytes_per_key")

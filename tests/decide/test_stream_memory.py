@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plimsoll.decide.streammemory import StreamMemoryError, memory_per_stream, stream_counts
+from plimsoll.decide.stream_memory import StreamMemoryError, memory_per_stream, stream_counts
 
 MIB, KIB = 1 << 20, 1 << 10
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from plimsoll.api.status import CapacityTestStatus, ConditionType, Phase
 from plimsoll.controller.rbac import allows, request_attributes
-from plimsoll.decide.plan import Action, Desired, conditions_for, decide, restart_reason
+from plimsoll.decide.operator_action import (
+    Action,
+    Desired,
+    choose_action,
+    conditions_for,
+    restart_reason,
+)
 
 G1 = Desired(generation=1, rerun_token=None)
 
@@ -18,18 +24,20 @@ def status(
 
 
 def test_first_sight_starts() -> None:
-    assert decide(None, G1, spec_valid=True) is Action.START
+    assert choose_action(None, G1, spec_valid=True) is Action.START
 
 
 def test_a_run_under_way_of_this_generation_resumes() -> None:
     for phase in (Phase.PENDING, Phase.QUEUED, Phase.PROVISIONING, Phase.RUNNING):
-        assert decide(status(phase), G1, spec_valid=True) is Action.RESUME
+        assert choose_action(status(phase), G1, spec_valid=True) is Action.RESUME
 
 
 def test_a_finished_run_idles_until_a_new_generation_or_token() -> None:
-    assert decide(status(Phase.SUCCEEDED), G1, spec_valid=True) is Action.IDLE
-    assert decide(status(Phase.SUCCEEDED), Desired(2, None), spec_valid=True) is Action.START
-    assert decide(status(Phase.FAILED), Desired(1, "sync-7"), spec_valid=True) is Action.START
+    assert choose_action(status(Phase.SUCCEEDED), G1, spec_valid=True) is Action.IDLE
+    assert choose_action(status(Phase.SUCCEEDED), Desired(2, None), spec_valid=True) is Action.START
+    assert (
+        choose_action(status(Phase.FAILED), Desired(1, "sync-7"), spec_valid=True) is Action.START
+    )
     assert restart_reason(status(Phase.FAILED), Desired(1, "sync-7")).value == "RerunRequested"
     assert restart_reason(status(Phase.FAILED), Desired(2, None)).value == "SpecChanged"
 
@@ -37,19 +45,19 @@ def test_a_finished_run_idles_until_a_new_generation_or_token() -> None:
 def test_a_new_schedule_slot_starts_a_finished_run_with_its_reason() -> None:
     done = status(Phase.SUCCEEDED)
     due = Desired(1, None, scheduled_slot="2026-11-30T02:00:00Z")
-    assert decide(done, due, spec_valid=True) is Action.START
+    assert choose_action(done, due, spec_valid=True) is Action.START
     assert restart_reason(done, due).value == "Scheduled"
     served = done.model_copy(update={"scheduled_slot": "2026-11-30T02:00:00Z"})
-    assert decide(served, due, spec_valid=True) is Action.IDLE
+    assert choose_action(served, due, spec_valid=True) is Action.IDLE
     # A new generation that also brings a slot is a spec change first.
     assert restart_reason(done, Desired(2, None, "2026-11-30T02:00:00Z")).value == "SpecChanged"
 
 
 def test_an_invalid_spec_is_recorded_once() -> None:
-    assert decide(None, G1, spec_valid=False) is Action.INVALID
+    assert choose_action(None, G1, spec_valid=False) is Action.INVALID
     recorded = CapacityTestStatus(phase=Phase.FAILED, observed_generation=1)
-    assert decide(recorded, G1, spec_valid=False) is Action.IDLE
-    assert decide(recorded, Desired(2, None), spec_valid=False) is Action.INVALID
+    assert choose_action(recorded, G1, spec_valid=False) is Action.IDLE
+    assert choose_action(recorded, Desired(2, None), spec_valid=False) is Action.INVALID
 
 
 def test_phases_imply_conditions() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from plimsoll.metrics.exporter import CadvisorExporter, render
 from plimsoll.metrics.promql import Selector
-from plimsoll.platforms.local.metrics import LocalExport, pod_of, role_selectors
+from plimsoll.platforms.local.exported import LocalExport, pod_of, role_selectors
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from plimsoll.api.step import StepRecord, Verdict
-from plimsoll.decide.statussteps import KEEP_FULL, compact_steps, short_reason, without_queries
+from plimsoll.decide.status_steps import KEEP_FULL, compact_steps, short_reason, without_queries
 
 
 def test_queries_are_cut_with_their_nested_parentheses() -> None:

@@ -6,7 +6,7 @@ refused), and `check_scrape_window` again right after the platform starts, befor
 trial runs, with the target's own series.
 With a Prometheus source it learns the scrape interval (the spec's
 `metrics.scrapeInterval`, else discovered from the server) and asks the pure rule
-in `plimsoll.decide.scrapewindow` whether the shortest trial the search will run is
+in `plimsoll.decide.scrape_window` whether the shortest trial the search will run is
 long enough. If not, the run stops here with the exact fix: spending a trial only to
 judge it invalid would cost minutes and teach nothing. Other sources (cgroups,
 /proc) sample as often as they like, so there is nothing to check.
@@ -15,7 +15,7 @@ judge it invalid would cost minutes and teach nothing. Other sources (cgroups,
 from __future__ import annotations
 
 from plimsoll.api.spec import CapacityTestSpec
-from plimsoll.decide.scrapewindow import fitted_defaults, window_problem
+from plimsoll.decide.scrape_window import fitted_defaults, window_problem
 from plimsoll.metrics.prometheus import PrometheusQueryError, PrometheusSource
 from plimsoll.metrics.source import MetricsSource
 
