@@ -1,7 +1,7 @@
 """What every workload of one trial shares: the pool, the clock, the counters.
 
 Built by `trial.py` for one worker process and handed to the workload drivers
-(`openmodel.py`, `users.py`, `conversation.py`, `streams.py`). Times are
+(`open_model.py`, `users.py`, `conversation.py`, `streams.py`). Times are
 `time.perf_counter()` seconds; `t0` is the start of the warm-up, and only work
 meant to start inside [measure_from, end) is recorded.
 """

@@ -1,6 +1,6 @@
 """Pacing the open model: which starts go out at a wake-up, and how each one counts.
 
-`openmodel.py` wakes on a coarse timer and asks a `Pacer` for every start due
+`open_model.py` wakes on a coarse timer and asks a `Pacer` for every start due
 within `LEAD` of now. The pacer is pure (the caller passes the clock and the
 calls in flight), so the very code that paces a trial also runs in simulations
 (the achieved-share property test drives it with made-up wake-up times).

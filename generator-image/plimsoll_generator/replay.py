@@ -23,8 +23,8 @@ from plimsoll.shared.accesslog import LogRecord, Parser, Privacy
 from plimsoll.shared.accesslog.formats import FieldMap
 from plimsoll_generator.client import Pool, build_request, split_url
 from plimsoll_generator.context import TrialContext
-from plimsoll_generator.httpmix import MixEntry
-from plimsoll_generator.openmodel import HttpDriver
+from plimsoll_generator.http_mix import MixEntry
+from plimsoll_generator.open_model import HttpDriver
 from plimsoll_generator.pacing import Pacer
 from plimsoll_generator.replay_source import (
     LogArrivals,

@@ -1,6 +1,6 @@
 """Arrival schedules of the open model: when each request is meant to start.
 
-Pure (no clock, no loop): `openmodel.py` asks for the intended start times up to
+Pure (no clock, no loop): `open_model.py` asks for the intended start times up to
 "now plus a lead" at each wake-up, so it sleeps to the next due time in batches
 instead of arming one timer per request. Times are seconds from the trial start.
 """

@@ -39,8 +39,8 @@ class Driver(Protocol):
 
 def build_drivers(ctx: TrialContext) -> list[Driver]:
     from plimsoll_generator.conversation import Conversations
-    from plimsoll_generator.mcpusers import McpRate, McpUsers
-    from plimsoll_generator.openmodel import ClosedLoop, OpenModel
+    from plimsoll_generator.mcp_users import McpRate, McpUsers
+    from plimsoll_generator.open_model import ClosedLoop, OpenModel
     from plimsoll_generator.replay import ReplayDriver
     from plimsoll_generator.streams import StreamsProbeDriver
 

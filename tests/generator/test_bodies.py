@@ -18,7 +18,7 @@ from plimsoll.api.trial import TrialState
 from plimsoll.api.workload import BodySize, Operation
 from plimsoll_generator.bodies import SizeMix, padded_json
 from plimsoll_generator.client import build_request, split_url
-from plimsoll_generator.mcpusers import call_params
+from plimsoll_generator.mcp_users import call_params
 from tests.generator.helpers import request, run
 from tests.generator.mockproc import MockProcess
 

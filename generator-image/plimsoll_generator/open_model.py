@@ -21,7 +21,7 @@ import time
 
 from plimsoll_generator.client import Exchange, upstream_seconds
 from plimsoll_generator.context import TrialContext
-from plimsoll_generator.httpmix import HttpMix, MixEntry
+from plimsoll_generator.http_mix import HttpMix, MixEntry
 from plimsoll_generator.pacing import Pacer
 from plimsoll_generator.recorder import FOLD_AT, OperationStats, classify
 from plimsoll_generator.schedule import Schedule

@@ -27,7 +27,7 @@ from plimsoll_generator.bodies import SizeMix, padded_arguments
 from plimsoll_generator.client import Exchange, build_request, upstream_seconds
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.mcp import McpDialect, answer
-from plimsoll_generator.openmodel import OpenModel, TimedExchange
+from plimsoll_generator.open_model import OpenModel, TimedExchange
 from plimsoll_generator.sse import HeldStream, StreamWatch
 
 PAGE_VIEW = "page_view"
