@@ -61,7 +61,7 @@ from bench.hogs import cpu_hogs, pinned  # noqa: E402
 from bench.pacing_sim import TRIALS, result, simulate  # noqa: E402
 from plimsoll.api.report import RunReport  # noqa: E402
 from plimsoll.api.resource import CapacityTest  # noqa: E402
-from plimsoll.api.status import CurrentStep, Phase  # noqa: E402
+from plimsoll.api.status import Ceiling, CurrentStep, Phase  # noqa: E402
 from plimsoll.api.step import (  # noqa: E402
     StepRecord,
     StepResult,
@@ -69,6 +69,7 @@ from plimsoll.api.step import (  # noqa: E402
 )
 from plimsoll.decide.verdict import ACHIEVED  # noqa: E402
 from plimsoll.platforms.local.platform import LocalPlatform  # noqa: E402
+from plimsoll.run.progress import ProgressSink  # noqa: E402
 from plimsoll.run.runner import run_test  # noqa: E402
 
 WORK_MS = 10.0
@@ -83,6 +84,12 @@ class QuietSink:
     """A `ProgressSink` that prints nothing while the run goes; `run` prints each step after."""
 
     async def phase(self, phase: Phase, message: str) -> None:
+        return None
+
+    async def variant_started(self, name: str) -> None:
+        return None
+
+    async def variant_finished(self, ceiling: Ceiling) -> None:
         return None
 
     async def step_started(self, step: CurrentStep) -> None:
@@ -270,7 +277,8 @@ def stream_test(count: int) -> CapacityTest:
 
 
 async def run(test: CapacityTest, name: str, out: Path) -> RunReport:
-    report = await run_test(test, lambda v: LocalPlatform(name, out / name), QuietSink())
+    sink: ProgressSink = QuietSink()  # typed so mypy holds QuietSink to the whole protocol
+    report = await run_test(test, lambda v: LocalPlatform(name, out / name), sink)
     for step in report.steps:
         contention = step.contention
         wait = contention.target_cpu_wait if contention is not None else None
