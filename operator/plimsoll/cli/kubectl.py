@@ -114,8 +114,8 @@ def report(
         from plimsoll.report.charts import draw_charts  # matplotlib: only when asked
 
         charts.mkdir(parents=True, exist_ok=True)
-        for path in draw_charts(found, charts):
-            typer.echo(f"chart: {path}")
+        for file_name in draw_charts(found, charts):
+            typer.echo(f"chart: {charts / file_name}")
 
 
 @app.command()

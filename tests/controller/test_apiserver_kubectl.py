@@ -1,0 +1,206 @@
+"""`kubectl plimsoll` (plimsoll.cli.kubectl) against the real API server.
+
+Here rather than in tests/cli so it shares the session's control plane. Each
+command logs in from the admin kubeconfig as kubectl would; the reports are real
+report ConfigMaps the operator's own writer puts in the cluster, and the logs are
+pods' logs as the API server serves them, fetched from a kubelet log endpoint
+(`log_endpoint.py`) of a Node the pods are bound to.
+
+Each command runs its own event loop (`asyncio.run`) and its own client, as it
+does from a shell, so it is invoked on a worker thread (`asyncio.to_thread`): run
+on the test's loop it would block it, and nested loops are refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
+from plimsoll.cli.kubectl import app
+from plimsoll.controller.report_map import write_report_config_map
+from plimsoll.decide.plan import RERUN_ANNOTATION
+from plimsoll.kube import names
+from plimsoll.kube.client import KubeClient
+from plimsoll.kube.session import configuration
+from tests.api.test_bad_input import BASE
+from tests.controller.admin_api import ApiError
+from tests.controller.apiserver_fixtures import ApiServer
+from tests.controller.log_endpoint import LogNode
+from tests.reportfixtures import Run, ladder, make_report
+
+pytestmark = pytest.mark.slow
+runner = CliRunner()
+WIDE = {"COLUMNS": "200"}  # rich wraps table cells at the default 80 columns
+
+
+async def _test(apiserver: ApiServer, name: str) -> dict[str, Any]:
+    body = copy.deepcopy(BASE)
+    body["metadata"] = {"name": name}
+    return await apiserver.apply(body)
+
+
+def _client(apiserver: ApiServer) -> KubeClient:
+    ca, cert, key = apiserver.plane.credentials()
+    return KubeClient(
+        configuration(
+            apiserver.plane.server, ca_file=str(ca), cert_file=str(cert), key_file=str(key)
+        )
+    )
+
+
+async def _invoke(apiserver: ApiServer, *args: str) -> Result:
+    argv = [*args, "-n", apiserver.namespace, "--kubeconfig", str(apiserver.plane.kubeconfig)]
+    return await asyncio.to_thread(functools.partial(runner.invoke, app, argv, env=WIDE))
+
+
+async def _with_reports(apiserver: ApiServer) -> None:
+    client = _client(apiserver)
+    try:
+        for name, run in (
+            ("base", Run(400, 440, ladder(400, 440, 0.002), cpu_per_request_ms=2.0)),
+            ("cand", Run(300, 330, ladder(300, 330, 0.0027), cpu_per_request_ms=2.7)),
+        ):
+            owner = await _test(apiserver, name)
+            await write_report_config_map(client, owner, make_report({"default": run}, name))
+    finally:
+        await client.aclose()
+
+
+async def test_report_renders_the_markdown_and_saves_charts_on_request(
+    apiserver: ApiServer, tmp_path: Path
+) -> None:
+    await _with_reports(apiserver)
+    result = await _invoke(apiserver, "report", "base", "--charts", str(tmp_path / "charts"))
+    assert result.exit_code == 0, result.output
+    assert "Capacity report: base" in result.stdout
+    assert "400 rps" in result.stdout  # the ceiling, from the ConfigMap's report.md
+    assert "400 … 440" in result.stdout
+    # rendered for the terminal, not raw Markdown: no heading marks, no table rules
+    assert "# Capacity report" not in result.stdout
+    assert "| --- |" not in result.stdout
+    charts = sorted((tmp_path / "charts").iterdir())
+    assert any(path.suffix == ".png" and path.stat().st_size > 0 for path in charts)
+    for path in charts:
+        assert f"chart: {path}" in result.stdout
+
+    missing = await _invoke(apiserver, "report", "nothing")
+    assert missing.exit_code == 1
+    assert f"no report for {apiserver.namespace}/nothing yet" in missing.output
+
+
+async def test_compare_puts_two_tests_latest_reports_side_by_side(apiserver: ApiServer) -> None:
+    await _with_reports(apiserver)
+    result = await _invoke(apiserver, "compare", "base", "cand")
+    assert result.exit_code == 0, result.output
+    assert "cand holds 25% fewer" in result.stdout
+    assert "-25.0%" in result.stdout
+    assert "2.7 CPU-ms  +35.0%" in result.stdout  # the unit costs, from both report.json
+
+    one_missing = await _invoke(apiserver, "compare", "base", "absent")
+    assert one_missing.exit_code == 1
+    assert f"no report for {apiserver.namespace}/absent yet" in one_missing.output
+
+
+async def test_rerun_sets_the_annotation_the_operator_watches(apiserver: ApiServer) -> None:
+    await _test(apiserver, "again")
+    result = await _invoke(apiserver, "rerun", "again")
+    assert result.exit_code == 0, result.output
+    found = await apiserver.get("again")
+    assert found is not None
+    token = found["metadata"]["annotations"][RERUN_ANNOTATION]
+    assert token
+    assert f"{RERUN_ANNOTATION}={token}" in result.stdout
+    second = await _invoke(apiserver, "rerun", "again")
+    assert second.exit_code == 0, second.output
+    again = (await apiserver.get("again") or {})["metadata"]["annotations"][RERUN_ANNOTATION]
+    assert again != token  # a new token each time: the operator sees a change
+    assert again in second.stdout
+
+    absent = await _invoke(apiserver, "rerun", "absent")
+    assert absent.exit_code == 1
+    assert '"absent" not found' in absent.output
+
+
+@pytest.fixture
+async def log_node(apiserver: ApiServer) -> AsyncIterator[LogNode]:
+    served = LogNode(apiserver.api, apiserver.plane)
+    await served.start()
+    try:
+        yield served
+    finally:
+        await served.stop()
+
+
+async def _running_test(apiserver: ApiServer, log_node: LogNode, name: str) -> str:
+    """A CapacityTest whose status names a run namespace holding a generator, a target
+    and a mock pod on `log_node`, each with 100 lines of log; the namespace's name."""
+    await _test(apiserver, name)
+    run_namespace = f"{apiserver.namespace}-run"
+    await apiserver.api.create("/api/v1/namespaces", {"metadata": {"name": run_namespace}})
+    await apiserver.api.patch(
+        f"{apiserver.path(name)}/status", {"status": {"namespace": run_namespace}}
+    )
+    for pod, role in (
+        ("gen-0", names.ROLE_GENERATOR),
+        ("gen-1", names.ROLE_GENERATOR),
+        ("target", names.ROLE_TARGET),
+        ("mock", names.ROLE_MOCK),
+    ):
+        body = log_node.pod(run_namespace, pod, {names.LABEL_ROLE: role})
+        for _ in range(40):  # the namespace's default ServiceAccount comes within ~1 s
+            try:
+                await apiserver.api.create(f"/api/v1/namespaces/{run_namespace}/pods", body)
+                break
+            except ApiError as exc:  # 'serviceaccount "default" not found' until it comes
+                if "serviceaccount" not in exc.message:
+                    raise
+                await asyncio.sleep(0.25)
+        log_node.logs[(run_namespace, pod)] = [f"{pod} line {i}" for i in range(1, 101)]
+    return run_namespace
+
+
+async def test_logs_prints_the_generators_and_the_targets_last_lines(
+    apiserver: ApiServer, log_node: LogNode
+) -> None:
+    run_namespace = await _running_test(apiserver, log_node, "busy")
+    try:
+        result = await _invoke(apiserver, "logs", "busy", "--tail", "3")
+        assert result.exit_code == 0, result.output
+        sections = result.stdout.split("==> ")[1:]
+        assert [s.split(" <==")[0] for s in sections] == ["gen-0", "gen-1", "target"]
+        for section in sections:
+            pod = section.split(" <==")[0]
+            lines = section.splitlines()[1:]
+            assert lines == [f"{pod} line {i}" for i in (98, 99, 100)]
+        assert "mock" not in result.stdout  # the mock's log is not the step's
+        # the API server asked the node's kubelet for 3 lines of each pod it printed
+        assert sorted(log_node.asked) == sorted(
+            f"/containerLogs/{run_namespace}/{pod}/main?tailLines=3"
+            for pod in ("gen-0", "gen-1", "target")
+        )
+    finally:
+        # No kubelet confirms a graceful deletion on this node: the pods go at once.
+        for pod in ("gen-0", "gen-1", "target", "mock"):
+            path = f"/api/v1/namespaces/{run_namespace}/pods/{pod}"
+            await apiserver.api.delete(path, gracePeriodSeconds="0")
+        await apiserver.api.delete(f"/api/v1/namespaces/{run_namespace}")
+
+
+async def test_logs_names_a_test_without_a_run_and_one_that_does_not_exist(
+    apiserver: ApiServer,
+) -> None:
+    await _test(apiserver, "idle")
+    idle = await _invoke(apiserver, "logs", "idle")
+    assert idle.exit_code == 1
+    assert f"{apiserver.namespace}/idle has no run namespace yet" in idle.output
+    absent = await _invoke(apiserver, "logs", "absent")
+    assert absent.exit_code == 1
+    assert f"no CapacityTest {apiserver.namespace}/absent" in absent.output
