@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from plimsoll.cli.kubectl import app
 from plimsoll.controller.report_map import write_report_config_map
@@ -58,7 +56,7 @@ def _client(apiserver: ApiServer) -> KubeClient:
 
 async def _invoke(apiserver: ApiServer, *args: str) -> Result:
     argv = [*args, "-n", apiserver.namespace, "--kubeconfig", str(apiserver.plane.kubeconfig)]
-    return await asyncio.to_thread(functools.partial(runner.invoke, app, argv, env=WIDE))
+    return await asyncio.to_thread(runner.invoke, app, argv, env=WIDE)
 
 
 async def _with_reports(apiserver: ApiServer) -> None:
