@@ -16,8 +16,10 @@ import kopf
 from plimsoll.kube.client import KubeClient, KubeError
 from plimsoll.kube.kinds import Kind
 
-CLUSTER_PEERINGS = Kind("kopf.dev/v1", "clusterkopfpeerings", namespaced=False)
-NAMESPACED_PEERINGS = Kind("kopf.dev/v1", "kopfpeerings")
+CLUSTER_PEERINGS = Kind(
+    "kopf.dev/v1", "ClusterKopfPeering", "clusterkopfpeerings", namespaced=False
+)
+NAMESPACED_PEERINGS = Kind("kopf.dev/v1", "KopfPeering", "kopfpeerings")
 
 
 class PeeringMissingError(RuntimeError):
