@@ -24,7 +24,7 @@ from typer.testing import CliRunner, Result
 
 from plimsoll.cli.kubectl import app
 from plimsoll.controller.report_map import write_report_config_map
-from plimsoll.decide.plan import RERUN_ANNOTATION
+from plimsoll.decide.operator_action import RERUN_ANNOTATION
 from plimsoll.kube import names
 from plimsoll.kube.client import KubeClient
 from plimsoll.kube.session import configuration
