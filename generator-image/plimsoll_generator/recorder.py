@@ -22,13 +22,15 @@ SHED_STATUSES = frozenset({429, 503})
 
 
 class Series:
-    """Latency samples in microseconds, buffered then folded into a histogram."""
+    """Latency samples in microseconds, buffered then folded into a histogram, and into
+    `also` (the current timeline slice's, shared by every operation) when there is one."""
 
-    __slots__ = ("buffer", "histogram")
+    __slots__ = ("also", "buffer", "histogram")
 
-    def __init__(self) -> None:
+    def __init__(self, also: HdrHistogram | None = None) -> None:
         self.buffer: list[int] = []
         self.histogram: HdrHistogram = histogram.new_histogram()
+        self.also = also
 
     def add(self, seconds: float) -> None:
         buffer = self.buffer
@@ -38,8 +40,12 @@ class Series:
 
     def fold(self) -> None:
         record = self.histogram.record_value
+        also = self.also.record_value if self.also is not None else None
         for micros, n in Counter(self.buffer).items():
-            record(min(max(micros, histogram.LOWEST_US), histogram.HIGHEST_US), n)
+            clamped = min(max(micros, histogram.LOWEST_US), histogram.HIGHEST_US)
+            record(clamped, n)
+            if also is not None:
+                also(clamped, n)
         self.buffer.clear()
 
     def encoded(self) -> str:
@@ -53,8 +59,8 @@ class Series:
 class OperationStats:
     __slots__ = ("added", "application", "latency", "ok", "shed", "transport", "ttft", "unexpected")
 
-    def __init__(self) -> None:
-        self.latency = Series()
+    def __init__(self, slice_latency: HdrHistogram | None = None) -> None:
+        self.latency = Series(slice_latency)
         self.added = Series()
         self.ttft = Series()
         self.ok = self.application = self.transport = self.unexpected = self.shed = 0
@@ -85,14 +91,19 @@ class Recorder:
     """Per-operation statistics of one worker process, for the measured window."""
 
     def __init__(self, names: list[str]) -> None:
-        self.ops: dict[str, OperationStats] = {name: OperationStats() for name in names}
+        # The latency of every operation answered in the current timeline slice; the
+        # timeline (`plimsoll_generator.timeline`) reads and resets it at each cut.
+        self.slice_latency: HdrHistogram = histogram.new_histogram()
+        self.ops: dict[str, OperationStats] = {
+            name: OperationStats(self.slice_latency) for name in names
+        }
         self.errors: list[str] = []
         self.recording = False  # off during the warm-up
 
     def op(self, name: str) -> OperationStats:
         stats = self.ops.get(name)
         if stats is None:
-            stats = self.ops[name] = OperationStats()
+            stats = self.ops[name] = OperationStats(self.slice_latency)
         return stats
 
     def error(self, message: str) -> None:
@@ -112,6 +123,19 @@ class Recorder:
             stats.unexpected += 1
         if message is not None and outcome != "ok":
             self.error(message)
+
+    def totals(self) -> tuple[int, int]:
+        """Answers of the expected class and errors so far, over every operation."""
+        ok = errors = 0
+        for stats in self.ops.values():
+            ok += stats.ok
+            errors += stats.application + stats.transport + stats.unexpected + stats.shed
+        return ok, errors
+
+    def fold(self) -> None:
+        """Every operation's buffered latencies into its histograms (and the slice's)."""
+        for stats in self.ops.values():
+            stats.latency.fold()
 
     def results(self) -> dict[str, OperationResult]:
         return {name: stats.result() for name, stats in self.ops.items()}

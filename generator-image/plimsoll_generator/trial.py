@@ -23,6 +23,7 @@ from plimsoll_generator.context import TrialContext
 from plimsoll_generator.cpu import CpuMeter
 from plimsoll_generator.floor import FloorProber
 from plimsoll_generator.recorder import Recorder
+from plimsoll_generator.timeline import TimelineCutter
 from plimsoll_generator.tls import context_for
 
 DRAIN_LIMIT = 30.0  # the longest we wait for calls in flight at the end
@@ -107,7 +108,8 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
         else None
     )
     meter = CpuMeter()
-    tasks: list[asyncio.Task[None]] = []
+    timeline = TimelineCutter(ctx)
+    tasks: list[asyncio.Task[None]] = [asyncio.create_task(timeline.run())]
     if floor is not None:
         tasks.append(asyncio.create_task(floor.run(ctx.measure_from, ctx.end)))
     for driver in drivers:
@@ -168,4 +170,5 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
         bytes_in=sum(pool.bytes_in for pool in pools),
         bytes_out=sum(pool.bytes_out for pool in pools),
         errors=recorder.errors,
+        timeline=timeline.finish(measured),
     )

@@ -18,6 +18,7 @@ from plimsoll.api.gate import Regression, Schedule
 from plimsoll.api.replay import REPLAY_UNIT
 from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.target import PodShape, Service, SetupStep, Target
+from plimsoll.api.timeline import DEFAULT_SLICE_SECONDS
 from plimsoll.api.unique import duplicate_problems, raise_duplicates
 from plimsoll.api.units import Fraction, Quantile, Seconds
 from plimsoll.api.upstream import NamedUpstream, Upstream
@@ -56,11 +57,17 @@ class Trial(PlimsollModel):
         description="Load before the measured part of a trial begins; nothing in it is judged.",
     )
     settle: HourSeconds = Field(0.0, description="Pause between trials so the target drains.")
+    slice: HourSeconds = Field(
+        DEFAULT_SLICE_SECONDS,
+        description="Width of one slice of each step's timeline (latency and rate over time).",
+    )
 
     @model_validator(mode="after")
     def _positive(self) -> Trial:
         if self.duration <= 0:
             raise ValueError("'duration' must be longer than zero, e.g. '60s'")
+        if self.slice < 0.1:
+            raise ValueError("'slice' must be at least 100ms, e.g. '1s'")
         return self
 
 

@@ -13,6 +13,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.timeline import DEFAULT_SLICE_SECONDS, TimelineSlice
 from plimsoll.api.workload import Workload
 
 
@@ -49,6 +50,12 @@ class TrialRequest(PlimsollModel):
         0, ge=0, description="Model 'replay': this process replays the clients of this part..."
     )
     replay_parts: int = Field(1, ge=1, description="...of this many (split by client hash).")
+    slice_seconds: float = Field(
+        DEFAULT_SLICE_SECONDS,
+        ge=0.1,
+        le=3600,
+        description="Width of the timeline's slices: one histogram and set of counts each.",
+    )
 
 
 class TrialState(StrEnum):
@@ -157,6 +164,11 @@ class TrialResult(PlimsollModel):
     bytes_out: int = 0
     errors: list[str] = Field(default_factory=list, description="A sample of error messages.")
     generators: int = Field(1, description="How many generator processes this merges.")
+    timeline: list[TimelineSlice] = Field(
+        default_factory=list,
+        description="The measured window slice by slice, in order of start (merged exactly "
+        "across processes by `plimsoll.shared.timeline`).",
+    )
 
     @property
     def cpu_fraction(self) -> float:

@@ -1,8 +1,8 @@
 """Merging trial results from several generator processes or pods into one.
 
-Counts add, histograms merge exactly, the measured window is the longest of
-them, and the saturation signal keeps the busiest generator: one saturated
-process is enough to make a step untrustworthy.
+Counts add, histograms (and timelines, slice by slice) merge exactly, the
+measured window is the longest of them, and the saturation signal keeps the
+busiest generator: one saturated process is enough to make a step untrustworthy.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from plimsoll.api.trial import (
     TrialState,
 )
 from plimsoll.shared import histogram
+from plimsoll.shared.timeline import merge_timelines
 
 _MAX_ERROR_SAMPLES = 20
 # The trial figures that are counts or amounts of the whole: the parts' add up.
@@ -117,5 +118,6 @@ def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
         cpu_timeslices=_sum_known_int([r.cpu_timeslices for r in results]),
         peak_cpu_fraction=max(max(r.peak_cpu_fraction, r.cpu_fraction) for r in results),
         errors=errors,
+        timeline=merge_timelines([r.timeline for r in results]),
         **{name: sum(getattr(r, name) for r in results) for name in _ADDED},
     )

@@ -1,0 +1,82 @@
+"""Cutting one worker process's measured window into timeline slices.
+
+Started by `trial.py` beside the workload drivers: at every slice boundary
+(measure start + k × `request.slice_seconds`) it folds the recorder's buffered
+latencies, takes the slice's shared histogram and the counts that changed since
+the last cut, and starts the next slice. Calls are attributed to the slice in
+which they completed (their latency is known then), and starts to the slice in
+which they were sent. The runner merges the processes' slices exactly
+(`plimsoll.shared.timeline`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from plimsoll.api.timeline import MAX_SLICES, TimelineSlice
+from plimsoll.shared import histogram
+from plimsoll.shared.timeline import bounded
+from plimsoll_generator.context import TrialContext
+
+# Slices kept before neighbours merge: twice the step's bound, so the merge runs rarely.
+_KEEP = 2 * MAX_SLICES
+
+
+class TimelineCutter:
+    def __init__(self, ctx: TrialContext) -> None:
+        self.ctx = ctx
+        self.width = ctx.request.slice_seconds
+        self.slices: list[TimelineSlice] = []
+        self.next_start = 0.0  # seconds from the measure start of the open slice
+        self._sent = 0
+        self._ok = 0
+        self._errors = 0
+
+    def cut(self, seconds: float) -> None:
+        """Close the open slice, `seconds` wide, and open the next one."""
+        ctx = self.ctx
+        recorder = ctx.recorder
+        recorder.fold()
+        shared = recorder.slice_latency
+        latency = histogram.encode(shared) if histogram.count(shared) else None
+        shared.reset()
+        ok, errors = recorder.totals()
+        self.slices.append(
+            TimelineSlice(
+                start=self.next_start,
+                seconds=seconds,
+                latency=latency,
+                sent=ctx.sent - self._sent,
+                ok=ok - self._ok,
+                errors=errors - self._errors,
+            )
+        )
+        self._sent, self._ok, self._errors = ctx.sent, ok, errors
+        self.next_start += seconds
+        if len(self.slices) > _KEEP:
+            self.slices = bounded(self.slices, MAX_SLICES)
+
+    async def run(self) -> None:
+        """Cut at each boundary inside the measured window; cancelled at the trial's end."""
+        ctx = self.ctx
+        index = 1
+        while True:
+            boundary = ctx.measure_from + index * self.width
+            if boundary >= ctx.end:
+                return
+            delay = boundary - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self.cut(self.width)
+            index += 1
+
+    def finish(self, measured: float) -> list[TimelineSlice]:
+        """Close the last slice (to the end of the measured window, which took the calls
+        still in flight at the end too) and return the timeline."""
+        rest = measured - self.next_start
+        ok, errors = self.ctx.recorder.totals()
+        changed = (self.ctx.sent, ok, errors) != (self._sent, self._ok, self._errors)
+        if rest > 1e-6 or changed:
+            self.cut(max(rest, 1e-3))
+        return self.slices
