@@ -14,6 +14,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.timeline import Steadiness
 from plimsoll.api.trial import TrialResult
 
 
@@ -140,6 +141,11 @@ class StepResult(PlimsollModel):
     )
     contention: Contention | None = None
     judgement: Judgement
+    steadiness: Steadiness | None = Field(
+        None,
+        description="Whether p99 held level through the trial (from `client.timeline`); "
+        "None when too few slices answered to tell.",
+    )
 
 
 class StepRecord(PlimsollModel):

@@ -1,4 +1,5 @@
-"""Charts of a run: latency quantiles against the level, CPU and memory against the level.
+"""Charts of a run: latency quantiles against the level, CPU and memory against the level,
+and each full step's timeline (`plimsoll.report.timeline_chart`).
 
 Drawn with matplotlib's Agg backend (no display needed), each as PNG and SVG,
 with the pod's limits drawn as lines so the reader sees how close each step
@@ -19,6 +20,7 @@ from matplotlib.figure import Figure
 from plimsoll.api.report import RunReport
 from plimsoll.api.step import StepRecord, Verdict
 from plimsoll.report.comparison_chart import ceilings_figure
+from plimsoll.report.timeline_chart import chart_stem, drawn_steps, timeline_figure
 
 _MARKERS = {
     Verdict.PASS: "o",
@@ -48,6 +50,8 @@ def draw_charts(report: RunReport, out: Path) -> list[str]:
     names += _save(resources_figure(report, records), out, "resources")
     if report.comparison is not None:
         names += _save(ceilings_figure(report.comparison), out, "ceilings")
+    for step in drawn_steps(report):
+        names += _save(timeline_figure(report, step), out, chart_stem(step))
     return names
 
 

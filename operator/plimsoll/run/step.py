@@ -26,6 +26,7 @@ from plimsoll.api.step import (
 from plimsoll.api.streams import StreamsHeld
 from plimsoll.api.trial import FloorProbe, TrialRequest, TrialResult
 from plimsoll.decide.contention import NO_BOUND, Figures, FloorBound, assess
+from plimsoll.decide.steadiness import steadiness
 from plimsoll.decide.step_summary import floor_ms
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms.base import Endpoints
@@ -33,6 +34,7 @@ from plimsoll.run.step_metrics import ServerSide, read_server_side
 from plimsoll.run.streams_probe import StreamsProbeError, during_trial, held_now, trial_workload
 from plimsoll.run.trial_client import TrialFailedError, run_trial
 from plimsoll.shared import histogram
+from plimsoll.shared.timeline import bounded, points
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,7 @@ def _request(spec: CapacityTestSpec, endpoints: Endpoints, plan: StepPlan) -> Tr
         target_url=endpoints.target_url,
         floor=FloorProbe(url=floor_url(endpoints), rate=spec.noise.probe_rate),
         seed=plan.index,
+        slice_seconds=spec.trial.slice,
     )
 
 
@@ -159,6 +162,10 @@ async def run_step(
         server = await read_server_side(spec, metrics, Window(measured_start, ended), plan.level)
     usage = server.usage
     contention: Contention | None = None
+    steady = None
+    if client is not None:
+        client.timeline = bounded(client.timeline)
+        steady = steadiness([point.p99_ms for point in points(client.timeline)])
     if client is None:
         judgement = Judgement(verdict=Verdict.INVALID, reasons=[failure or "no client result"])
     else:
@@ -178,4 +185,5 @@ async def run_step(
         others={k: v for k, v in usage.items() if k != ROLE_TARGET},
         contention=contention,
         judgement=judgement,
+        steadiness=steady,
     )
