@@ -64,7 +64,9 @@ def test_only_the_operators_own_role_is_bound_and_it_holds_no_pod_or_secret_righ
     }
     _subjects_are_the_operator(binding)
     assert not _resources(roles["plimsoll"]) & DANGEROUS
-    bound = {b["roleRef"]["name"] for b in items if b["kind"].endswith("Binding")}
+    bound = {
+        b["roleRef"]["name"] for b in items if b["kind"] in ("RoleBinding", "ClusterRoleBinding")
+    }
     assert not bound & {"plimsoll-run", "plimsoll-report", "plimsoll-references"}
 
 
@@ -160,9 +162,8 @@ def test_the_operator_pod_carries_the_labels_the_control_policy_admits() -> None
     assert len(wanted) == 2
 
 
-def test_the_admission_policy_is_opt_in_and_names_the_operator_and_its_run_role() -> None:
-    assert not [o for o in objects() if o["kind"].startswith("ValidatingAdmissionPolicy")]
-    items = objects({"rbac": {"admissionPolicy": True}})
+def _policy(values: dict[str, Any]) -> dict[str, Any]:
+    items = objects(values)
     policy = one(items, "ValidatingAdmissionPolicy")
     binding = one(items, "ValidatingAdmissionPolicyBinding")
     assert binding["spec"] == {
@@ -173,4 +174,33 @@ def test_the_admission_policy_is_opt_in_and_names_the_operator_and_its_run_role(
     assert who["expression"] == (
         f"request.userInfo.username == 'system:serviceaccount:{NAMESPACE}:plimsoll'"
     )
-    assert "'plimsoll-run'" in policy["spec"]["validations"][1]["expression"]
+    return policy
+
+
+def test_the_admission_policy_is_on_by_default_and_covers_all_three_bindable_roles() -> None:
+    """The CEL itself is proven on the real API server (tests/controller/test_apiserver_rbac.py);
+    here: on by default, off only when asked, and each role and namespace list in place."""
+    assert not [
+        o
+        for o in objects({"rbac": {"admissionPolicy": False}})
+        if o["kind"].startswith("ValidatingAdmissionPolicy")
+    ]
+    _, run, serving = _policy({})["spec"]["validations"]
+    assert "'plimsoll-run'" in run["expression"]
+    assert "namespaceObject" in run["expression"]
+    assert '["plimsoll-report","plimsoll-references"]' in serving["expression"]
+    protected = '["kube-system","kube-public","kube-node-lease","plimsoll-system"]'
+    assert f"!(request.namespace in {protected})" in serving["expression"]
+    assert "kube-system" in serving["message"]
+
+
+def test_the_namespaced_admission_policy_allows_the_serving_roles_only_where_it_watches() -> None:
+    _, _, serving = _policy(MODES["namespaced"])["spec"]["validations"]
+    assert serving["expression"].endswith('|| request.namespace in ["team-a","team-b"]')
+    assert serving["message"].endswith("only in the namespaces it watches")
+
+
+def test_protected_namespaces_are_the_admins_list_plus_the_release_namespace() -> None:
+    values = {"rbac": {"protectedNamespaces": ["istio-system"]}}
+    _, _, serving = _policy(values)["spec"]["validations"]
+    assert '!(request.namespace in ["istio-system","plimsoll-system"])' in serving["expression"]

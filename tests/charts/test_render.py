@@ -16,7 +16,7 @@ import yaml
 
 from tests.charts.helm import CHART, MODES, NAMESPACE, objects, of_kind, one, render
 
-KUBE_VERSIONS = ["1.27.0", kubernetes_validate.latest_version()]
+KUBE_VERSIONS = ["1.30.0", kubernetes_validate.latest_version()]
 # Kinds from other projects' CRDs, which kubernetes-validate has no schema for;
 # they are checked by what they must select instead (test_metrics_wiring).
 FOREIGN_KINDS = {"ServiceMonitor", "PrometheusRule"}
@@ -103,6 +103,8 @@ def test_default_objects() -> None:
         "Deployment",
         "Service",
         "ServiceAccount",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
     ]
 
 

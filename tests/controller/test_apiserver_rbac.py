@@ -307,13 +307,13 @@ async def test_a_value_from_secret_reaches_the_target_and_nowhere_else(
 async def test_the_admission_policy_keeps_the_operator_to_its_own_namespaces(
     apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
 ) -> None:
-    """What RBAC cannot narrow (`rbac.admissionPolicy`): namespace delete/patch and binding
-    the run role only where the namespace is labelled as Plimsoll's; a run still works."""
+    """What RBAC cannot narrow (`rbac.admissionPolicy`, on by default): namespace
+    delete/patch, binding the run role only where the namespace is labelled as
+    Plimsoll's, and the report and references roles nowhere protected (kube-system, the
+    release's namespace); a run still works, binding all it needs."""
     plane, user = apiserver.plane, ACCOUNTS["plimsoll"]
     policy = [
-        o
-        for o in objects({"rbac": {"admissionPolicy": True}}, name="plimsoll")
-        if o["kind"].startswith("ValidatingAdmissionPolicy")
+        o for o in objects({}, name="plimsoll") if o["kind"].startswith("ValidatingAdmissionPolicy")
     ]
     assert len(policy) == 2
     plane.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(policy))
@@ -339,6 +339,36 @@ async def test_the_admission_policy_keeps_the_operator_to_its_own_namespaces(
         )  # fmt: skip
         assert bind.returncode != 0
         assert "bind its run role only in a namespace it labels" in bind.stderr
+
+        def bind_role(role: str, namespace: str) -> subprocess.CompletedProcess[str]:
+            return as_operator(
+                "create", "rolebinding", role, f"--clusterrole={role}",
+                f"--serviceaccount={RELEASE_NAMESPACE}:plimsoll", "-n", namespace,
+            )  # fmt: skip
+
+        # Each role the operator may bind, in a namespace foreign to it: refused by
+        # the policy (RBAC alone, which grants `bind` on them cluster-wide, would allow it).
+        for role in ("plimsoll-run", "plimsoll-report", "plimsoll-references"):
+            for foreign in ("kube-system", RELEASE_NAMESPACE):
+                refused = bind_role(role, foreign)
+                assert refused.returncode != 0, f"{role} could be bound in {foreign}"
+                assert "ValidatingAdmissionPolicy" in refused.stderr, refused.stderr
+                assert "may bind its" in refused.stderr, refused.stderr
+        # Where CapacityTests are served, the report and references roles are allowed,
+        # and the run role in a namespace labelled as Plimsoll's (a run namespace).
+        for role in ("plimsoll-report", "plimsoll-references"):
+            allowed_here = bind_role(role, apiserver.namespace)
+            assert allowed_here.returncode == 0, allowed_here.stderr
+        run_namespace = f"{apiserver.namespace}-run"
+        plane.kubectl("create", "namespace", run_namespace)
+        try:
+            plane.kubectl(
+                "label", "namespace", run_namespace, "app.kubernetes.io/managed-by=plimsoll"
+            )
+            allowed_here = bind_role("plimsoll-run", run_namespace)
+            assert allowed_here.returncode == 0, allowed_here.stderr
+        finally:
+            plane.kubectl("delete", "namespace", run_namespace, "--wait=false", check=False)
         relabel = as_operator(
             "label", "namespace", "kube-system", "app.kubernetes.io/managed-by=plimsoll"
         )
