@@ -104,6 +104,15 @@ HEADER_VALUE_PATTERN = r"^[\t\x20-\x7e]*$"
 HEADER_NAME_PATTERN = r"^[-!#$%&'*+.^_`|~0-9A-Za-z]+$"
 
 HeaderValue = Annotated[str, Field(pattern=HEADER_VALUE_PATTERN, max_length=8192)]
+HeaderName = Annotated[str, Field(pattern=HEADER_NAME_PATTERN, max_length=256)]
+"""A header name a CR supplies (`clientIps.header`): a token, so no CR/LF can split the
+request head; the generator checks it again where it writes the header."""
+
+# A PromQL query from the CR: at most this long, checked by the model (so by `plimsoll
+# validate`, the API server's schema and the operator alike). `decide.promql_scope` parses
+# each query with a native parser whose stack deep nesting overflows: this cap keeps it safe.
+MAX_PROMQL_CHARS = 1024
+PromQLQuery = Annotated[str, Field(min_length=1, max_length=MAX_PROMQL_CHARS)]
 
 # A URL the operator or the generator sends a request to: a scheme, then visible ASCII (a
 # CR or LF would split the request line; a space ends it).

@@ -13,7 +13,14 @@ from enum import StrEnum
 from pydantic import Field, model_validator
 
 from plimsoll.api.base import PlimsollModel
-from plimsoll.api.bounded import URL_PATTERN, HourSeconds, ImageRef, Level, TrialSeconds
+from plimsoll.api.bounded import (
+    URL_PATTERN,
+    HourSeconds,
+    ImageRef,
+    Level,
+    PromQLQuery,
+    TrialSeconds,
+)
 from plimsoll.api.gate import Regression, Schedule
 from plimsoll.api.replay import REPLAY_UNIT
 from plimsoll.api.sizing import SizingSpec
@@ -172,10 +179,9 @@ class PromQLBound(PlimsollModel):
         pattern=r"^[a-z0-9][a-z0-9_.-]*$",
         description="A name for the bound, shown in verdicts and the report.",
     )
-    query: str = Field(
-        min_length=1,
+    query: PromQLQuery = Field(
         description="PromQL evaluated over each trial's window; $namespace and $window are filled "
-        "in.",
+        "in. At most 1024 characters.",
     )
     below: float | None = Field(None, description="The query's value must stay below this.")
     above: float | None = Field(None, description="The query's value must stay above this.")
@@ -232,7 +238,9 @@ class ExtraMetric(PlimsollModel):
     name: str = Field(
         pattern=r"^[a-z0-9][a-z0-9_.-]*$", description="A name for the figure, shown in the report."
     )
-    query: str = Field(min_length=1, description="PromQL; $namespace and $window are filled.")
+    query: PromQLQuery = Field(
+        description="PromQL; $namespace and $window are filled. At most 1024 characters."
+    )
     unit: str = Field("", description="The unit it is shown in, e.g. 'calls' or 'bytes'.")
     per: str = Field(
         "none", pattern=r"^(none|request|user|second)$", description="Divide by the level."

@@ -88,6 +88,10 @@ def _message(item: Any) -> str:
         return f"found {found(value)} where {list_shape(field)} belongs"
     if kind in _WRONG_TYPES:
         return f"found {found(value)} where {_WRONG_TYPES[kind]} belongs"
+    if kind == "string_too_long" and isinstance(value, str) and "max_length" in ctx:
+        return (
+            f"is {len(value)} characters long; at most {ctx['max_length']} are allowed: shorten it"
+        )
     if kind == "finite_number":
         return f"{value!r} is not a finite number: write a number such as 1.5"
     return str(item["msg"]).removeprefix("Value error, ")

@@ -23,7 +23,9 @@ from pydantic import Field, field_validator, model_validator
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import (
     HEADER_NAME_PATTERN,
+    HEADER_VALUE_PATTERN,
     PATH_PATTERN,
+    HeaderName,
     HeaderValue,
     RequestBytes,
     Weight,
@@ -104,7 +106,12 @@ class Operation(PlimsollModel):
         description="A body size mix: each request draws a size by weight and sends a JSON "
         "body of exactly that many bytes (for a 'call', its arguments). Instead of 'body'.",
     )
-    tool: str | None = Field(None, description="For kind 'call': the MCP tool to call.")
+    tool: HeaderValue | None = Field(
+        None,
+        max_length=256,
+        description="For kind 'call': the MCP tool to call (sent in the Mcp-Name header too: "
+        "visible ASCII).",
+    )
     expect_status: list[Annotated[int, Field(ge=100, le=599)]] = Field(
         default_factory=lambda: [200],
         min_length=1,
@@ -241,8 +248,10 @@ class ClientIps(PlimsollModel):
         le=10_000_000,
         description="How many distinct client addresses the generators rotate through.",
     )
-    header: str = Field(
-        "X-Forwarded-For", description="The header that carries the client address to the target."
+    header: HeaderName = Field(
+        "X-Forwarded-For",
+        description="The header that carries the client address to the target (a header "
+        "name: letters, digits and -!#$%&'*+.^_`|~).",
     )
     verify: bool = Field(
         True, description="Before the first trial, check that the target honours them."
@@ -280,7 +289,11 @@ class Workload(PlimsollModel):
     )
     mcp_revision: str = Field(
         "2025-06-18",
-        description="MCP protocol revision: a handshake era one, or the stateless '2026-07-28'.",
+        pattern=HEADER_VALUE_PATTERN,
+        min_length=1,
+        max_length=64,
+        description="MCP protocol revision: a handshake era one, or the stateless '2026-07-28' "
+        "(sent in the MCP-Protocol-Version header: visible ASCII).",
     )
     timeout: Seconds = Field(
         60.0, gt=0, description="How long a call may take before it counts as a transport error."

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import promql_parser
 
+from plimsoll.api.bounded import MAX_PROMQL_CHARS
+
 NAMESPACE_PLACEHOLDER = "$namespace"
 WINDOW_PLACEHOLDER = "$window"
 # `$window` stands where a duration goes (`[$window]`); the parser wants a real one.
 _WINDOW_STAND_IN = "1m"
-# Queries in the examples are ~130 characters; 1024 parses in well under a second.
-MAX_QUERY_CHARS = 1024
+# The model caps every query (`plimsoll.api.bounded`, so `plimsoll validate` refuses a
+# longer one too); this module, callable with any text, holds the same line before parsing.
+MAX_QUERY_CHARS = MAX_PROMQL_CHARS
 _EXAMPLE = 'e.g. sum(rate(my_metric{namespace="$namespace"}[$window]))'
 
 
