@@ -28,6 +28,8 @@ from typing import Any
 
 import httptools
 
+from plimsoll_generator.request_head import check_head
+
 SERVER_TIMING = b"server-timing"
 _perf = time.perf_counter
 
@@ -240,10 +242,14 @@ class Connection(asyncio.Protocol):
 class Pool:
     """Keep-alive connections to one host:port, opened on demand."""
 
-    def __init__(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, host: str, port: int, tls: ssl.SSLContext | None = None, address: str | None = None
+    ) -> None:
         self.loop = asyncio.get_running_loop()
         self.host = host
         self.port = port
+        # The address every connection goes to, checked once (`target_address`); None: by name.
+        self.address = address
         self.tls = tls  # https targets: TLS on every connection (see tls.py)
         self.idle: list[Connection] = []
         self.open: set[Connection] = set()  # swept for timeouts: no per-request bookkeeping
@@ -266,7 +272,12 @@ class Pool:
         try:
             _, conn = await asyncio.wait_for(
                 self.loop.create_connection(
-                    lambda: Connection(self), self.host, self.port, ssl=self.tls
+                    lambda: Connection(self),
+                    self.address or self.host,
+                    self.port,
+                    ssl=self.tls,
+                    # TLS still checks the certificate against the name, not the address.
+                    server_hostname=self.host.strip("[]") if self.tls and self.address else None,
                 ),
                 exchange.timeout,
             )
@@ -321,7 +332,9 @@ def build_request(
     headers: dict[str, str] | None = None,
     body: bytes | None = None,
 ) -> bytes:
-    """The bytes of one HTTP/1.1 request (keep-alive, Content-Length framed)."""
+    """The bytes of one HTTP/1.1 request (keep-alive, Content-Length framed); refused
+    (`RequestRefusedError`) when a part could split the head (`request_head`)."""
+    check_head(method, path, host, headers or {})
     lines = [f"{method} {path} HTTP/1.1", f"Host: {host}"]
     for name, value in (headers or {}).items():
         lines.append(f"{name}: {value}")

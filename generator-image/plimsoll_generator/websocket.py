@@ -21,6 +21,7 @@ import os
 import ssl
 import time
 
+from plimsoll_generator.request_head import check_head
 from plimsoll_generator.sse import StreamWatch
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -63,6 +64,7 @@ class WsStream(asyncio.Protocol):
 
     def __init__(self, watch: StreamWatch, host: str, path: str) -> None:
         key = base64.b64encode(os.urandom(16))
+        check_head("GET", path, host, {})
         self.request = (
             f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n"
             f"Connection: Upgrade\r\nSec-WebSocket-Key: {key.decode()}\r\n"
