@@ -34,6 +34,7 @@ class TrialContext:
     measure_from: float
     end: float
     ips: ClientIpPool | None = None
+    target_address: str | None = None  # every target connection goes here when set
     extra_pools: list[Pool] = field(default_factory=list)  # a replay's per-client connections
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     streams: StreamHealth = field(default_factory=StreamHealth)
@@ -47,7 +48,10 @@ class TrialContext:
     bot_requests: int = 0  # requests bots sent inside the window (part of `sent`)
 
     @classmethod
-    def create(cls, request: TrialRequest, recorder: Recorder) -> TrialContext:
+    def create(
+        cls, request: TrialRequest, recorder: Recorder, address: str | None = None
+    ) -> TrialContext:
+        """`address`: the target's checked address (`target_address`), or None: by name."""
         host, port, base = split_url(request.target_url)
         t0 = time.perf_counter()
         measure_from = t0 + request.warm_up
@@ -56,7 +60,13 @@ class TrialContext:
             ips = ClientIpPool(request.workload.client_ips, request.client_ip_offset)
         return cls(
             request=request,
-            pool=Pool(host, port, context_for(request.target_url, request.workload.tls_verify)),
+            pool=Pool(
+                host,
+                port,
+                context_for(request.target_url, request.workload.tls_verify),
+                address,
+            ),
+            target_address=address,
             recorder=recorder,
             rng=random.Random(request.seed),
             host_header=f"{host}:{port}",

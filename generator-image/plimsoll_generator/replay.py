@@ -127,7 +127,7 @@ class ReplayDriver(HttpDriver):
                 url = self.ctx.request.target_url
                 host, port, _ = split_url(url)
                 tls = context_for(url, self.ctx.request.workload.tls_verify)
-                pool = Pool(host, port, tls)
+                pool = Pool(host, port, tls, self.ctx.target_address)
                 self.ctx.extra_pools.append(pool)
             self.connections[slot] = pool
         return pool

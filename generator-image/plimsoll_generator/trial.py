@@ -23,6 +23,7 @@ from plimsoll_generator.context import TrialContext
 from plimsoll_generator.cpu import CpuMeter
 from plimsoll_generator.floor import FloorProber
 from plimsoll_generator.recorder import Recorder
+from plimsoll_generator.target_address import vetted_address
 from plimsoll_generator.timeline import TimelineCutter
 from plimsoll_generator.tls import context_for
 
@@ -72,12 +73,13 @@ def build_drivers(ctx: TrialContext) -> list[Driver]:
     return drivers
 
 
-async def _check_client_ips(request: TrialRequest) -> None:
+async def _check_client_ips(request: TrialRequest, address: str | None) -> None:
     config = request.workload.client_ips
     if config is None or not config.verify:
         return
     host, port, _ = split_url(request.target_url)
-    pool = Pool(host, port, context_for(request.target_url, request.workload.tls_verify))
+    tls = context_for(request.target_url, request.workload.tls_verify)
+    pool = Pool(host, port, tls, address)
     try:
         await verify(pool, f"{host}:{port}", config, min(request.workload.timeout, 10.0))
     finally:
@@ -95,8 +97,9 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
     """Run `request` to its end (or until `abort` is set) and report this process's share."""
     recorder = Recorder([op.name for op in request.workload.mix])
     try:
-        await _check_client_ips(request)
-        ctx = TrialContext.create(request, recorder)
+        address = await vetted_address(request)
+        await _check_client_ips(request, address)
+        ctx = TrialContext.create(request, recorder, address)
         drivers = build_drivers(ctx)
     except (ClientIpError, NotBuiltError, ValueError) as exc:
         return TrialResult(

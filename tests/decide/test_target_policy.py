@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plimsoll.decide.target_policy import target_url_problem
+from plimsoll.decide.target_policy import refused_networks, target_url_problem
 
 API = {"10.96.0.1", "api.cluster.example"}
 
@@ -56,3 +56,40 @@ def test_the_admins_list_lets_a_refused_host_through() -> None:
     assert target_url_problem("http://127.0.0.1:8080/", API, {"127.0.0.1"}) is None
     assert target_url_problem("http://[::1]:8080/", API, {"[::1]"}) is None
     assert target_url_problem("http://127.0.0.2:8080/", API, {"127.0.0.1"}) is not None
+
+
+@pytest.mark.parametrize(
+    ("resolved", "reason"),
+    [
+        (["169.254.169.254"], "resolves to 169.254.169.254, which is a link-local address"),
+        (["10.0.0.5", "fd00:ec2::254"], "resolves to fd00:ec2::254, which is a link-local"),
+        (["::ffff:169.254.170.2"], "resolves to 169.254.170.2"),
+        (["10.96.0.1"], "resolves to 10.96.0.1, which is the cluster's API server"),
+        (["127.0.0.1"], "resolves to 127.0.0.1, which is loopback"),
+        (["fe80::1%eth0"], "resolves to fe80::1, which is a link-local"),
+        (["0.0.0.0"], "resolves to 0.0.0.0, which is the unspecified address"),
+    ],
+)
+def test_a_host_name_is_refused_when_any_address_it_resolves_to_is(
+    resolved: list[str], reason: str
+) -> None:
+    problem = target_url_problem("http://shop.example.com:8080/", API, (), resolved)
+    assert problem is not None
+    assert problem.startswith("spec.target.url: 'shop.example.com' ")
+    assert reason in problem
+    assert "PLIMSOLL_ALLOWED_TARGET_HOSTS" in problem
+
+
+def test_a_host_name_resolving_to_ordinary_addresses_passes_and_the_admin_list_wins() -> None:
+    url = "http://shop.example.com/"
+    assert target_url_problem(url, API, (), ["10.0.12.7", "2001:db8::7"]) is None
+    assert target_url_problem(url, API, {"shop.example.com"}, ["169.254.169.254"]) is None
+
+
+def test_the_generators_get_the_same_rules_as_networks() -> None:
+    networks = refused_networks("http://shop.example.com/", API, ())
+    for expected in ("169.254.0.0/16", "fd00:ec2::254/128", "127.0.0.0/8", "::1/128"):
+        assert expected in networks
+    assert "10.96.0.1/32" in networks  # the API server's IP; its name is not a network
+    assert refused_networks(None, API, ()) == []
+    assert refused_networks("http://shop.example.com/", API, {"shop.example.com"}) == []

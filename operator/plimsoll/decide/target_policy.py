@@ -10,14 +10,18 @@ the operator's admin allow-lists the host (`PLIMSOLL_ALLOWED_TARGET_HOSTS`, Helm
 asks `target_url_problem` before it creates anything; locally the user owns the
 machine and nothing is asked. Pure: the addresses to refuse are passed in.
 
-A host name is judged by its spelling only (the cluster's DNS answers for the pods,
-not for the operator); the run's egress policy then admits only its port.
+A host name is judged by its spelling and by every address it resolves to: the
+platform resolves it (I/O stays out of here) and passes the addresses in, and each is
+judged as a literal would be. DNS can change after that check (or answer the operator
+differently from the pods), so `refused_networks` gives the generators the same rules
+as networks: each trial resolves the name again, refuses it if any address falls in one,
+and connects only to the address it checked (`plimsoll_generator.target_address`).
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from urllib.parse import urlsplit
 
 # Link-local (cloud metadata: AWS, GCP, Azure, OpenStack) and AWS's IPv6 metadata.
@@ -57,6 +61,10 @@ def _why_refused(host: str, api_server_hosts: Collection[str]) -> str | None:
         return "is loopback: on a cluster that is the generator pod itself"
     if address is None:
         return None
+    return _why_address_refused(address)
+
+
+def _why_address_refused(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     if any(address in network for network in _LINK_LOCAL):
         return "is a link-local address (cloud metadata services live there)"
     if address.is_loopback:
@@ -66,19 +74,53 @@ def _why_refused(host: str, api_server_hosts: Collection[str]) -> str | None:
     return None
 
 
+def target_host(url: str) -> str | None:
+    """The host of `url`, lowercased, without brackets; None when it has none."""
+    try:
+        return (urlsplit(url).hostname or "").lower() or None
+    except ValueError:
+        return None
+
+
+def is_address(host: str) -> bool:
+    """Whether `host` is an IP literal (nothing to resolve)."""
+    return _address(host) is not None
+
+
+def _allowed(host: str, allowed_hosts: Collection[str]) -> bool:
+    return host in {h.lower().strip("[]") for h in allowed_hosts}
+
+
 def target_url_problem(
-    url: str | None, api_server_hosts: Collection[str], allowed_hosts: Collection[str]
+    url: str | None,
+    api_server_hosts: Collection[str],
+    allowed_hosts: Collection[str],
+    resolved: Iterable[str] = (),
 ) -> str | None:
-    """Why the generators may not be aimed at `url` from inside the cluster; None if fine."""
+    """Why the generators may not be aimed at `url` from inside the cluster; None if fine.
+    `resolved`: the addresses the URL's host name resolves to, each judged too."""
     if url is None:
         return None
-    try:
-        host = (urlsplit(url).hostname or "").lower()
-    except ValueError:
+    host = target_host(url)
+    if host is None:
         return f"{_FIELD}: {url!r} is not a URL with a host"
-    if host in {h.lower().strip("[]") for h in allowed_hosts}:
+    if _allowed(host, allowed_hosts):
         return None
     reason = _why_refused(host, api_server_hosts)
+    if reason is None:
+        api_addresses = {a for a in map(_address, api_server_hosts) if a is not None}
+        for text in resolved:
+            address = _address(text.split("%", 1)[0])
+            if address is None:
+                continue
+            why = (
+                "is the cluster's API server"
+                if address in api_addresses
+                else _why_address_refused(address)
+            )
+            if why is not None:
+                reason = f"resolves to {address}, which {why}"
+                break
     if reason is None:
         return None
     return (
@@ -86,3 +128,28 @@ def target_url_problem(
         "service's own address, or have the operator's admin add the host to "
         "PLIMSOLL_ALLOWED_TARGET_HOSTS (Helm: allowedTargetHosts)"
     )
+
+
+def refused_networks(
+    url: str | None, api_server_hosts: Collection[str], allowed_hosts: Collection[str]
+) -> list[str]:
+    """The networks the generators must not connect to for `url`, as CIDRs (the same
+    rules as `target_url_problem`, for the addresses a host name resolves to at run
+    time); [] when there is no `target.url` or the admin allow-listed its host."""
+    if url is None:
+        return []
+    host = target_host(url)
+    if host is None or _allowed(host, allowed_hosts):
+        return []
+    networks = [
+        *_LINK_LOCAL,
+        ipaddress.ip_network("127.0.0.0/8"),
+        ipaddress.ip_network("::1/128"),
+        ipaddress.ip_network("0.0.0.0/32"),
+        ipaddress.ip_network("::/128"),
+    ]
+    for api in sorted(api_server_hosts):
+        address = _address(api.strip("[]"))
+        if address is not None:
+            networks.append(ipaddress.ip_network(address))
+    return [str(n) for n in dict.fromkeys(networks)]

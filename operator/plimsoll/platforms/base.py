@@ -29,6 +29,9 @@ class Endpoints:
     # The direct-call floor, served by the mock's floor process (`plimsoll_mock.floor`) so
     # the mock's own load does not slow it; None: the mock's /healthz stands in.
     floor_url: str | None = None
+    # Networks the target's host may not resolve into when a trial connects (a cluster's
+    # metadata, API server and loopback; `decide.target_policy.refused_networks`); locally [].
+    refused_target_networks: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ def _request(spec: CapacityTestSpec, endpoints: Endpoints, plan: StepPlan) -> Tr
         floor=FloorProbe(url=floor_url(endpoints), rate=spec.noise.probe_rate),
         seed=plan.index,
         slice_seconds=spec.trial.slice,
+        refused_networks=endpoints.refused_target_networks,
     )
 
 

@@ -33,7 +33,12 @@ from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
 from plimsoll.api.urls import redact_url
 from plimsoll.decide.metrics_policy import metrics_problems
-from plimsoll.decide.target_policy import target_url_problem
+from plimsoll.decide.target_policy import (
+    is_address,
+    refused_networks,
+    target_host,
+    target_url_problem,
+)
 from plimsoll.kube import boundaries, manifests, names
 from plimsoll.kube.client import (
     CONFIG_MAPS,
@@ -121,6 +126,27 @@ class _NoPrometheus:
 
 def _host(ip: str) -> str:
     return f"[{ip}]" if ":" in ip else ip
+
+
+# How long the target's host name may take to resolve before the check leaves it to the
+# generators' own check at each trial.
+_RESOLVE_TIMEOUT = 5.0
+
+
+async def _resolved(url: str | None) -> list[str]:
+    """The addresses `url`'s host name resolves to, as the operator's resolver sees them;
+    [] for an IP literal or a name it cannot resolve (an operator outside the cluster does
+    not see the cluster's DNS: the generators check again at each trial)."""
+    host = target_host(url) if url is not None else None
+    if host is None or is_address(host):
+        return []
+    try:
+        infos = await asyncio.wait_for(
+            asyncio.get_running_loop().getaddrinfo(host, None), _RESOLVE_TIMEOUT
+        )
+    except (OSError, UnicodeError, TimeoutError):
+        return []
+    return sorted({str(info[4][0]) for info in infos})
 
 
 class KubernetesPlatform:
@@ -257,7 +283,10 @@ class KubernetesPlatform:
         problems = [
             *metrics_problems(spec, allowed),
             target_url_problem(
-                spec.target.url, self._api_server_hosts(), self._options.allowed_target_hosts
+                spec.target.url,
+                self._api_server_hosts(),
+                self._options.allowed_target_hosts,
+                await _resolved(spec.target.url),
             ),
             images.refused("spec.generators.image", spec.generators.image),
             images.refused("spec.upstream.image", spec.upstream.image),
@@ -548,6 +577,9 @@ class KubernetesPlatform:
             generator_urls=urls,
             placement=placement,
             warnings=warnings,
+            refused_target_networks=refused_networks(
+                spec.target.url, self._api_server_hosts(), self._options.allowed_target_hosts
+            ),
         )
 
     async def ensure_ready(self) -> None:
