@@ -766,6 +766,108 @@ def _wrongly_accepted() -> list[Case]:
     return [bad(i, cls, with_(c), f, h) for i, c, f, h in rows]
 
 
+def _injection() -> list[Case]:
+    """What reaches a request head (header names and values, paths, the MCP revision and
+    tool) with CR, LF, NUL, a non-token name or non-ASCII; and a PromQL query over 1024
+    characters, which the operator's parser must never see."""
+    cls = "header and request-line injection"
+    name_words = "a header name of letters, digits"
+    value_words = "a header value holds visible ASCII"
+    path_words = "a path starts with '/'"
+    values = {
+        "crlf": "a\r\nX-Injected: 1",
+        "lf": "a\nb",
+        "nul": "a\x00b",
+        "latin1": "caf\u00e9",
+        "snowman": "\u2603",
+    }
+    names = {
+        "crlf": "X-A\r\nX-B",
+        "colon": "X-A:",
+        "space": "X A",
+        "nul": "X\x00A",
+        "latin1": "\u00c9t\u00e9",
+        "empty": "",
+    }
+    paths = {"crlf": "/a\r\nHost: evil", "space": "/a b", "nul": "/a\x00", "latin1": "/caf\u00e9"}
+    rows: list[tuple[str, dict[str, Any], str, str]] = []
+    for key, value in values.items():
+        rows.append(
+            (
+                f"header-value-{key}",
+                {"spec.workload.mix.0.headers": {"X-Tenant": value}},
+                "spec.workload.mix[0].headers.X-Tenant",
+                value_words,
+            )
+        )
+        rows.append(
+            (
+                f"mcp-revision-{key}",
+                {"spec.workload.mcpRevision": value},
+                "spec.workload.mcpRevision",
+                value_words,
+            )
+        )
+        rows.append(
+            (
+                f"mcp-tool-{key}",
+                {
+                    "spec.workload.protocol": "mcp",
+                    "spec.workload.mix": [{"name": "call", "kind": "call", "tool": value}],
+                    "spec.upstream": MCP,
+                },
+                "spec.workload.mix[0].tool",
+                value_words,
+            )
+        )
+    for key, name in names.items():
+        rows.append(
+            (
+                f"header-name-{key}",
+                {"spec.workload.mix.0.headers": {name: "1"}},
+                "spec.workload.mix[0].headers",
+                "is not a header name",
+            )
+        )
+        rows.append(
+            (
+                f"client-ip-header-{key}",
+                {"spec.workload.clientIps": {"pool": 10, "header": name}},
+                "spec.workload.clientIps.header",
+                name_words,
+            )
+        )
+    for key, path in paths.items():
+        for where in ("spec.workload.mix.0.path", "spec.workload.mcpPath"):
+            rows.append((f"path-{where}-{key}", {where: path}, where, path_words))
+        rows.append(
+            (
+                f"verify-path-{key}",
+                {"spec.workload.clientIps": {"pool": 10, "verifyPath": path}},
+                "spec.workload.clientIps.verifyPath",
+                path_words,
+            )
+        )
+    long_query = 'sum(up{namespace="$namespace"})' + " + 0" * 300
+    rows.append(
+        (
+            "promql-extra-too-long",
+            {"spec.metrics.extra": [{"name": "x", "query": long_query}]},
+            "spec.metrics.extra[0].query",
+            "at most 1024 are allowed",
+        )
+    )
+    rows.append(
+        (
+            "promql-bound-too-long",
+            {"spec.passWhen.promql": [{"name": "x", "query": long_query, "below": 1}]},
+            "spec.passWhen.promql[0].query",
+            "at most 1024 are allowed",
+        )
+    )
+    return [bad(i, cls, with_(c), f, h) for i, c, f, h in rows]
+
+
 def _valid() -> list[Case]:
     """Near misses that must stay valid: the checks above refuse only what is wrong."""
     cls = "valid near misses"
@@ -800,6 +902,10 @@ def _valid() -> list[Case]:
         ("env-lowercase", {"spec.target.env": {"log_level": "debug"}}),
         ("expect-status-204-and-404", {"spec.workload.mix.0.expectStatus": [204, 404]}),
         ("label-key-with-dots", {"metadata.labels": {"app.kubernetes.io/name": "x"}}),
+        ("header-value-space-and-tab", {"spec.workload.mix.0.headers": {"X-A": "a b\tc"}}),
+        ("client-ip-header-token", {"spec.workload.clientIps": {"pool": 2, "header": "X-Real-IP"}}),
+        ("mcp-revision-stateless", {"spec.workload.mcpRevision": "2026-07-28"}),
+        ("path-with-query", {"spec.workload.mix.0.path": "/a?b=%20c&d=e"}),
     ]
     return [Case(i, cls, dump(with_(c)), "valid", "", "") for i, c in rows]
 
@@ -814,6 +920,7 @@ def all_cases() -> list[Case]:
         *_kinds(),
         *_snake_case(),
         *_wrongly_accepted(),
+        *_injection(),
         *_valid(),
     ]
 
