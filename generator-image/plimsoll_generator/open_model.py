@@ -8,7 +8,8 @@ them (scheduled, on time, dropped, start lag). Latency runs from min(intended st
 late send (a stall, a full loop) counts from its intended start, as wrk2 does,
 so coordinated omission cannot hide a stalled target; a send up to LEAD early
 counts from the send, so it never shortens a latency. At the in-flight cap a
-start is dropped and counted.
+start is dropped and counted. The tick loop (`PacedDriver`) is the replay's too
+(`replay.ReplayDriver`): only how one start is sent differs.
 
 Closed loop: `level` users, each sending its next request as soon as the last
 answer arrives (the classic closed model, and the benchmark's 64 connections).
@@ -180,12 +181,20 @@ class HttpDriver:
             self.handle.cancel()
 
 
-class OpenModel(HttpDriver):
-    def __init__(self, ctx: TrialContext, rate: float) -> None:
-        super().__init__(ctx)
+class PacedDriver(HttpDriver):
+    """A driver whose starts a `Pacer` times: the open model's schedule here, a replayed
+    log's in `replay.ReplayDriver`. One tick loop for both, so they wake, send what is
+    due, drop at the cap and stop alike; each says only how one start is sent."""
+
+    pacer: Pacer
+    loop: asyncio.AbstractEventLoop
+
+    def pace(self, schedule: Schedule) -> None:
+        """Time this trial's starts by `schedule` (called once, from `__init__`)."""
+        ctx = self.ctx
         workload = ctx.request.workload
         self.pacer = Pacer(
-            Schedule(rate, workload.arrival, ctx.rng),
+            schedule,
             ctx,
             measure_from=ctx.measure_from - ctx.t0,
             horizon=ctx.end - ctx.t0,
@@ -197,17 +206,32 @@ class OpenModel(HttpDriver):
     def start(self) -> None:
         self._tick()
 
+    def start_due(self, offset: float, start: float, record: bool, now: float) -> None:
+        """Send one start the pacer let through: `offset` is its intended time from the
+        trial start (the schedule's own value), `start` where its latency counts from."""
+        raise NotImplementedError
+
     def _tick(self) -> None:
         ctx = self.ctx
         now = _perf()
         rel = now - ctx.t0
+        start_due = self.start_due
         for offset, record in self.pacer.due(rel, ctx.in_flight):
-            self.send(self.choose(), min(ctx.t0 + offset, now), record, -1, now)
+            start_due(offset, min(ctx.t0 + offset, now), record, now)
         wake = self.pacer.next_wake(rel)
         if wake is None or ctx.stopped.is_set():
             self.handle = None
             return
         self.handle = self.loop.call_later(wake - rel, self._tick)
+
+
+class OpenModel(PacedDriver):
+    def __init__(self, ctx: TrialContext, rate: float) -> None:
+        super().__init__(ctx)
+        self.pace(Schedule(rate, ctx.request.workload.arrival, ctx.rng))
+
+    def start_due(self, offset: float, start: float, record: bool, now: float) -> None:
+        self.send(self.choose(), start, record, -1, now)
 
 
 class ClosedLoop(HttpDriver):

@@ -2,8 +2,9 @@
 
 Built by `trial.build_drivers`. The schedule comes from `replay_source` (the
 log read lazily, in start order, this process's clients only) and is paced by
-`pacing.Pacer`, the open model's pacer: every start inside the measured window
-is scheduled, sent late rather than skipped, and counted on time or late.
+`pacing.Pacer` in the open model's tick loop (`open_model.PacedDriver`): every
+start inside the measured window is scheduled, sent late rather than skipped, and
+counted on time or late.
 Each client is mapped to one of `replay.connections` modeled connections (a
 keep-alive pool of its own), so a client keeps its connection as it did. A
 request is labelled with the mix operation that matches its method and path
@@ -12,9 +13,7 @@ request is labelled with the mix operation that matches its method and path
 
 from __future__ import annotations
 
-import asyncio
 import gzip
-import time
 from collections.abc import Iterator
 from urllib.parse import quote
 
@@ -24,8 +23,7 @@ from plimsoll.shared.accesslog.formats import FieldMap
 from plimsoll_generator.client import Pool, build_request, split_url
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.http_mix import MixEntry
-from plimsoll_generator.open_model import HttpDriver
-from plimsoll_generator.pacing import Pacer
+from plimsoll_generator.open_model import PacedDriver
 from plimsoll_generator.replay_source import (
     LogArrivals,
     ReplaySchedule,
@@ -34,7 +32,6 @@ from plimsoll_generator.replay_source import (
 )
 from plimsoll_generator.tls import context_for
 
-_perf = time.perf_counter
 _SAFE_PATH = "/:@!$&'()*+,;=-._~%?"  # kept as they are; anything else is percent-encoded
 
 
@@ -85,7 +82,7 @@ class Labels:
         return same_method[0] if same_method else self.entries[0]
 
 
-class ReplayDriver(HttpDriver):
+class ReplayDriver(PacedDriver):
     def __init__(self, ctx: TrialContext, level: float) -> None:
         super().__init__(ctx)
         workload = ctx.request.workload
@@ -104,18 +101,10 @@ class ReplayDriver(HttpDriver):
             parts=ctx.request.replay_parts,
             loop=replay.loop,
         )
-        self.pacer = Pacer(
-            ReplaySchedule(arrivals, level / SPEED_UNIT),
-            ctx,
-            measure_from=ctx.measure_from - ctx.t0,
-            horizon=ctx.end - ctx.t0,
-            cap=workload.max_in_flight,
-            tolerance=workload.late_tolerance,
-        )
+        self.pace(ReplaySchedule(arrivals, level / SPEED_UNIT))
         self.labels = Labels(self.mix.entries)
         self.parts = ctx.request.replay_parts
         self.connections: list[Pool | None] = [None] * replay.connections
-        self.loop = asyncio.get_running_loop()
 
     def _pool(self, client: str) -> Pool:
         slot = (client_hash(client) // self.parts) % len(self.connections)
@@ -132,21 +121,9 @@ class ReplayDriver(HttpDriver):
             self.connections[slot] = pool
         return pool
 
-    def start(self) -> None:
-        self._tick()
-
-    def _tick(self) -> None:
-        ctx = self.ctx
-        now = _perf()
-        rel = now - ctx.t0
-        for offset, record in self.pacer.due(rel, ctx.in_flight):
-            assert isinstance(offset, ReplayStart)
-            self._send(offset.record, min(ctx.t0 + offset, now), record)
-        wake = self.pacer.next_wake(rel)
-        if wake is None or ctx.stopped.is_set():
-            self.handle = None
-            return
-        self.handle = self.loop.call_later(wake - rel, self._tick)
+    def start_due(self, offset: float, start: float, record: bool, now: float) -> None:
+        assert isinstance(offset, ReplayStart)  # ReplaySchedule's starts carry their record
+        self._send(offset.record, start, record)
 
     def _send(self, logged: LogRecord, start: float, record: bool) -> None:
         ctx = self.ctx
