@@ -42,7 +42,7 @@ class Series:
         record = self.histogram.record_value
         also = self.also.record_value if self.also is not None else None
         for micros, n in Counter(self.buffer).items():
-            clamped = min(max(micros, histogram.LOWEST_US), histogram.HIGHEST_US)
+            clamped = histogram.clamped_us(micros)
             record(clamped, n)
             if also is not None:
                 also(clamped, n)

@@ -38,29 +38,26 @@ def latency_sampler(model: Latency, rng: random.Random) -> Callable[[], float]:
     if model.p50 is not None and model.p95 is not None:
         mu, sigma = lognormal_params(model.p50, model.p95)
         return lambda: min(rng.lognormvariate(mu, sigma), cap)
+    qs, values = _table(model)
+    # Inverse transform sampling: a uniform draw read through the table's quantiles.
+    return lambda: _table_quantile(qs, values, rng.random(), cap)
+
+
+def _table(model: Latency) -> tuple[list[float], list[float]]:
+    """The quantile table's rows (quantiles, values), from (0, 0)."""
     assert model.quantiles is not None  # the model validator guarantees one form
-    return _table_sampler(
-        [0.0] + [p.q for p in model.quantiles],
-        [0.0] + [p.value for p in model.quantiles],
-        cap,
-        rng,
-    )
+    return [0.0] + [p.q for p in model.quantiles], [0.0] + [p.value for p in model.quantiles]
 
 
-def _table_sampler(
-    qs: list[float], values: list[float], cap: float, rng: random.Random
-) -> Callable[[], float]:
-    # Inverse transform sampling with linear interpolation between rows. Past the
-    # last row the last value holds: the table says nothing about a longer tail.
-    def draw() -> float:
-        u = rng.random()
-        i = bisect.bisect_right(qs, u)
-        if i >= len(qs):
-            return min(values[-1], cap)
-        q0, q1, v0, v1 = qs[i - 1], qs[i], values[i - 1], values[i]
-        return min(v0 + (v1 - v0) * (u - q0) / (q1 - q0), cap)
-
-    return draw
+def _table_quantile(qs: list[float], values: list[float], u: float, cap: float) -> float:
+    """The table's value at quantile `u`: linear between rows; past the last row the last
+    value holds (the table says nothing about a longer tail). One rule for the sampler's
+    draws and for `expected_quantile`, so the tests compare against what is drawn."""
+    i = bisect.bisect_right(qs, u)
+    if i >= len(qs):
+        return min(values[-1], cap)
+    q0, q1, v0, v1 = qs[i - 1], qs[i], values[i - 1], values[i]
+    return min(v0 + (v1 - v0) * (u - q0) / (q1 - q0), cap)
 
 
 def size_sampler(mix: Sequence[SizeChoice], rng: random.Random) -> Callable[[], int]:
@@ -83,11 +80,5 @@ def expected_quantile(model: Latency, quantile: float) -> float:
         mu, sigma = lognormal_params(model.p50, model.p95)
         z = NormalDist().inv_cdf(quantile)
         return min(math.exp(mu + sigma * z), cap)
-    assert model.quantiles is not None
-    qs = [0.0] + [p.q for p in model.quantiles]
-    values = [0.0] + [p.value for p in model.quantiles]
-    i = bisect.bisect_right(qs, quantile)
-    if i >= len(qs):
-        return min(values[-1], cap)
-    q0, q1, v0, v1 = qs[i - 1], qs[i], values[i - 1], values[i]
-    return min(v0 + (v1 - v0) * (quantile - q0) / (q1 - q0), cap)
+    qs, values = _table(model)
+    return _table_quantile(qs, values, quantile, cap)

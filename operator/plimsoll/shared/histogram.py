@@ -24,8 +24,13 @@ def new_histogram() -> HdrHistogram:
 
 def record_seconds(histogram: HdrHistogram, seconds: float) -> None:
     """Record a latency; values outside the range are clamped, never dropped."""
-    micros = int(seconds * 1e6)
-    histogram.record_value(min(max(micros, LOWEST_US), HIGHEST_US))
+    histogram.record_value(clamped_us(int(seconds * 1e6)))
+
+
+def clamped_us(micros: int) -> int:
+    """`micros` within the histogram's range: the one clamping rule, for the generator's
+    folded buffers too (a value outside is kept at the edge, never dropped)."""
+    return min(max(micros, LOWEST_US), HIGHEST_US)
 
 
 def encode(histogram: HdrHistogram) -> str:
