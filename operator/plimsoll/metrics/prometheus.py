@@ -27,7 +27,6 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
 from typing import Any
 
 import yaml
@@ -206,14 +205,6 @@ class PrometheusSource:
                 sink, query, window.end.timestamp(), label=bound.name
             )
         return values, sink.missing
-
-    async def memory_at(self, role: str, at: datetime) -> float:
-        """The role's working set at one instant (streams probes: before and after)."""
-        query = f"sum(container_memory_working_set_bytes{self.selectors[role].matchers()})"
-        result = await self._query(query, at=at.timestamp())
-        if not result:
-            raise PrometheusQueryError(query, "empty result", temporary=False)
-        return float(result[0]["value"][1])
 
     async def _scalar(
         self,
