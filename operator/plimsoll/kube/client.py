@@ -44,16 +44,13 @@ from plimsoll.kube.errors import (
 from plimsoll.kube.kinds import (
     CAPACITY_TESTS,
     CONFIG_MAPS,
-    EVENTS,
     JOBS,
-    LIMIT_RANGES,
     NAMESPACES,
     NETWORK_POLICIES,
     PODS,
     RESOURCE_QUOTAS,
     ROLE_BINDINGS,
     SECRETS,
-    SELF_SUBJECT_ACCESS_REVIEWS,
     SERVICES,
     Kind,
     kind_of,
@@ -61,12 +58,12 @@ from plimsoll.kube.kinds import (
 from plimsoll.kube.retry import NO_RETRIES, RetryPolicy, retry_after, retrying
 from plimsoll.kube.session import configuration, configuration_of
 
+# What the platform, the controller, the CLI and the tests import from here: the client
+# and, re-exported, the kinds, errors and retry policy they hand to it.
 __all__ = [
     "CAPACITY_TESTS",
     "CONFIG_MAPS",
-    "EVENTS",
     "JOBS",
-    "LIMIT_RANGES",
     "NAMESPACES",
     "NETWORK_POLICIES",
     "NO_RETRIES",
@@ -74,10 +71,8 @@ __all__ = [
     "RESOURCE_QUOTAS",
     "ROLE_BINDINGS",
     "SECRETS",
-    "SELF_SUBJECT_ACCESS_REVIEWS",
     "SERVICES",
     "ConflictError",
-    "Kind",
     "KubeClient",
     "KubeError",
     "NotFoundError",
