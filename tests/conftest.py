@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import shutil
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ import pytest
 from tests.controller.apiserver_fixtures import control_plane_installed
 from tests.hostshare import OVERLAPS, host_share, shared_folder, under_xdist
 from tests.localrun import ROOT
+from tests.metrics.conftest import PrometheusServer
 
 # One real control plane per session, for every folder's tests that need one.
 __all__ = ["control_plane_installed"]
@@ -106,6 +108,18 @@ def mark(monkeypatch: pytest.MonkeyPatch) -> str:
     mark = uuid.uuid4().hex
     monkeypatch.setenv("PLIMSOLL_TEST_MARK", mark)
     return mark
+
+
+@pytest.fixture
+def prometheus_servers() -> Iterator[list[PrometheusServer]]:
+    """The real Prometheus servers a test launches (`launch_prometheus`) and appends here,
+    stopped and their homes removed after it; a list, so a test may launch one before
+    what it scrapes exists (a run starts its own exporter)."""
+    started: list[PrometheusServer] = []
+    yield started
+    for server in started:
+        server.stop()
+        shutil.rmtree(server.home, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

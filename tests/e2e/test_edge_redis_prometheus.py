@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +26,8 @@ from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.platforms.local.processes import free_port
 from plimsoll.run.runner import run_test
-from tests.localrun import ROOT, RecordingSink, marked_processes
-from tests.metrics.conftest import PrometheusServer, launch_prometheus
+from tests.localrun import ROOT, RecordingSink
+from tests.metrics.conftest import PrometheusServer, launch_prometheus, left_behind
 
 pytestmark = [
     pytest.mark.slow,
@@ -41,15 +40,6 @@ pytestmark = [
 
 EXAMPLE = ROOT / "examples" / "edge-max-rps.yaml"
 LEVEL = 20
-
-
-@pytest.fixture
-def servers() -> Iterator[list[PrometheusServer]]:
-    started: list[PrometheusServer] = []
-    yield started
-    for server in started:
-        server.stop()
-        shutil.rmtree(server.home, ignore_errors=True)
 
 
 def edge_test(redis: int, exporter: int) -> CapacityTest:
@@ -104,13 +94,16 @@ def edge_test(redis: int, exporter: int) -> CapacityTest:
 
 
 async def test_the_examples_redis_queries_answer_through_the_relayed_exporter(
-    tmp_path: Path, mark: str, servers: list[PrometheusServer], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    mark: str,
+    prometheus_servers: list[PrometheusServer],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.chdir(ROOT)
     exporter = CadvisorExporter()
     await exporter.start()
     try:
-        servers.append(launch_prometheus(tmp_path / "prom", [exporter.address], "500ms"))
+        prometheus_servers.append(launch_prometheus(tmp_path / "prom", [exporter.address], "500ms"))
         test = edge_test(free_port(), free_port())
         report = await run_test(
             test,
@@ -118,7 +111,7 @@ async def test_the_examples_redis_queries_answer_through_the_relayed_exporter(
                 f"edge-{mark[:6]}",
                 tmp_path / "work",
                 exporter=exporter,
-                prometheus_url=servers[0].url,
+                prometheus_url=prometheus_servers[0].url,
             ),
             RecordingSink(),
         )
@@ -141,5 +134,4 @@ async def test_the_examples_redis_queries_answer_through_the_relayed_exporter(
     # Redis ran pinned, measured through Prometheus like the target.
     assert step.others["valkey"].source == "prometheus"
     assert step.others["valkey"].cpu_mean_cores is not None
-    ours = {server.process.pid for server in servers}  # the test's own Prometheus
-    assert [pid for pid in marked_processes(mark) if pid not in ours] == []
+    assert left_behind(mark, prometheus_servers) == []

@@ -11,8 +11,6 @@ is invalid with a reason naming the query, and the first is kept.
 from __future__ import annotations
 
 import asyncio
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +24,8 @@ from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.report.live import ConsoleSink
 from plimsoll.run.runner import run_test
-from tests.localrun import ROOT, marked_processes, plimsoll, saved_report
-from tests.metrics.conftest import PrometheusServer, free_port, launch_prometheus
+from tests.localrun import ROOT, plimsoll, saved_report
+from tests.metrics.conftest import PrometheusServer, free_port, launch_prometheus, left_behind
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mark")]
 
@@ -35,31 +33,15 @@ SPEC = ROOT / "tests" / "e2e" / "specs" / "prometheus-steps.yaml"
 WORK_SECONDS = 0.020  # the spec's WORK_MS
 
 
-@pytest.fixture
-def servers(tmp_path: Path) -> Iterator[list[PrometheusServer]]:
-    """Servers launched before the exporter they scrape exists (the run starts it)."""
-    started: list[PrometheusServer] = []
-    yield started
-    for server in started:
-        server.stop()
-        shutil.rmtree(server.home, ignore_errors=True)
-
-
-def _left_behind(mark: str, servers: list[PrometheusServer]) -> list[int]:
-    """The run's processes still alive (the test's own Prometheus is not the run's)."""
-    ours = {s.process.pid for s in servers}
-    return [pid for pid in marked_processes(mark) if pid not in ours]
-
-
 async def test_run_reads_cpu_memory_extra_and_bar_from_prometheus(
-    tmp_path: Path, mark: str, servers: list[PrometheusServer]
+    tmp_path: Path, mark: str, prometheus_servers: list[PrometheusServer]
 ) -> None:
     port = free_port()
-    servers.append(launch_prometheus(tmp_path / "prom", [f"127.0.0.1:{port}"], "500ms"))
+    prometheus_servers.append(launch_prometheus(tmp_path / "prom", [f"127.0.0.1:{port}"], "500ms"))
     out = tmp_path / "out"
     result = await asyncio.to_thread(
         plimsoll,
-        *["run", str(SPEC), "--prometheus", servers[0].url],
+        *["run", str(SPEC), "--prometheus", prometheus_servers[0].url],
         *["--exporter-listen", f"127.0.0.1:{port}", "--out", str(out), "--quiet"],
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -90,7 +72,7 @@ async def test_run_reads_cpu_memory_extra_and_bar_from_prometheus(
         assert {"mock", "generator"} <= set(step["others"])
         assert step["others"]["generator"]["source"] == "prometheus"
     assert "ceiling" in saved
-    assert _left_behind(mark, servers) == []
+    assert left_behind(mark, prometheus_servers) == []
 
 
 class StopPrometheusAfterFirstStep(ConsoleSink):
@@ -105,19 +87,22 @@ class StopPrometheusAfterFirstStep(ConsoleSink):
 
 
 async def test_prometheus_gone_mid_run_makes_the_step_invalid_and_keeps_the_first(
-    tmp_path: Path, mark: str, servers: list[PrometheusServer]
+    tmp_path: Path, mark: str, prometheus_servers: list[PrometheusServer]
 ) -> None:
     test = read_capacity_tests(SPEC)[0]
     exporter = CadvisorExporter()
     await exporter.start()
     try:
-        servers.append(launch_prometheus(tmp_path / "prom", [exporter.address], "500ms"))
+        prometheus_servers.append(launch_prometheus(tmp_path / "prom", [exporter.address], "500ms"))
         out = tmp_path / "out"
-        sink = StopPrometheusAfterFirstStep(test, out, servers[0])
+        sink = StopPrometheusAfterFirstStep(test, out, prometheus_servers[0])
         report = await run_test(
             test,
             lambda v: LocalPlatform(
-                f"gone-{mark[:6]}", out / "work", exporter=exporter, prometheus_url=servers[0].url
+                f"gone-{mark[:6]}",
+                out / "work",
+                exporter=exporter,
+                prometheus_url=prometheus_servers[0].url,
             ),
             sink,
         )
@@ -147,4 +132,4 @@ async def test_prometheus_gone_mid_run_makes_the_step_invalid_and_keeps_the_firs
     ceiling = report.ceilings[0]
     assert (ceiling.low, ceiling.complete) == (5, False)
     assert all(s.judgement.verdict is not Verdict.PASS for s in report.steps[1:])
-    assert _left_behind(mark, servers) == []
+    assert left_behind(mark, prometheus_servers) == []

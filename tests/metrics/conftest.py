@@ -27,6 +27,7 @@ import httpx
 import pytest
 
 from plimsoll.metrics.cgroup import CgroupPaths
+from tests.localrun import marked_processes
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROMETHEUS = os.environ.get("PLIMSOLL_PROMETHEUS", "/usr/bin/prometheus")
@@ -158,6 +159,12 @@ class PrometheusServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def left_behind(mark: str, servers: list[PrometheusServer]) -> list[int]:
+    """The run's processes still alive (marked `mark`), the test's own Prometheus aside."""
+    ours = {server.process.pid for server in servers}
+    return [pid for pid in marked_processes(mark) if pid not in ours]
 
 
 def launch_prometheus(

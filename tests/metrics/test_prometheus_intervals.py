@@ -13,9 +13,7 @@ the whole test takes about one 15 s-interval window (46 s) plus start and settle
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,17 +41,8 @@ def _at(timestamp: float) -> datetime:
     return datetime.fromtimestamp(timestamp, UTC)
 
 
-@pytest.fixture
-def servers(tmp_path: Path) -> Iterator[list[PrometheusServer]]:
-    started: list[PrometheusServer] = []
-    yield started
-    for server in started:
-        server.stop()
-        shutil.rmtree(server.home, ignore_errors=True)
-
-
 async def test_cpu_and_memory_agree_with_the_cgroup_at_1_5_and_15_s(
-    cgroup_v1: MakeCgroup, tmp_path: Path, servers: list[PrometheusServer]
+    cgroup_v1: MakeCgroup, tmp_path: Path, prometheus_servers: list[PrometheusServer]
 ) -> None:
     # A tenth of a core: well under any share a busy 2-core host leaves one process, so
     # its CPU is steady and the test judges the reading, not the host's contention.
@@ -63,7 +52,9 @@ async def test_cpu_and_memory_agree_with_the_cgroup_at_1_5_and_15_s(
     await exporter.start()
     try:
         for s in INTERVALS:
-            servers.append(launch_prometheus(tmp_path / f"p{s:g}", [exporter.address], f"{s:g}s"))
+            prometheus_servers.append(
+                launch_prometheus(tmp_path / f"p{s:g}", [exporter.address], f"{s:g}s")
+            )
         # Prometheus hands new targets to its scrapers ~5 s after start: let it begin.
         await asyncio.sleep(8)
         end_at = time.time() + minimum_window(max(INTERVALS)) + MARGIN
@@ -77,7 +68,7 @@ async def test_cpu_and_memory_agree_with_the_cgroup_at_1_5_and_15_s(
         windows = {s: Window(_at(starts[s].at), _at(final.at)) for s in INTERVALS}
         sources = {
             s: PrometheusSource(server.url, {"target": Selector(NS, "target-.*")})
-            for s, server in zip(INTERVALS, servers, strict=True)
+            for s, server in zip(INTERVALS, prometheus_servers, strict=True)
         }
         # Each source waits for its own last scrape (one interval and a second).
         read = await asyncio.gather(*(sources[s].usage(windows[s]) for s in INTERVALS))
