@@ -1,6 +1,7 @@
-"""Waiting for pods and Jobs, and reading why they are not ready yet.
+"""Waiting for pods, Jobs and a namespace's quota, and reading why they are not ready yet.
 
-Called by the Kubernetes platform after it creates each group of pods. A pod
+Called by the Kubernetes platform after it creates each group of pods (and the
+run's ResourceQuota, which the API server enforces only once it has been counted). A pod
 that can never become ready (image pull failure, crash loop, a failed Job) ends
 the wait at once with the Kubernetes reason and message, instead of running out
 the clock; a slow one ends at the deadline with the last thing the cluster said
@@ -13,7 +14,7 @@ import asyncio
 import time
 from typing import Any
 
-from plimsoll.kube.client import JOBS, PODS, KubeClient
+from plimsoll.kube.client import JOBS, PODS, RESOURCE_QUOTAS, KubeClient
 
 
 class NotReadyError(RuntimeError):
@@ -171,3 +172,21 @@ async def wait_job_done(
         if time.monotonic() > deadline:
             raise NotReadyError(f"setup job {name} did not finish within {limit:.0f}s")
         await asyncio.sleep(poll)
+
+
+async def wait_quota_counted(
+    client: KubeClient, namespace: str, quota: dict[str, Any], limit: float, poll: float
+) -> None:
+    """Until the quota controller has counted the namespace: before that the API
+    server refuses every pod ("status unknown for quota"). `quota` is the object as
+    created or adopted; a NotReadyError after `limit` seconds."""
+    name = quota["metadata"]["name"]
+    deadline = time.monotonic() + limit
+    while not (quota.get("status") or {}).get("hard"):
+        if time.monotonic() > deadline:
+            raise NotReadyError(
+                f"ResourceQuota {namespace}/{name} was not counted by the quota "
+                f"controller within {limit:g} s: is kube-controller-manager running?"
+            )
+        await asyncio.sleep(poll)
+        quota = await client.get(RESOURCE_QUOTAS, namespace, name) or {}

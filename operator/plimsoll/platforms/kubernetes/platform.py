@@ -13,7 +13,10 @@ and carry its name in a label: with `cleanup: Never` every variant's pods stay s
 by side, and with `cleanup: Always` a variant starts only once the previous
 variant's pods are gone. Creation is idempotent: an object that already exists and
 carries this run's labels *and this variant's* is adopted, so an operator restarted
-mid-run (say, in the second variant) picks that variant's pods up again.
+mid-run (say, in the second variant) picks that variant's pods up again. How objects
+are created, adopted, replaced, waited out and deleted is not specific to a run's
+pieces and lives in `plimsoll.kube.ownership` (and the waits in `plimsoll.kube.wait`);
+this module keeps what a run is made of, in what order, and how it is reached.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import asyncio
 import base64
 import os
 import secrets
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -39,20 +41,8 @@ from plimsoll.decide.target_policy import (
     target_host,
     target_url_problem,
 )
-from plimsoll.kube import boundaries, manifests, names
-from plimsoll.kube.client import (
-    CONFIG_MAPS,
-    JOBS,
-    NETWORK_POLICIES,
-    PODS,
-    RESOURCE_QUOTAS,
-    SECRETS,
-    SERVICES,
-    ConflictError,
-    KubeClient,
-    KubeError,
-    kind_of,
-)
+from plimsoll.kube import boundaries, manifests, names, ownership
+from plimsoll.kube.client import PODS, KubeClient, KubeError
 from plimsoll.kube.control_ingress import (
     OPEN_CONTROL_WARNING,
     ControlClients,
@@ -70,6 +60,7 @@ from plimsoll.kube.wait import (
     pod_lost,
     wait_job_done,
     wait_pods_ready,
+    wait_quota_counted,
 )
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.promql import Selector
@@ -168,89 +159,41 @@ class KubernetesPlatform:
         self._detached = True
 
     async def apply(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Create `body`, or adopt the existing object if this run (and, inside the run's
-        namespace, this variant) made it. An object still being deleted, such as this variant's
-        own target from an interrupted earlier attempt, is waited for, then created anew."""
+        """Create `body`, or adopt it if this run (and variant) made it (`ownership`)."""
         try:
-            return await self._client.create(body)
-        except ConflictError:
-            meta = body["metadata"]
-            existing = await self._client.get(kind_of(body), meta.get("namespace"), meta["name"])
-            if existing is not None and existing.get("metadata", {}).get("deletionTimestamp"):
-                await self._wait_gone(body, self._options.ready_timeout)
-                existing = None
-            if existing is None:  # deleted in between, or waited out: create it now
-                return await self._client.create(body)
-            labels = existing.get("metadata", {}).get("labels")
-            # Every variant of a run lives in the namespace, under its quota and defaults.
-            shared = body["kind"] in ("Namespace", "ResourceQuota", "LimitRange")
-            if shared and self.run.owns_run(labels):
-                return existing
-            if not shared and self.run.owns(labels):
-                return existing
-            if self.run.owns_run(labels):
-                other = (labels or {}).get(names.LABEL_VARIANT, "?")
-                raise PlatformError(
-                    f"{body['kind']} {meta['name']} was made for variant {other!r} of this run, "
-                    f"not {self.run.variant!r}: a variant never adopts another's objects"
-                ) from None
-            raise PlatformError(
-                f"{body['kind']} {meta['name']} already exists and belongs to another run"
-            ) from None
-        except KubeError as exc:
-            raise PlatformError(
-                f"cannot create {body['kind']} {body['metadata']['name']}: {exc.message}"
-            ) from exc
+            return await ownership.create_or_adopt(
+                self._client,
+                self.run,
+                body,
+                limit=self._options.ready_timeout,
+                poll=self._options.poll,
+            )
+        except ownership.OwnershipError as exc:
+            raise PlatformError(str(exc)) from exc
 
     async def fresh(self, body: dict[str, Any], limit: float = 60.0) -> dict[str, Any]:
         """Create `body` anew, replacing one this run left behind: a generator left by an
         operator that was killed mid-trial may still be loading the target."""
-        meta = body["metadata"]
-        existing = await self._client.get(kind_of(body), meta["namespace"], meta["name"])
-        labels = existing.get("metadata", {}).get("labels") if existing is not None else None
-        if existing is not None and self.run.owns(labels):
-            await self._client.delete(kind_of(body), meta["namespace"], meta["name"])
-            await self._wait_gone(body, limit)
-        return await self.apply(body)
-
-    async def _wait_gone(self, body: dict[str, Any], limit: float) -> None:
-        """Wait until `body`'s namesake, being deleted, is gone (a real kubelet confirms a
-        pod's end first); a PlatformError naming it after `limit` seconds."""
-        meta = body["metadata"]
-        deadline = time.monotonic() + limit
-        while await self._client.get(kind_of(body), meta.get("namespace"), meta["name"]):
-            if time.monotonic() > deadline:
-                raise PlatformError(
-                    f"{body['kind']} {meta['name']} is still being deleted after {limit:g} s"
-                )
-            await asyncio.sleep(self._options.poll)
+        try:
+            return await ownership.recreate(
+                self._client,
+                self.run,
+                body,
+                limit=limit,
+                adopt_limit=self._options.ready_timeout,
+                poll=self._options.poll,
+            )
+        except ownership.OwnershipError as exc:
+            raise PlatformError(str(exc)) from exc
 
     async def wait_other_variants_gone(self, limit: float) -> None:
-        """Wait until the pods of this run's other variants that are being deleted are gone
-        (`cleanup: Always`: the previous variant's, confirmed by the kubelet), so a variant
-        never shares the nodes with its predecessor's processes; pods kept on purpose
-        (`cleanup: Never`) are not being deleted and are not waited for. A PlatformError
-        naming them after `limit` seconds."""
-        deadline = time.monotonic() + limit
-        while True:
-            try:
-                pods = await self._client.list(PODS, self.run.namespace, self.run.run_selector())
-            except KubeError as exc:
-                raise PlatformError(f"cannot list the run's pods: {exc.message}") from exc
-            leaving = sorted(
-                pod["metadata"]["name"]
-                for pod in pods
-                if pod["metadata"].get("deletionTimestamp")
-                and not self.run.owns(pod["metadata"].get("labels"))
+        """Wait until the run's other variants' pods being deleted are gone (`ownership`)."""
+        try:
+            await ownership.wait_other_variants_gone(
+                self._client, self.run, limit, self._options.poll
             )
-            if not leaving:
-                return
-            if time.monotonic() > deadline:
-                raise PlatformError(
-                    f"the previous variant's pods {', '.join(leaving)} are still being "
-                    f"deleted after {limit:g} s"
-                )
-            await asyncio.sleep(self._options.poll)
+        except ownership.OwnershipError as exc:
+            raise PlatformError(str(exc)) from exc
 
     async def _ready(self, pod_names: list[str], limit: float) -> dict[str, dict[str, Any]]:
         try:
@@ -490,19 +433,16 @@ class KubernetesPlatform:
         return self._options.control_clients.sources(from_a_pod=from_a_pod)
 
     async def _quota_in_force(self, quota: dict[str, Any]) -> None:
-        """Until the quota controller has counted the namespace: before that the API
-        server refuses every pod ("status unknown for quota")."""
-        name = quota["metadata"]["name"]
-        deadline = time.monotonic() + self._options.ready_timeout
-        while not (quota.get("status") or {}).get("hard"):
-            if time.monotonic() > deadline:
-                raise PlatformError(
-                    f"ResourceQuota {self.run.namespace}/{name} was not counted by the quota "
-                    f"controller within {self._options.ready_timeout:g} s: is "
-                    "kube-controller-manager running?"
-                )
-            await asyncio.sleep(self._options.poll)
-            quota = await self._client.get(RESOURCE_QUOTAS, self.run.namespace, name) or {}
+        try:
+            await wait_quota_counted(
+                self._client,
+                self.run.namespace,
+                quota,
+                self._options.ready_timeout,
+                self._options.poll,
+            )
+        except NotReadyError as exc:
+            raise PlatformError(str(exc)) from exc
 
     async def _control_token(self) -> str:
         """The run's control-API token: made once and kept in a Secret the generators read,
@@ -669,14 +609,10 @@ class KubernetesPlatform:
 
 async def delete_children(client: KubeClient, namespace: str, labels: dict[str, str]) -> None:
     """Delete what a run (or one variant of it) created inside its namespace."""
-    for kind in (NETWORK_POLICIES, JOBS, PODS, SERVICES, CONFIG_MAPS, SECRETS):  # not quotas
-        try:
-            for item in await client.list(kind, namespace, labels):
-                await client.delete(kind, namespace, item["metadata"]["name"])
-        except KubeError as exc:
-            raise PlatformError(
-                f"cannot clean up {kind.plural} in {namespace}: {exc.message}"
-            ) from exc
+    try:
+        await ownership.delete_children(client, namespace, labels)
+    except ownership.OwnershipError as exc:
+        raise PlatformError(str(exc)) from exc
 
 
 def _replay_not_built(spec: CapacityTestSpec) -> str | None:
