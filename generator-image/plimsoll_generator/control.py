@@ -252,7 +252,7 @@ class ControlProtocol(asyncio.Protocol):
                 return 409, {"error": "a trial is already running; one at a time"}
             return 202, TrialAccepted(id=trial_id).to_wire()
         if path == "/streams":
-            return self._streams(method, body)
+            return await self._streams(method, body)
         if path == "/streams/release":
             if method != "POST":
                 return 405, {"error": "use POST /streams/release"}
@@ -270,7 +270,7 @@ class ControlProtocol(asyncio.Protocol):
             return 200, result.to_wire()
         return 404, {"error": f"no route {method} {path}"}
 
-    def _streams(self, method: str, body: bytes) -> tuple[int, Any]:
+    async def _streams(self, method: str, body: bytes) -> tuple[int, Any]:
         held = self.trials.held
         if method == "GET":
             return 200, held.status().to_wire()
@@ -283,7 +283,7 @@ class ControlProtocol(asyncio.Protocol):
         except ValidationError as exc:
             return 422, _validation_body(exc, "streams hold")
         try:
-            return 200, held.hold(request).to_wire()
+            return 200, (await held.hold(request)).to_wire()
         except ValueError as exc:
             return 422, {"error": str(exc)}
 

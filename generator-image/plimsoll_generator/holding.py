@@ -17,6 +17,7 @@ from plimsoll.api.trial import TrialRequest
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.recorder import Recorder
 from plimsoll_generator.streams import StreamsProbeDriver
+from plimsoll_generator.target_address import vetted_address
 
 FOREVER = 86_400.0  # the context's "trial" length: a hold ends when released, not before
 
@@ -27,8 +28,10 @@ class HeldStreams:
         self.drivers: list[StreamsProbeDriver] = []
         self.requested = 0
 
-    def hold(self, request: StreamsHold) -> StreamsHeld:
-        """Hold `request.count` streams (raises ValueError without `workload.streams`)."""
+    async def hold(self, request: StreamsHold) -> StreamsHeld:
+        """Hold `request.count` streams. Raises ValueError without `workload.streams`, and
+        `TargetRefusedError` (a ValueError) when the target's host resolves into a refused
+        network: held streams go to the target like a trial's, so they pass its check."""
         probe = request.workload.streams
         if probe is None:
             raise ValueError("workload.streams is required: it says what streams to hold")
@@ -40,8 +43,11 @@ class HeldStreams:
                 duration=FOREVER,
                 workload=request.workload,
                 target_url=request.target_url,
+                refused_networks=request.refused_networks,
             )
-            self.ctx = TrialContext.create(trial, Recorder([op.name for op in trial.workload.mix]))
+            address = await vetted_address(trial)
+            recorder = Recorder([op.name for op in trial.workload.mix])
+            self.ctx = TrialContext.create(trial, recorder, address)
         extra = request.count - self.requested
         if extra > 0:
             driver = StreamsProbeDriver(self.ctx, probe.model_copy(update={"count": extra}))

@@ -93,3 +93,22 @@ async def test_a_hold_without_streams_or_with_a_bad_count_is_refused(
     assert negative.json()["fields"][0]["field"] == "count"
     assert negative.json()["error"] == "invalid streams hold: count"
     assert (await client.put("/streams")).status_code == 405
+
+
+async def test_a_hold_whose_target_resolves_into_a_refused_network_opens_nothing(
+    control: tuple[httpx.AsyncClient, Trials], target: tuple[TargetState, str]
+) -> None:
+    """Held streams go to the target as a trial does, so they pass the same check."""
+    client, _ = control
+    state, url = target
+    by_name = url.replace("127.0.0.1", "localhost")
+    refused = {**hold(by_name, 4), "refusedNetworks": ["127.0.0.0/8"]}
+    answer = await client.post("/streams", json=refused)
+    assert answer.status_code == 422
+    assert "now resolves to 127.0.0.1, in 127.0.0.0/8" in answer.json()["error"]
+    await asyncio.sleep(0.2)
+    assert state.paths == {}
+    allowed = {**hold(by_name, 4), "refusedNetworks": ["169.254.0.0/16"]}
+    assert (await client.post("/streams", json=allowed)).status_code == 200
+    await until_open(client, 4)
+    assert state.paths == {"/sse": 4}

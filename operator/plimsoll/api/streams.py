@@ -14,7 +14,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from plimsoll.api.base import PlimsollModel
-from plimsoll.api.trial import StreamHealth
+from plimsoll.api.trial import RefusedNetworks, StreamHealth
 from plimsoll.api.workload import Workload
 
 
@@ -26,6 +26,13 @@ class StreamsHold(PlimsollModel):
     count: int = Field(ge=0, le=200_000)
     workload: Workload = Field(description="Its 'streams' says the kind and the paths.")
     target_url: str = Field(pattern=r"^https?://")
+    refused_networks: RefusedNetworks = Field(
+        default_factory=list,
+        max_length=64,
+        description="As a trial's: the generator resolves the target's host before it "
+        "opens a stream, refuses the hold if any address is in one of these CIDRs, and "
+        "connects every stream to the address it checked.",
+    )
 
 
 class StreamsHeld(PlimsollModel):

@@ -10,12 +10,26 @@ from __future__ import annotations
 
 import ipaddress
 from enum import StrEnum
+from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.timeline import DEFAULT_SLICE_SECONDS, TimelineSlice
 from plimsoll.api.workload import Workload
+
+
+def _networks(networks: list[str]) -> list[str]:
+    for network in networks:
+        try:
+            ipaddress.ip_network(network)
+        except ValueError:
+            raise ValueError(f"{network!r} is not a network such as 169.254.0.0/16") from None
+    return networks
+
+
+# The networks a generator may not connect the target in: a trial's and a streams hold's.
+RefusedNetworks = Annotated[list[str], AfterValidator(_networks)]
 
 
 class FloorProbe(PlimsollModel):
@@ -57,23 +71,13 @@ class TrialRequest(PlimsollModel):
         le=3600,
         description="Width of the timeline's slices: one histogram and set of counts each.",
     )
-    refused_networks: list[str] = Field(
+    refused_networks: RefusedNetworks = Field(
         default_factory=list,
         max_length=64,
         description="CIDRs the target's addresses may not fall in (on a cluster: metadata, "
         "the API server, loopback): the generator resolves the target's host, refuses the "
         "trial if any address is in one, and connects only to the address it checked.",
     )
-
-    @field_validator("refused_networks")
-    @classmethod
-    def _networks(cls, networks: list[str]) -> list[str]:
-        for network in networks:
-            try:
-                ipaddress.ip_network(network)
-            except ValueError:
-                raise ValueError(f"{network!r} is not a network such as 169.254.0.0/16") from None
-        return networks
 
 
 class TrialState(StrEnum):

@@ -64,11 +64,20 @@ async def _ask(
 
 
 async def _hold(
-    client: httpx.AsyncClient, urls: Sequence[str], count: int, spec: CapacityTestSpec, target: str
+    client: httpx.AsyncClient,
+    count: int,
+    spec: CapacityTestSpec,
+    endpoints: Endpoints,
 ) -> None:
+    urls = endpoints.generator_urls
     shares = split_load(count, len(urls), LoadModel.USERS)  # whole streams that add up
     for url, share in zip(urls, shares, strict=True):
-        hold = StreamsHold(count=int(share.level), workload=spec.workload, target_url=target)
+        hold = StreamsHold(
+            count=int(share.level),
+            workload=spec.workload,
+            target_url=endpoints.target_url,
+            refused_networks=endpoints.refused_target_networks,
+        )
         await _ask(client, "POST", url, hold.to_wire())
 
 
@@ -118,7 +127,7 @@ async def measure_stream_memory(
         points: list[tuple[int, float]] = []
         usage = baseline
         for count in counts:
-            await _hold(client, urls, count, spec, endpoints.target_url)
+            await _hold(client, count, spec, endpoints)
             await _until_open(client, urls, count)
             await asyncio.sleep(SETTLE_SECONDS)
             usage = await _working_set(metrics, seconds)
