@@ -23,6 +23,7 @@ from plimsoll.api.bounded import (
 )
 from plimsoll.api.gate import Regression, Schedule
 from plimsoll.api.replay import REPLAY_UNIT
+from plimsoll.api.shapes import Cost, Shapes, shape_name, shape_variant
 from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.target import PodShape, Service, SetupStep, Target
 from plimsoll.api.timeline import DEFAULT_SLICE_SECONDS
@@ -113,6 +114,15 @@ class Search(PlimsollModel):
     floor: Level = Field(1, description="Lowest level tried when the first step fails.")
     limit: Level = Field(1_000_000, description="Highest level ever tried.")
     precision: Fraction = Field(0.1, description="Stop when first fail / last pass ≤ 1 + this.")
+    factor: float = Field(
+        2.0,
+        ge=1.05,
+        le=10,
+        allow_inf_nan=False,
+        description="The level grows by this factor while steps pass (shrinks by it while they "
+        "fail) before the bracket is bisected; 2 doubles. A guided shape search lowers it "
+        "where it predicts the ceiling.",
+    )
     repeats: int = Field(2, ge=0, le=20, description="Extra runs of the best level for spread.")
     probe_duration: Seconds | None = Field(
         None, description="For 'probe': length of a probe trial (default: a fifth of a trial)."
@@ -379,14 +389,49 @@ def _check_sizing_names(sizing: SizingSpec, variants: list[str], extra: list[str
             )
 
 
+def _check_shapes(spec: CapacityTestSpec) -> None:
+    """`shapes` replaces `variants` (each shape is a variant of target.resources alone), needs
+    a target Plimsoll starts, and a search must contain the shape it starts from."""
+    shapes = spec.shapes
+    if shapes is None:
+        return
+    if spec.variants:
+        raise ValueError(
+            "shapes and variants: give one of them; each shape is already a variant that "
+            "changes only target.resources (compare other changes in a run of their own)"
+        )
+    if spec.target.url is not None:
+        raise ValueError(
+            "shapes: target.url drives a service that already runs, whose shape Plimsoll "
+            "cannot change; give target.image or target.command"
+        )
+    search = shapes.search
+    start = spec.target.resources
+    if search is not None and start is not None:
+        if not search.cpu.min <= start.cpu <= search.cpu.max:
+            raise ValueError(
+                "shapes.search.cpu: the search starts from target.resources.cpu, which lies "
+                "outside min … max: widen the range or change target.resources"
+            )
+        if not search.memory.min <= start.memory <= search.memory.max:
+            raise ValueError(
+                "shapes.search.memory: the search starts from target.resources.memory, which "
+                "lies outside min … max: widen the range or change target.resources"
+            )
+
+
 class CapacityTestSpec(PlimsollModel):
     model_config = {
         "json_schema_extra": {
             "x-kubernetes-validations": [
                 {
-                    "rule": "!has(self.baseline) || "
+                    "rule": "!has(self.baseline) || has(self.shapes) || "
                     "(has(self.variants) && self.variants.exists(v, v.name == self.baseline))",
                     "message": "baseline must name one of the variants",
+                },
+                {
+                    "rule": "!has(self.shapes) || !has(self.variants) || size(self.variants) == 0",
+                    "message": "give either shapes or variants: each shape is a variant",
                 },
             ]
         }
@@ -445,6 +490,15 @@ class CapacityTestSpec(PlimsollModel):
     sizing: SizingSpec | None = Field(
         None, description="Plan a deployment from the ceiling: the plan goes to status and report."
     )
+    shapes: Shapes | None = Field(
+        None,
+        description="Compare pod shapes (a list, or a guided search): each is a variant that "
+        "changes only target.resources; the report names the cheapest per unit of load.",
+    )
+    cost: Cost = Field(
+        default_factory=Cost,
+        description="Prices of CPU and memory per hour, for the shapes' cost table.",
+    )
 
     @model_validator(mode="after")
     def _cross_field(self) -> CapacityTestSpec:
@@ -455,8 +509,9 @@ class CapacityTestSpec(PlimsollModel):
         if problems:
             raise ValueError("\n".join(problems))
         raise_duplicates([s.name for s in self.services], "services", "service")
-        names = [v.name for v in self.variants]
-        raise_duplicates(names, "variants", "variant")
+        raise_duplicates([v.name for v in self.variants], "variants", "variant")
+        _check_shapes(self)
+        names = [v.name for v in self.compared_variants]
         if self.sizing is not None:
             _check_sizing_names(self.sizing, names, [m.name for m in self.metrics.extra])
         if self.baseline is not None and self.baseline not in names:
@@ -470,7 +525,7 @@ class CapacityTestSpec(PlimsollModel):
                     f"metrics.extra[{index}].variants: {unknown} name no variant; the "
                     f"variants are {names or '(none)'}"
                 )
-        for index, variant in enumerate(self.variants):
+        for index, variant in enumerate(self.compared_variants):
             try:
                 seen = self.for_variant(variant)
             except ValueError as exc:  # pydantic's ValidationError is one too
@@ -510,13 +565,23 @@ class CapacityTestSpec(PlimsollModel):
             }
         )
 
+    @property
+    def compared_variants(self) -> list[Variant]:
+        """The variants measured side by side: `variants`, or one per shape of
+        `shapes.explicit` (a guided `shapes.search` chooses its shapes as it goes:
+        `plimsoll.run.shapes`)."""
+        if self.shapes is not None and self.shapes.explicit is not None:
+            return [shape_variant(shape) for shape in self.shapes.explicit]
+        return list(self.variants)
+
     def variant_specs(self) -> dict[str, CapacityTestSpec]:
         """Every variant's spec by name, in the spec's order; {'default': self} without
         variants. The runner derives them once per run and hands each to the platform, the
         namespace budget and the report, so all of them read the same thing."""
-        if not self.variants:
+        variants = self.compared_variants
+        if not variants:
             return {"default": self}
-        return {variant.name: self.for_variant(variant) for variant in self.variants}
+        return {variant.name: self.for_variant(variant) for variant in variants}
 
     def narrowed_to(self, name: str) -> CapacityTestSpec:
         """The spec with only the variant `name` (`plimsoll run --variant`): the extra
@@ -538,4 +603,9 @@ class CapacityTestSpec(PlimsollModel):
         """The variant the others are compared against: `baseline`, else the first."""
         if self.baseline is not None:
             return self.baseline
-        return self.variants[0].name if self.variants else "default"
+        variants = self.compared_variants
+        if variants:
+            return variants[0].name
+        if self.shapes is not None and self.shapes.search is not None:
+            return shape_name(self.target.resources) if self.target.resources else "default"
+        return "default"

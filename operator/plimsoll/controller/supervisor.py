@@ -269,8 +269,8 @@ class Supervisor:
                 start_time=_now(),
                 conditions=status.conditions if status else [],
                 history=status.history if status else [],
-                variants=pending_variants([v.name for v in test.spec.variants]),
-                variant_count=len(test.spec.variants) or None,
+                variants=pending_variants([v.name for v in test.spec.compared_variants]),
+                variant_count=len(test.spec.compared_variants) or None,
             )
         writer = self.writer(fresh)
         writer.generation = desired.generation

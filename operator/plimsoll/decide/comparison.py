@@ -51,7 +51,8 @@ def contenders_of(report: RunReport, prefix: str = "", source: str = "") -> list
     records = report.records
     contenders = []
     for ceiling in report.ceilings:
-        variant = next((v for v in report.spec.variants if v.name == ceiling.variant), None)
+        variants = report.spec.compared_variants
+        variant = next((v for v in variants if v.name == ceiling.variant), None)
         if prefix:
             name = prefix if ceiling.variant == "default" else f"{prefix}:{ceiling.variant}"
         else:

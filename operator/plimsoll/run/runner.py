@@ -143,7 +143,7 @@ async def run_test(
     history: Sequence[StepRecord] = (),
 ) -> RunReport:
     """Find the ceiling of every variant of `test`; the report, complete or partial."""
-    variants: list[Variant | None] = list(test.spec.variants) or [None]
+    variants: list[Variant | None] = list(test.spec.compared_variants) or [None]
     specs = test.spec.variant_specs()  # the one place each variant's spec is derived
     report = RunReport(
         test_name=test.metadata.name, spec=test.spec, started_at=_now(), platform="unknown"

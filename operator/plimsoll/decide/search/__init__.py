@@ -117,14 +117,14 @@ def noise_free_bound(search: Search) -> int:
     """The most trials a run can take when no step is noisy and every verdict is repeatable.
 
     `steps`: its list. `doubling`: the climb or the halving (at most
-    log2(limit / floor) + 1 levels), the bisection (at most log2(1 / precision)
+    log(limit / floor) to the base `factor`, + 1 levels), the bisection (at most log2(1 / precision)
     + 2, integer rounding included) and the repeats. `probe`: the same number of
     trials, most of them short, plus the two full-length confirmations. The
     property tests hold the search to it; `max_trials` caps every run anyway.
     """
     if search.strategy is Strategy.STEPS:
         return len(steps.planned(search))
-    climb = math.ceil(math.log2(search.limit / search.floor)) + 1
+    climb = math.ceil(math.log(search.limit / search.floor, search.factor)) + 1
     bisect = math.ceil(math.log2(1.0 / search.precision)) + 2
     extra = 2 if search.strategy is Strategy.PROBE else 0
     return climb + bisect + search.repeats + extra

@@ -33,7 +33,7 @@ def propose(
 ) -> NextTrial | CeilingEstimate:
     evidence = Evidence.of(history)
     low, high = evidence.full_low, evidence.full_high
-    level = narrow(low, high, search.start, search.floor, search.limit, search.precision)
+    level = narrow(low, high, search)
     if level is not None:
         return NextTrial(level, TrialKind.FULL, trial.duration)
     if low is None:

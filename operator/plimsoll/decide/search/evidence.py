@@ -86,22 +86,22 @@ def within(low: int, high: int, precision: float) -> bool:
     return high - low <= 1 or high <= low * (1.0 + precision) + 1e-9
 
 
-def narrow(
-    low: int | None, high: int | None, start: int, floor: int, limit: int, precision: float
-) -> int | None:
+def narrow(low: int | None, high: int | None, search: Search) -> int | None:
     """The next level for a bracket, or None when the bracket needs no more trials.
 
-    Nothing known: `start`. Only failures: halve the lowest, down to `floor`.
-    Only passes: double the highest, up to `limit`. Both: bisect until `within`.
+    Nothing known: `start`. Only failures: divide the lowest by `factor` (2: halve),
+    down to `floor`. Only passes: multiply the highest by `factor`, up to `limit`.
+    Both: bisect until `within`.
     """
     if low is None and high is None:
-        return start
+        return search.start
     if low is None:
         assert high is not None
-        return None if high <= floor else max(floor, high // 2)
+        return None if high <= search.floor else max(search.floor, int(high / search.factor))
     if high is None:
-        return None if low >= limit else min(low * 2, limit)
-    if within(low, high, precision):
+        grown = max(low + 1, int(low * search.factor))
+        return None if low >= search.limit else min(grown, search.limit)
+    if within(low, high, search.precision):
         return None
     return (low + high) // 2
 

@@ -73,7 +73,7 @@ def propose(
 ) -> NextTrial | CeilingEstimate:
     evidence = Evidence.of(history)
     low, high = bracket(evidence)
-    level = narrow(low, high, search.start, search.floor, search.limit, search.precision)
+    level = narrow(low, high, search)
     if level is not None:
         return NextTrial(level, TrialKind.PROBE, probe_duration(search, trial))
     if low is None:
