@@ -3,7 +3,7 @@
 Two simulated targets whose capacity per shape is known analytically (usage =
 fixed + per-unit × level for CPU and for memory, each usable to a share of its
 limit): one CPU-bound, one memory-bound. For each, the guided search
-(`plimsoll.decide.shapesearch`) chooses shapes from what limited the ones
+(`plimsoll.decide.shape_search`) chooses shapes from what limited the ones
 before; every shape's ceiling is found by the real trial search
 (`plimsoll.decide.search`) driven against a `SimTarget` of that capacity, the
 guided shapes starting where the prediction says. The same shapes searched
@@ -27,7 +27,7 @@ from plimsoll.api.shapes import Cost, CpuRange, MemoryRange, ShapeSearch, shape_
 from plimsoll.api.spec import Search, Trial
 from plimsoll.api.step import LimitedBy
 from plimsoll.api.target import PodShape
-from plimsoll.decide.shapesearch import (
+from plimsoll.decide.shape_search import (
     MeasuredShape,
     NextShape,
     cost_per_unit,

@@ -71,6 +71,7 @@ END_TO_END = (
     "e2e/",
     "controller/test_real_cluster.py",
     "realnode/test_real_node.py",  # a real kubelet, containerd and the chart (tests/realnode)
+    "run/test_shapes_local.py",  # a guided shape search over two real shapes: ~30 s
     "run/test_stop_signals.py",  # four real runs, each stopped mid-trial: about a minute
     "controller/test_operator_variants.py::test_two_variants_run_in_turn_with_their_own_env",
     "controller/test_bounded_status.py::test_a_200_step_run_keeps_a_small_status",

@@ -31,6 +31,7 @@ PRINTER_COLUMNS = [
     {"name": "Change", "type": "string", "jsonPath": ".status.change"},
     {"name": "Steps", "type": "integer", "jsonPath": ".status.stepCount"},
     {"name": "Variants", "type": "integer", "jsonPath": ".status.variantCount"},
+    {"name": "Cheapest", "type": "string", "jsonPath": ".status.cheapestShape"},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]
 

@@ -19,6 +19,7 @@ from pydantic import Field, field_serializer, model_validator
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Comparison
+from plimsoll.api.shapes import ShapeTable
 from plimsoll.api.sizing import SizingPlan
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling
@@ -79,6 +80,9 @@ class RunReport(PlimsollModel):
     sizing: SizingPlan | None = Field(None, description="The plan spec.sizing asked for.")
     comparison: Comparison | None = Field(
         None, description="The variants side by side, when the run had more than one."
+    )
+    shapes: ShapeTable | None = Field(
+        None, description="The pod shapes' cost table and the cheapest (spec.shapes)."
     )
 
     @model_validator(mode="after")

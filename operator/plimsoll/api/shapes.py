@@ -206,3 +206,22 @@ class ShapeStatus(PlimsollModel):
     def of(cls, result: ShapeResult) -> ShapeStatus:
         """The result's fields of the same name."""
         return cls(**result.model_dump(include=set(cls.model_fields)))
+
+
+class ShapeTable(PlimsollModel):
+    """The shapes side by side: the cost table, the cheapest, and why the search stopped."""
+
+    rows: list[ShapeResult] = Field(default_factory=list, description="One per measured shape.")
+    cheapest: str | None = Field(None, description="The cheapest shape's name, if any passed.")
+    headline: str = Field("", description="The sentence naming the cheapest shape.")
+    guided: bool = Field(False, description="True when a guided search chose the shapes.")
+    chosen: list[PodShape] = Field(
+        default_factory=list, description="The shapes the guided search chose, in order."
+    )
+    predicted: dict[str, int] = Field(
+        default_factory=dict, description="The ceiling predicted for each guided shape, by name."
+    )
+    stop_reason: str = Field("", description="Why the guided search measured no more shapes.")
+    latency_bound: bool = Field(
+        False, description="The search stopped because neither CPU nor memory limited a shape."
+    )

@@ -17,6 +17,7 @@ from pydantic import Field
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Difference
 from plimsoll.api.gate import HistoryEntry, RegressionStatus
+from plimsoll.api.shapes import ShapeStatus
 from plimsoll.api.sizing import SizingSummary
 from plimsoll.api.step import LimitedBy, StepRecord, TrialKind
 
@@ -299,3 +300,12 @@ class CapacityTestStatus(PlimsollModel):
     )
     change: str = Field("", description="The first variant's change against its baseline.")
     sizing: SizingSummary | None = Field(None, description="The plan spec.sizing asked for.")
+    # Bounded like spec.shapes (explicit: 16, a search: maxShapes ≤ 16).
+    shapes: list[ShapeStatus] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Each measured pod shape: ceiling, limiting resource, cost per 1,000 units.",
+    )
+    cheapest_shape: str | None = Field(
+        None, description="The cheapest shape per unit of load, for `kubectl get`'s Cheapest."
+    )

@@ -23,6 +23,7 @@ from typing import Any
 
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import API_VERSION, KIND
+from plimsoll.api.shapes import ShapeStatus
 from plimsoll.api.sizing import SizingSummary
 from plimsoll.api.status import (
     CapacityTestStatus,
@@ -231,6 +232,9 @@ class OperatorSink:
         if status.variants:
             status.variants = run_ended(status.variants, report.ceilings, report.comparison)
         status.sizing = SizingSummary.of(report.sizing) if report.sizing is not None else None
+        if report.shapes is not None:
+            status.shapes = [ShapeStatus.of(row) for row in report.shapes.rows]
+            status.cheapest_shape = report.shapes.cheapest
         status.completion_time = report.ended_at or _now()
         try:
             name = await write_report_config_map(

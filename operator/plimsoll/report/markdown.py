@@ -14,6 +14,7 @@ import jinja2
 from plimsoll.api.report import RunReport
 from plimsoll.report.comparison import comparison_markdown
 from plimsoll.report.sentence import format_quantity
+from plimsoll.report.shapes import shapes_markdown
 from plimsoll.report.streamed import STREAMED_COLUMNS, streamed_rows
 from plimsoll.report.table import BESIDE_COLUMNS, COLUMNS, beside_rows, row
 
@@ -39,6 +40,7 @@ def render_markdown(report: RunReport, charts: Sequence[str] = ()) -> str:
         streamed=[cells for step in report.steps for cells in streamed_rows(step)],
         charts=list(charts),
         comparison=comparison_markdown(report.comparison) if report.comparison else "",
+        shapes=(shapes_markdown(report.shapes, report.spec.cost.currency) if report.shapes else ""),
         unreadable=unreadable_contention(report),
         busy_steps=[s.index for s in report.steps if s.contention and s.contention.busy],
     )

@@ -28,9 +28,12 @@ from datetime import UTC, datetime
 
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest
+from plimsoll.api.shapes import ShapeTable, shape_variant
 from plimsoll.api.spec import CapacityTestSpec, Cleanup, Variant
 from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord
+from plimsoll.decide.shape_costs import measured_of, shape_rows
+from plimsoll.decide.shape_search import MeasuredShape, ShapesDone, next_shape, predicted_search
 from plimsoll.decide.sizing import plan_deployment
 from plimsoll.decide.sizing_costs import SizingInputError, resolve
 from plimsoll.decide.unit_costs import unit_costs
@@ -38,6 +41,7 @@ from plimsoll.decide.workload_advice import workload_warnings
 from plimsoll.platforms.base import Endpoints, MetricsBeforeStart, Platform
 from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
+from plimsoll.report.shapes import headline as shapes_headline
 from plimsoll.run.client_ips import check_client_ips
 from plimsoll.run.equipment import Equipment
 from plimsoll.run.progress import ProgressSink
@@ -128,11 +132,54 @@ def _finish(report: RunReport, specs: Mapping[str, CapacityTestSpec]) -> None:
         ceiling_sentence(report, c, specs.get(c.variant, report.spec)) for c in report.ceilings
     ]
     report.comparison = compare_variants(report)
+    if report.spec.shapes is not None:
+        table = shape_rows(report, report.shapes or ShapeTable())
+        baseline = report.ceilings[0].variant if report.ceilings else ""
+        table.headline = shapes_headline(table, report.spec.cost.currency, baseline)
+        report.shapes = table
     if report.spec.sizing is not None:
         try:
             report.sizing = plan_deployment(resolve(report.spec.sizing, report, flags={}))
         except SizingInputError as exc:
             report.warnings.append(f"spec.sizing: no plan: {exc}")
+
+
+async def _run_guided(
+    spec: CapacityTestSpec,
+    specs: dict[str, CapacityTestSpec],
+    make_platform: Callable[[Variant | None], Platform],
+    sink: ProgressSink,
+    history: Sequence[StepRecord],
+    report: RunReport,
+) -> None:
+    """Measure shape after shape as `plimsoll.decide.shape_search` chooses them, each a
+    variant of target.resources whose search starts at its predicted ceiling; each
+    shape's spec is added to `specs` as it is derived."""
+    assert spec.shapes is not None
+    assert spec.shapes.search is not None
+    assert spec.target.resources is not None  # the spec's validator holds shapes to it
+    search, start = spec.shapes.search, spec.target.resources
+    table = report.shapes = ShapeTable(guided=True)
+    measured: list[MeasuredShape] = []
+    for _ in range(search.max_shapes + 1):  # next_shape stops at max_shapes
+        choice = next_shape(search, start, spec.cost, measured)
+        if isinstance(choice, ShapesDone):
+            table.stop_reason, table.latency_bound = choice.reason, choice.latency_bound
+            return
+        variant = shape_variant(choice.shape)
+        shaped = spec.for_variant(variant)
+        specs[variant.name] = shaped.model_copy(
+            update={"search": predicted_search(shaped.search, choice.predicted)}
+        )
+        table.chosen.append(choice.shape)
+        if choice.predicted is not None:
+            table.predicted[variant.name] = choice.predicted
+        platform = make_platform(variant)
+        report.platform = platform.name
+        ceiling = await _run_variant(variant.name, specs, platform, sink, history, report)
+        report.ceilings.append(ceiling)
+        await sink.variant_finished(ceiling)
+        measured.append(measured_of(choice.shape, ceiling, report.records))
 
 
 async def run_test(
@@ -149,12 +196,16 @@ async def run_test(
         test_name=test.metadata.name, spec=test.spec, started_at=_now(), platform="unknown"
     )
     try:
-        for variant, name in zip(variants, specs, strict=True):
-            platform = make_platform(variant)
-            report.platform = platform.name
-            ceiling = await _run_variant(name, specs, platform, sink, history, report)
-            report.ceilings.append(ceiling)
-            await sink.variant_finished(ceiling)
+        if test.spec.shapes is not None and test.spec.shapes.search is not None:
+            specs = {}  # the guided search derives each shape's spec as it chooses it
+            await _run_guided(test.spec, specs, make_platform, sink, history, report)
+        else:
+            for variant, name in zip(variants, specs, strict=True):
+                platform = make_platform(variant)
+                report.platform = platform.name
+                ceiling = await _run_variant(name, specs, platform, sink, history, report)
+                report.ceilings.append(ceiling)
+                await sink.variant_finished(ceiling)
         incomplete = [c for c in report.ceilings if not c.complete]
         report.outcome = Outcome.FAILED if incomplete else Outcome.SUCCEEDED
         report.message = "; ".join(

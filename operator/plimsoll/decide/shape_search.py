@@ -29,7 +29,7 @@ from plimsoll.api.shapes import Cost, ShapeSearch, shape_label
 from plimsoll.api.spec import Search
 from plimsoll.api.step import LimitedBy
 from plimsoll.api.target import PodShape
-from plimsoll.decide.unitcosts import least_squares_slope
+from plimsoll.decide.unit_costs import least_squares_slope
 
 MIB = 2**20
 CLOSE_ENOUGH = 1.10  # a neighbour predicted within 10% of the best is worth measuring

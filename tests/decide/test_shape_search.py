@@ -10,7 +10,7 @@ from plimsoll.api.shapes import Cost, CpuRange, MemoryRange, ShapeSearch
 from plimsoll.api.spec import Search
 from plimsoll.api.step import LimitedBy
 from plimsoll.api.target import PodShape
-from plimsoll.decide.shapesearch import (
+from plimsoll.decide.shape_search import (
     MeasuredShape,
     NextShape,
     ShapesDone,
