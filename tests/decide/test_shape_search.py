@@ -177,3 +177,23 @@ def test_each_move_follows_the_limit(target: tuple[float, float, float]) -> None
         grew_cpu = choice.shape.cpu > START.cpu and choice.shape.memory == START.memory
         shrank_memory = choice.shape.memory < START.memory and choice.shape.cpu == START.cpu
         assert grew_cpu or shrank_memory
+
+
+def test_one_shape_own_slopes_separate_the_fixed_part_from_the_cost_per_unit() -> None:
+    # 100 MiB of runtime + 1 MiB per unit, limited by memory at 400 units of 512Mi × 0.98.
+    shape = PodShape(cpu=1.0, memory=512 * MIB)
+    one = MeasuredShape(
+        shape,
+        400,
+        LimitedBy.MEMORY,
+        cpu_used=0.2,
+        memory_used=500 * MIB,
+        cpu_slope=0.0005,
+        memory_slope=1.0 * MIB,
+    )
+    bigger = PodShape(cpu=1.0, memory=1024 * MIB)
+    predicted = predict([one], bigger)
+    # share 500/512 of 1024 MiB is 1000 MiB; less 100 fixed, at 1 MiB per unit: 900.
+    assert predicted == 900
+    without = MeasuredShape(shape, 400, LimitedBy.MEMORY, cpu_used=0.2, memory_used=500 * MIB)
+    assert predict([without], bigger) == 800  # all of it per unit: proportional

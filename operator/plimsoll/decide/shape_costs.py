@@ -28,6 +28,7 @@ from plimsoll.api.step import StepRecord, TrialKind, Verdict
 from plimsoll.api.target import PodShape
 from plimsoll.decide.shape_search import MeasuredShape, cost_per_unit
 from plimsoll.decide.sizing import plan_deployment
+from plimsoll.decide.unit_costs import least_squares_slope
 
 
 def measured_of(shape: PodShape, ceiling: Ceiling, records: Sequence[StepRecord]) -> MeasuredShape:
@@ -43,12 +44,25 @@ def measured_of(shape: PodShape, ceiling: Ceiling, records: Sequence[StepRecord]
     ]
     cpu = [r.cpu_cores for r in at if r.cpu_cores is not None]
     memory = [float(r.memory_bytes) for r in at if r.memory_bytes is not None]
+    passed = [
+        r
+        for r in records
+        if r.variant == ceiling.variant
+        and r.verdict is Verdict.PASS
+        and (ceiling.level is None or r.level <= ceiling.level)
+    ]
     return MeasuredShape(
         shape=shape,
         level=ceiling.level,
         limited_by=ceiling.limited_by,
         cpu_used=fmean(cpu) if cpu else None,
         memory_used=fmean(memory) if memory else None,
+        cpu_slope=least_squares_slope(
+            [(float(r.level), r.cpu_cores) for r in passed if r.cpu_cores is not None]
+        ),
+        memory_slope=least_squares_slope(
+            [(float(r.level), float(r.memory_bytes)) for r in passed if r.memory_bytes is not None]
+        ),
     )
 
 

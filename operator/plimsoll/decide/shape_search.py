@@ -10,7 +10,8 @@ memory with CPU idle → grow memory or shrink CPU; CPU with memory to spare →
 grow CPU or shrink memory; neither (latency-bound) → stop, since more resources
 will not help. Of those neighbours on the grid, the one predicted cheapest per
 unit is next. The prediction scales each resource's measured cost per unit
-(usage = fixed + per-unit × level, fitted over the shapes measured) to the new
+(usage = fixed + per-unit × level, fitted over the shapes measured, or from each
+shape's own trials while one shape is all there is) to the new
 shape's limits, at the share of a limit the target reached where that resource
 limited it. The search stops when the cheapest shape's neighbours are measured
 (it is bracketed), when none of them is predicted within `CLOSE_ENOUGH` of it,
@@ -45,6 +46,11 @@ class MeasuredShape:
     limited_by: LimitedBy
     cpu_used: float | None = None  # cores at the ceiling
     memory_used: float | None = None  # bytes at the ceiling
+    # Usage against level over the shape's own passing trials (least squares), when they
+    # spanned two levels or more: what separates the fixed part from the cost per unit
+    # while only one shape is measured.
+    cpu_slope: float | None = None
+    memory_slope: float | None = None
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,11 @@ class _Resource:
 
 
 def _model(
-    measured: Sequence[MeasuredShape], resource: LimitedBy, used_of: str, limit_of: str
+    measured: Sequence[MeasuredShape],
+    resource: LimitedBy,
+    used_of: str,
+    limit_of: str,
+    slope_of: str,
 ) -> _Resource | None:
     points = [
         (float(m.level), float(getattr(m, used_of)))
@@ -121,6 +131,15 @@ def _model(
         mean_y = sum(y for _, y in points) / len(points)
         fixed = max(0.0, mean_y - slope * mean_x)
         return _Resource(fixed=fixed, per_unit=slope, share=share)
+    own = [
+        (float(m.level), float(getattr(m, used_of)), float(getattr(m, slope_of)))
+        for m in measured
+        if m.level and getattr(m, used_of) is not None and (getattr(m, slope_of) or 0) > 0
+    ]
+    if own:  # each shape's own slope: fixed = used - slope × level
+        per_unit = sum(k for _, _, k in own) / len(own)
+        fixed = sum(max(0.0, y - k * x) for x, y, k in own) / len(own)
+        return _Resource(fixed=fixed, per_unit=per_unit, share=share)
     per_unit = sum(y / x for x, y in points) / len(points)
     return _Resource(fixed=0.0, per_unit=per_unit, share=share) if per_unit > 0 else None
 
@@ -128,8 +147,8 @@ def _model(
 def predict(measured: Sequence[MeasuredShape], shape: PodShape) -> int | None:
     """The ceiling `shape` should have, from the usage the measured shapes showed; None when
     no shape measured a ceiling with its usage."""
-    cpu = _model(measured, LimitedBy.CPU, "cpu_used", "cpu")
-    memory = _model(measured, LimitedBy.MEMORY, "memory_used", "memory")
+    cpu = _model(measured, LimitedBy.CPU, "cpu_used", "cpu", "cpu_slope")
+    memory = _model(measured, LimitedBy.MEMORY, "memory_used", "memory", "memory_slope")
     bounds = []
     if cpu is not None:
         bounds.append(cpu.capacity(shape.cpu))
