@@ -57,7 +57,17 @@ def test_the_schema_is_structural() -> None:
 def test_printer_columns_show_the_answer() -> None:
     version = custom_resource_definition()["spec"]["versions"][0]
     names = [column["name"] for column in version["additionalPrinterColumns"]]
-    assert names == ["Phase", "Ceiling", "Unit", "Limited-By", "Change", "Steps", "Variants", "Age"]
+    assert names == [
+        "Phase",
+        "Ceiling",
+        "Unit",
+        "Limited-By",
+        "Change",
+        "Steps",
+        "Variants",
+        "Cheapest",
+        "Age",
+    ]
     assert version["subresources"] == {"status": {}}
 
 

@@ -31,7 +31,8 @@ PRINTER_COLUMNS = [
     {"name": "Change", "type": "string", "jsonPath": ".status.change"},
     {"name": "Steps", "type": "integer", "jsonPath": ".status.stepCount"},
     {"name": "Variants", "type": "integer", "jsonPath": ".status.variantCount"},
-    {"name": "Cheapest", "type": "string", "jsonPath": ".status.cheapestShape"},
+    # Shown by `kubectl get -o wide`: only a run with spec.shapes fills it.
+    {"name": "Cheapest", "type": "string", "jsonPath": ".status.cheapestShape", "priority": 1},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]
 
