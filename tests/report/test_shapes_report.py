@@ -3,9 +3,12 @@ the cost table marks it and shows each prediction beside its measured ceiling.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from plimsoll.api.shapes import ShapeResult, ShapeTable
 from plimsoll.api.step import LimitedBy
 from plimsoll.report.shapes import headline, shapes_markdown
+from plimsoll.report.shapes_chart import shapes_figure
 
 MIB = 2**20
 
@@ -77,3 +80,14 @@ def test_the_table_marks_the_cheapest_and_the_prediction_against_the_measurement
     assert "| **2 CPU / 1Gi** | 500 rps | cpu |" in text
     assert "450 (+11% measured)" in text
     assert "The guided search stopped: 2 CPU / 1Gi is the cheapest" in text
+
+
+def test_the_chart_draws_one_bar_per_shape_the_cheapest_coloured(tmp_path: Path) -> None:
+    figure = shapes_figure(table(), "$")
+    bars = figure.axes[0].patches
+    assert [round(b.get_height(), 2) for b in bars] == [0.66, 0.41]
+    assert bars[0].get_facecolor() != bars[1].get_facecolor()
+    labels = [t.get_text() for t in figure.axes[0].get_xticklabels()]
+    assert labels == ["1 CPU / 512Mi", "2 CPU / 1Gi"]
+    figure.savefig(tmp_path / "shapes.png")
+    assert (tmp_path / "shapes.png").stat().st_size > 0

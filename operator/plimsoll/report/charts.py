@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from plimsoll.api.report import RunReport
 from plimsoll.api.step import StepRecord, Verdict
 from plimsoll.report.comparison_chart import ceilings_figure
+from plimsoll.report.shapes_chart import shapes_figure
 from plimsoll.report.timeline_chart import chart_stem, drawn_steps, timeline_figure
 
 _MARKERS = {
@@ -42,7 +43,8 @@ def _save(figure: Figure, out: Path, stem: str) -> list[str]:
 
 
 def draw_charts(report: RunReport, out: Path) -> list[str]:
-    """latency, resources and (with variants) ceilings charts in `out`; the file names."""
+    """latency, resources, (with variants) ceilings and (with shapes) shapes charts in
+    `out`; the file names."""
     records = sorted(report.records, key=lambda r: r.level)
     if not records:
         return []
@@ -50,6 +52,8 @@ def draw_charts(report: RunReport, out: Path) -> list[str]:
     names += _save(resources_figure(report, records), out, "resources")
     if report.comparison is not None:
         names += _save(ceilings_figure(report.comparison), out, "ceilings")
+    if report.shapes is not None and report.shapes.rows:
+        names += _save(shapes_figure(report.shapes, report.spec.cost.currency), out, "shapes")
     for step in drawn_steps(report):
         names += _save(timeline_figure(report, step), out, chart_stem(step))
     return names
