@@ -257,6 +257,7 @@ class Pool:
         self.bytes_in = 0
         self.bytes_out = 0
         self.closed = False
+        self.refused = False  # a connect was refused: nobody listens; `spread.py` routes around
         self._sweeper = self.loop.call_later(0.5, self._sweep)
 
     def send(self, payload: bytes, exchange: Exchange, fresh: bool = False) -> None:
@@ -283,6 +284,8 @@ class Pool:
             )
         except (OSError, TimeoutError) as exc:  # ssl errors are OSErrors too
             self.connections -= 1
+            if isinstance(exc, ConnectionRefusedError):
+                self.refused = True
             exchange.finish(f"connect to {self.host}:{self.port} failed: {exc or 'timeout'}")
             return
         if self.closed:

@@ -19,13 +19,14 @@ from plimsoll.api.trial import StreamHealth, TrialRequest
 from plimsoll_generator.client import Pool, split_url
 from plimsoll_generator.client_ips import ClientIpPool
 from plimsoll_generator.recorder import Recorder, Series
+from plimsoll_generator.spread import SpreadPool
 from plimsoll_generator.tls import context_for
 
 
 @dataclass
 class TrialContext:
     request: TrialRequest
-    pool: Pool
+    pool: Pool | SpreadPool  # several: one per replica of the target (`spread.py`)
     recorder: Recorder
     rng: random.Random
     host_header: str
@@ -53,6 +54,7 @@ class TrialContext:
     ) -> TrialContext:
         """`address`: the target's checked address (`target_address`), or None: by name."""
         host, port, base = split_url(request.target_url)
+        tls = context_for(request.target_url, request.workload.tls_verify)
         t0 = time.perf_counter()
         measure_from = t0 + request.warm_up
         ips = None
@@ -60,12 +62,10 @@ class TrialContext:
             ips = ClientIpPool(request.workload.client_ips, request.client_ip_offset)
         return cls(
             request=request,
-            pool=Pool(
-                host,
-                port,
-                context_for(request.target_url, request.workload.tls_verify),
-                address,
-            ),
+            # Replicas are the platform's own processes on loopback: reached by their URLs.
+            pool=SpreadPool(request.replica_urls, tls)
+            if len(request.replica_urls) > 1
+            else Pool(host, port, tls, address),
             target_address=address,
             recorder=recorder,
             rng=random.Random(request.seed),
@@ -75,6 +75,15 @@ class TrialContext:
             measure_from=measure_from,
             end=measure_from + request.duration,
             ips=ips,
+        )
+
+    def one_pool(self) -> Pool:
+        """The single target's pool, for the drivers that are not spread over replicas."""
+        if isinstance(self.pool, Pool):
+            return self.pool
+        raise ValueError(
+            "target.replicas above 1 is built for the http and mcp drivers; a replay or a "
+            "streams probe drives one replica: set target.replicas to 1"
         )
 
     def path(self, path: str) -> str:

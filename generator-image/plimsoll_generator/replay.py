@@ -85,6 +85,7 @@ class Labels:
 class ReplayDriver(PacedDriver):
     def __init__(self, ctx: TrialContext, level: float) -> None:
         super().__init__(ctx)
+        ctx.one_pool()  # refuses several replicas when the trial is built, not mid-run
         workload = ctx.request.workload
         replay = workload.replay
         if replay is None:
@@ -111,7 +112,7 @@ class ReplayDriver(PacedDriver):
         pool = self.connections[slot]
         if pool is None:
             if slot == 0:
-                pool = self.ctx.pool  # its bytes are the trial's; the others add theirs
+                pool = self.ctx.one_pool()  # its bytes are the trial's; the others add theirs
             else:
                 url = self.ctx.request.target_url
                 host, port, _ = split_url(url)

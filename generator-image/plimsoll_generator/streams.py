@@ -33,6 +33,7 @@ def is_websocket(kind: StreamKind, index: int) -> bool:
 class StreamsProbeDriver:
     def __init__(self, ctx: TrialContext, probe: StreamsProbe) -> None:
         self.ctx = ctx
+        ctx.one_pool()  # refuses several replicas when the trial is built, not mid-run
         self.probe = probe
         self.ws_path = ctx.path(probe.ws_path or probe.path)
         headers = {"Accept": "text/event-stream"}
@@ -52,7 +53,7 @@ class StreamsProbeDriver:
 
     async def _open_all(self) -> None:
         loop = asyncio.get_running_loop()
-        pool = self.ctx.pool
+        pool = self.ctx.one_pool()
         timeout = min(self.ctx.request.workload.timeout, 30.0)
         connecting: set[asyncio.Task[None]] = set()
         try:
@@ -79,7 +80,7 @@ class StreamsProbeDriver:
         if self.task is not None:
             self.task.cancel()
         self.watch.stop()
-        pool = self.ctx.pool
+        pool = self.ctx.one_pool()
         for stream in self.websockets:
             if stream.error is not None and not stream.cancelled:
                 self.ctx.recorder.error(f"websocket {self.ws_path}: {stream.error}")

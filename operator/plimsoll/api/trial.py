@@ -65,6 +65,12 @@ class TrialRequest(PlimsollModel):
         0, ge=0, description="Model 'replay': this process replays the clients of this part..."
     )
     replay_parts: int = Field(1, ge=1, description="...of this many (split by client hash).")
+    replica_urls: list[str] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Every replica's URL when the target runs more than one (the first is "
+        "`target_url`): connections are spread over them in turn.",
+    )
     slice_seconds: float = Field(
         DEFAULT_SLICE_SECONDS,
         ge=0.1,
