@@ -21,6 +21,7 @@ from plimsoll.api.bounded import (
     PromQLQuery,
     TrialSeconds,
 )
+from plimsoll.api.faults import Fault
 from plimsoll.api.gate import Regression, Schedule
 from plimsoll.api.replay import REPLAY_UNIT
 from plimsoll.api.shapes import Cost, Shapes, shape_name, shape_variant
@@ -65,6 +66,12 @@ class Trial(PlimsollModel):
         description="Load before the measured part of a trial begins; nothing in it is judged.",
     )
     settle: HourSeconds = Field(0.0, description="Pause between trials so the target drains.")
+    faults: list[Fault] = Field(
+        default_factory=list,
+        max_length=8,
+        description="Faults fired during every full trial, e.g. {at: 30s, kill: {replicas: 1}}: "
+        "the step then reports the windows before, during and after, each judged on its own.",
+    )
     slice: HourSeconds = Field(
         DEFAULT_SLICE_SECONDS,
         description="Width of one slice of each step's timeline (latency and rate over time).",
@@ -76,6 +83,12 @@ class Trial(PlimsollModel):
             raise ValueError("'duration' must be longer than zero, e.g. '60s'")
         if self.slice < 0.1:
             raise ValueError("'slice' must be at least 100ms, e.g. '1s'")
+        late = [f.at for f in self.faults if f.at >= self.duration]
+        if late:
+            raise ValueError(
+                f"a fault at {late[0]:g} s falls after the trial's {self.duration:g} s: "
+                "make 'at' shorter than 'duration'"
+            )
         return self
 
 
@@ -420,6 +433,32 @@ def _check_shapes(spec: CapacityTestSpec) -> None:
             )
 
 
+def _fault_problems(trial: Trial, target: Target) -> list[str]:
+    """Each fault must leave a replica running and name a zone the target has."""
+    problems = []
+    for index, fault in enumerate(trial.faults):
+        where = f"trial.faults[{index}]"
+        if fault.kill is not None and fault.kill.replicas >= target.replicas:
+            problems.append(
+                f"{where}.kill.replicas: {fault.kill.replicas} of {target.replicas} "
+                "replica(s) would leave none to carry the load: raise target.replicas or "
+                "kill fewer"
+            )
+        if fault.remove is not None:
+            zone = fault.remove.zone
+            if zone not in target.zones:
+                problems.append(
+                    f"{where}.remove.zone: {zone!r} is not one of target.zones "
+                    f"{target.zones or '(none)'}"
+                )
+            elif len(target.zones) < 2:
+                problems.append(
+                    f"{where}.remove.zone: with one zone, removing it leaves no replica: "
+                    "add zones to target.zones"
+                )
+    return problems
+
+
 class CapacityTestSpec(PlimsollModel):
     model_config = {
         "json_schema_extra": {
@@ -505,6 +544,7 @@ class CapacityTestSpec(PlimsollModel):
         problems = [
             *_workload_problems(self.workload, self.upstream, self.pass_when),
             *_upstreams_problems(self.upstreams, self.target),
+            *_fault_problems(self.trial, self.target),
         ]
         if problems:
             raise ValueError("\n".join(problems))

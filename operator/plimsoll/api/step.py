@@ -14,6 +14,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.faults import FaultOutcome
 from plimsoll.api.timeline import Steadiness
 from plimsoll.api.trial import TrialResult
 
@@ -144,7 +145,12 @@ class StepResult(PlimsollModel):
     steadiness: Steadiness | None = Field(
         None,
         description="Whether p99 held level through the trial (from `client.timeline`); "
-        "None when too few slices answered to tell.",
+        "None when too few slices answered to tell, or a fault fired.",
+    )
+    faults: list[FaultOutcome] = Field(
+        default_factory=list,
+        description="What each fault of trial.faults did: the windows before, during and "
+        "after, the errors it caused, the time until p99 recovered.",
     )
 
 

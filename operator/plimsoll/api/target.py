@@ -176,6 +176,20 @@ class Target(PlimsollModel):
         pattern=URL_PATTERN,
         description="Drive an existing service: nothing is started or pinned.",
     )
+    replicas: int = Field(
+        1,
+        ge=1,
+        le=16,
+        description="Replicas of the target, each pinned to `resources` (local: one process "
+        "and cgroup each; the generators spread their connections over them). The ceiling "
+        "stays per deployment.",
+    )
+    zones: list[str] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Zone names the replicas are spread over evenly (replica i in zone "
+        "i mod len(zones)); a fault can take one away.",
+    )
 
     @field_validator("pod_template")
     @classmethod
@@ -195,6 +209,18 @@ class Target(PlimsollModel):
         clashes = duplicate_entries(steps, "setup or teardown step")
         if clashes:
             raise ValueError("\n".join(clashes))
+        if self.url is not None and self.replicas > 1:
+            raise ValueError(
+                "'replicas' applies to a target Plimsoll starts: an existing service (url) "
+                "runs as many as it runs; leave replicas out"
+            )
+        if len(set(self.zones)) != len(self.zones):
+            raise ValueError("'zones' names each zone once")
+        if len(self.zones) > self.replicas:
+            raise ValueError(
+                f"{len(self.zones)} zones need at least as many replicas: set replicas to "
+                f"{len(self.zones)} or more"
+            )
         if self.url is not None:
             if self.image or self.command:
                 raise ValueError("give either 'url' (an existing service) or 'image'/'command'")

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from plimsoll.api.faults import Fault
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.metrics.source import MetricsSource
 
@@ -32,6 +33,16 @@ class Endpoints:
     # Networks the target's host may not resolve into when a trial connects (a cluster's
     # metadata, API server and loopback; `decide.target_policy.refused_networks`); locally [].
     refused_target_networks: list[str] = field(default_factory=list)
+    # Every replica's URL when the target runs more than one (the first is target_url).
+    replica_urls: list[str] = field(default_factory=list)
+    # What fires `trial.faults` during a trial; None: this platform builds no faults.
+    faults: FaultInjector | None = None
+
+
+class FaultInjector(Protocol):
+    async def fire(self, fault: Fault) -> list[str]:
+        """Inject `fault` now; the pieces it took away (e.g. ['target-2'])."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -238,6 +238,7 @@ class KubernetesPlatform:
                 for i, named in enumerate(spec.upstreams)
             ),
             _replay_not_built(spec),
+            *_replicas_not_built(spec),
         ]
         if any(problems):
             raise PlatformError("; ".join(p for p in problems if p))
@@ -624,3 +625,27 @@ def _replay_not_built(spec: CapacityTestSpec) -> str | None:
         "workload.model 'replay' is not built yet on Kubernetes (the generator pods have no "
         "volume for workload.replay.log): run it with `plimsoll run` on the local platform"
     )
+
+
+def _replicas_not_built(spec: CapacityTestSpec) -> list[str]:
+    """Several replicas behind the Service, zone spread and faults are built for the local
+    platform only so far: a spec that asks for them on a cluster is refused, not run as one
+    pod with its faults ignored."""
+    problems = []
+    if spec.target.replicas > 1:
+        problems.append(
+            f"target.replicas: {spec.target.replicas} replicas are not built yet on "
+            "Kubernetes (one pod is started): set replicas to 1, or prove the plan with "
+            "`plimsoll run` on the local platform"
+        )
+    if spec.target.zones:
+        problems.append(
+            "target.zones is not built yet on Kubernetes (no topologySpreadConstraints are "
+            "written): leave it out, or use `plimsoll run` on the local platform"
+        )
+    if spec.trial.faults:
+        problems.append(
+            "trial.faults is not built yet on Kubernetes (no pod is deleted mid-trial): "
+            "leave it out, or use `plimsoll run` on the local platform"
+        )
+    return problems

@@ -29,6 +29,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from plimsoll.api.faults import Fault
 from plimsoll.api.spec import CapacityTestSpec, SetupStep
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.api.upstream import Upstream, mock_role
@@ -48,7 +49,7 @@ from plimsoll.platforms.local.pieces import missing_value_from, start_services
 from plimsoll.platforms.local.pinning import PinnedGroup
 from plimsoll.platforms.local.processes import ManagedProcess, cpu_list, free_port, wait_ready
 from plimsoll.platforms.local.restarter import Restarter
-from plimsoll.platforms.local.target import start_target
+from plimsoll.platforms.local.target import Replica, start_target
 from plimsoll.platforms.replacements import ReplacementBudget
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,8 @@ class LocalPlatform:
         # The run id is the namespace label: variants and runs never share a series.
         export = LocalExport(exporter, run_id) if exporter is not None else None
         self.launcher = Launcher(run_id, workdir, cgroup_root=cgroup_root, export=export)
-        self.restarter: Restarter | None = None
+        self.restarter: Restarter | None = None  # replica 0's: its restarts are the target's
+        self.replicas: list[Replica] = []
         self.prometheus_url = prometheus_url
         self.prometheus: PrometheusSource | None = None
         self.scrape_wait = scrape_wait
@@ -191,7 +193,9 @@ class LocalPlatform:
             raise PlatformError(missing)
         available = sorted(os.sched_getaffinity(0))
         shape = spec.target.resources
-        target_cpus, other_cpus = split_cpus(shape.cpu if shape else 0, available)
+        # Every replica shares the target's CPUs, each held to its own shape by its cgroup.
+        target_cores = shape.cpu * spec.target.replicas if shape else 0
+        target_cpus, other_cpus = split_cpus(target_cores, available)
         if target_cpus is None and spec.target.url is None:
             warnings.append(f"only {len(available)} CPU(s): generators share the target's CPUs")
 
@@ -215,9 +219,12 @@ class LocalPlatform:
             placement.append(f"target: existing service at {target_url} (not started)")
         else:
             env = {**base_env, **service_env, **mock_env}
-            target_url, self.restarter = await start_target(
-                launcher, spec, env, mock_url, target_cpus
-            )
+            for index in range(spec.target.replicas):
+                self.replicas.append(
+                    await start_target(launcher, spec, env, mock_url, target_cpus, index)
+                )
+            target_url = self.replicas[0].url
+            self.restarter = self.replicas[0].restarter
 
         urls = []
         processes = spec.generators.processes or 1
@@ -260,12 +267,32 @@ class LocalPlatform:
             warnings=list(warnings),
             control_token=token,
             floor_url=self.floor_url,
+            replica_urls=[r.url for r in self.replicas] if len(self.replicas) > 1 else [],
+            faults=self if self.replicas else None,
         )
 
     async def ensure_ready(self) -> None:
-        """Before each trial: wait out a restart of the target; raise if it cannot run."""
-        if self.restarter is not None:
-            await self.restarter.ensure_ready(within=120)
+        """Before each trial: bring back the replicas a fault killed, wait out a restart
+        of the target; raise if it cannot run."""
+        for replica in self.replicas:
+            replica.restarter.release()
+        for replica in self.replicas:
+            await replica.restarter.ensure_ready(within=120)
+
+    async def fire(self, fault: Fault) -> list[str]:
+        """SIGKILL the replicas `fault` names, held down until the next trial; the roles
+        killed. `kill` takes the last running ones, `remove` every one in the zone."""
+        running = [r for r in self.replicas if r.process.running]
+        if fault.kill is not None:
+            victims = running[len(running) - fault.kill.replicas :]
+        elif fault.remove is not None:
+            victims = [r for r in running if r.zone == fault.remove.zone]
+        else:
+            raise PlatformError("trial.faults[].restore is not built yet")
+        for replica in victims:
+            replica.restarter.hold()
+            await replica.process.kill()
+        return [r.role for r in victims]
 
     async def lost_equipment(self) -> dict[str, str]:
         return {
@@ -298,8 +325,8 @@ class LocalPlatform:
         """Stops every process (always: a local process left running is an orphan); `keep`
         keeps the logs and mock config in the work directory, which are removed otherwise."""
         del keep  # logs stay in the output folder either way: they are part of the report
-        if self.restarter is not None:
-            await self.restarter.stop()
+        for replica in self.replicas:
+            await replica.restarter.stop()
         await self._run_teardown()
         await self.launcher.stop()
 

@@ -38,6 +38,10 @@ class Restarter:
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._ready.set()
+        # Cleared while a fault holds the process down (`hold`): it is started again only
+        # once `release` is called before the next trial, as a lost zone comes back.
+        self._released = asyncio.Event()
+        self._released.set()
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._watch())
@@ -48,6 +52,7 @@ class Restarter:
                 return
             await self.process.process.wait()
             self._ready.clear()
+            await self._released.wait()
             if len(self.restarts) >= self._max_restarts:
                 self.failure = self.process.died_message(
                     f"exited {len(self.restarts) + 1} times; giving up"
@@ -65,6 +70,13 @@ class Restarter:
                 self._ready.set()
                 return
             self._ready.set()
+
+    def hold(self) -> None:
+        """Keep the process down after it dies, until `release`."""
+        self._released.clear()
+
+    def release(self) -> None:
+        self._released.set()
 
     def restarts_between(self, start: float, end: float) -> int:
         return sum(1 for at in self.restarts if start <= at <= end)

@@ -11,13 +11,38 @@ the mock is up, since the target is told the mock's URL.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.metrics.source import ROLE_TARGET
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.pieces import target_command
-from plimsoll.platforms.local.processes import cpu_list, free_port, port_is_free, wait_ready
+from plimsoll.platforms.local.processes import (
+    ManagedProcess,
+    cpu_list,
+    free_port,
+    port_is_free,
+    wait_ready,
+)
 from plimsoll.platforms.local.restarter import Restarter
+
+
+@dataclass(frozen=True)
+class Replica:
+    """One running replica of the target: measured as `role`, placed in `zone`."""
+
+    index: int
+    role: str
+    zone: str | None
+    url: str
+    process: ManagedProcess
+    restarter: Restarter
+
+
+def replica_role(index: int) -> str:
+    """Replica 0 is the target the verdict reads; the others are measured beside it."""
+    return ROLE_TARGET if index == 0 else f"{ROLE_TARGET}-{index}"
 
 
 async def start_target(
@@ -26,12 +51,21 @@ async def start_target(
     env: dict[str, str],
     mock_url: str,
     cpus: set[int] | None,
-) -> tuple[str, Restarter]:
-    """Start the target with `env` (the base and the services' variables); its URL and the
-    restarter that keeps it running (already watching)."""
+    index: int = 0,
+) -> Replica:
+    """Start replica `index` of the target with `env` (the base and the services'
+    variables), with the restarter that keeps it running (already watching). The setup
+    steps run once, after replica 0."""
     argv, own_env = target_command(spec)
     target = spec.target
+    role = replica_role(index)
+    zone = target.zones[index % len(target.zones)] if target.zones else None
     port = target.port
+    if target.replicas > 1 and target.port_env is None:
+        raise PlatformError(
+            f"target.replicas: {target.replicas} replicas cannot share port {port} on one "
+            "machine: set target.portEnv so each replica gets a free port"
+        )
     if target.port_env is not None:
         port = free_port()  # the target learns it from its env: no clash with anything
     elif not port_is_free(port):
@@ -43,8 +77,8 @@ async def start_target(
     if target.port_env is not None:
         env[target.port_env] = str(port)
     shape = target.resources
-    group = launcher.pin("target", shape.cpu, shape.memory) if shape else None
-    process = launcher.process("target", argv, env, group=group, cpus=cpus)
+    group = launcher.pin(role, shape.cpu, shape.memory) if shape else None
+    process = launcher.process(role, argv, env, group=group, cpus=cpus)
     url = f"http://127.0.0.1:{port}"
     ready_url = url + target.readiness_path
 
@@ -54,21 +88,25 @@ async def start_target(
 
     async def relaunch() -> None:
         if launcher.export is not None:
-            launcher.export.restarted(ROLE_TARGET, process.returncode)
+            launcher.export.restarted(role, process.returncode)
         await launch()
         if group is None:  # a new process group: measure the new one
-            await launcher.rewatch_process_group(ROLE_TARGET, process.pid or 0)
+            await launcher.rewatch_process_group(role, process.pid or 0)
 
     await launch()
-    launcher.step_env = env  # the teardown steps run with what the setup steps saw
-    await launcher.run_setup(target.setup, env)
+    if index == 0:
+        launcher.step_env = env  # the teardown steps run with what the setup steps saw
+        await launcher.run_setup(target.setup, env)
     restarter = Restarter(process, relaunch)
     restarter.start()
     if group is not None:
-        launcher.watch_group(ROLE_TARGET, group)
+        launcher.watch_group(role, group)
         where = f"cgroup v{group.version} {group.memory_dir}"
     else:
-        launcher.watch_process_group(ROLE_TARGET, process.pid or 0)
+        launcher.watch_process_group(role, process.pid or 0)
         where = "UNPINNED"
-    launcher.placement.append(f"target: pid {process.pid}, {url}, {where}, CPUs {cpu_list(cpus)}")
-    return url, restarter
+    in_zone = f", zone {zone}" if zone is not None else ""
+    launcher.placement.append(
+        f"{role}: pid {process.pid}, {url}, {where}, CPUs {cpu_list(cpus)}{in_zone}"
+    )
+    return Replica(index, role, zone, url, process, restarter)
