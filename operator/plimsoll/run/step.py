@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from plimsoll.api.faults import FaultOutcome
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import (
     Contention,
@@ -26,10 +27,12 @@ from plimsoll.api.step import (
 from plimsoll.api.streams import StreamsHeld
 from plimsoll.api.trial import FloorProbe, TrialRequest, TrialResult
 from plimsoll.decide.contention import NO_BOUND, Figures, FloorBound, assess
+from plimsoll.decide.fault_windows import judge_fault, with_faults
 from plimsoll.decide.steadiness import steadiness
 from plimsoll.decide.step_summary import floor_ms
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms.base import Endpoints
+from plimsoll.run.faults import Fired, fire_faults
 from plimsoll.run.step_metrics import ServerSide, read_server_side
 from plimsoll.run.streams_probe import StreamsProbeError, during_trial, held_now, trial_workload
 from plimsoll.run.trial_client import TrialFailedError, run_trial
@@ -61,6 +64,7 @@ def _request(spec: CapacityTestSpec, endpoints: Endpoints, plan: StepPlan) -> Tr
         seed=plan.index,
         slice_seconds=spec.trial.slice,
         refused_networks=endpoints.refused_target_networks,
+        replica_urls=endpoints.replica_urls,
     )
 
 
@@ -138,7 +142,14 @@ async def run_step(
     probe = spec.workload.streams
     holding = probe is not None and probe.hold_during_steps
     held: StreamsHeld | None = None
+    faults = [f for f in spec.trial.faults if f.at < plan.duration]
+    firing: asyncio.Task[list[Fired]] | None = None
+    fired: list[Fired] = []
     try:
+        if faults and plan.kind is TrialKind.FULL:
+            if endpoints.faults is None:
+                raise TrialFailedError("trial.faults: this target's platform fires no faults")
+            firing = asyncio.create_task(fire_faults(endpoints.faults, faults, spec.trial.warm_up))
         if holding:
             held = await held_now(endpoints.generator_urls, endpoints.control_token)
         client = await run_trial(
@@ -151,9 +162,13 @@ async def run_step(
             client.streams = during_trial(
                 held, await held_now(endpoints.generator_urls, endpoints.control_token)
             )
+        fired = await firing if firing is not None else []
     except (TrialFailedError, StreamsProbeError) as exc:
         failure = str(exc)
         client = None
+    finally:
+        if firing is not None and not firing.done():
+            firing.cancel()
     ended = datetime.now(UTC)
     measured_start = min(started + timedelta(seconds=spec.trial.warm_up), ended)
     server = ServerSide()
@@ -164,14 +179,20 @@ async def run_step(
     usage = server.usage
     contention: Contention | None = None
     steady = None
+    outcomes: list[FaultOutcome] = []
     if client is not None:
         client.timeline = bounded(client.timeline)
-        steady = steadiness([point.p99_ms for point in points(client.timeline)])
+        outcomes = [
+            judge_fault(client.timeline, f.at, spec.pass_when, f.fault.describe(), f.taken)
+            for f in fired
+        ]
+        if not outcomes:  # a fault's spike is no drift
+            steady = steadiness([point.p99_ms for point in points(client.timeline)])
     if client is None:
         judgement = Judgement(verdict=Verdict.INVALID, reasons=[failure or "no client result"])
     else:
         contention = _contention(spec, plan, client, server)
-        judgement = _judge(spec, plan, client, server, contention)
+        judgement = with_faults(_judge(spec, plan, client, server, contention), outcomes)
     return StepResult(
         index=plan.index,
         level=plan.level,
@@ -187,4 +208,5 @@ async def run_step(
         contention=contention,
         judgement=judgement,
         steadiness=steady,
+        faults=outcomes,
     )
