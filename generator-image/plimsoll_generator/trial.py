@@ -97,6 +97,13 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
     """Run `request` to its end (or until `abort` is set) and report this process's share."""
     recorder = Recorder([op.name for op in request.workload.mix])
     try:
+        if request.replica_urls and request.refused_networks:
+            # Replica URLs are not vetted against the refused networks: only the local
+            # platform (which refuses none) sends them.
+            raise NotBuiltError(
+                "replicaUrls with refusedNetworks is not built: several replicas are driven "
+                "on the local platform only"
+            )
         address = await vetted_address(request)
         await _check_client_ips(request, address)
         ctx = TrialContext.create(request, recorder, address)
