@@ -5,7 +5,7 @@ replica dies may break the whole trial's p99 although the remaining replicas
 carry the load, and a long trial can hide an overload that began at the fault.
 So the timeline is cut at the fault: `before` is every slice that ended before
 it, `during` runs from the fault to the slice from which p99 stays within the
-bar to the end of the trial (the recovery), and `after` is the rest. A fault
+bar, with no errors, to the end of the trial (the recovery), and `after` is the rest. A fault
 holds when before and after meet the bar and p99 recovered. Pure: called by
 `plimsoll.run.step` with the step's timeline slices and the bar.
 """
@@ -60,10 +60,12 @@ def _window(name: str, slices: Sequence[TimelineSlice], bar: PassWhen) -> FaultW
 
 
 def _within(point_p99: float | None, errors: int, bar: PassWhen) -> bool:
+    """A slice recovered: no errors (a call failing after the fault is the fault's), and
+    p99 under the bar's tightest bound at p99 or above, when it has one."""
+    if errors:
+        return False
     bound = min((b for q, b in _bounds(bar) if q >= 0.99), default=None)
-    if bound is None:  # no p99-or-tighter bound: recovered once the errors stop
-        return errors == 0
-    return point_p99 is not None and point_p99 < bound
+    return bound is None or (point_p99 is not None and point_p99 < bound)
 
 
 # The runner fires a fault on its own clock, from when it posted the trial; the
