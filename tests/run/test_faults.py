@@ -185,7 +185,12 @@ async def test_target_that_exits_early_fails_with_its_log(tmp_path: Path, mark: 
 
 async def test_target_port_in_use_is_a_clear_error(tmp_path: Path, mark: str) -> None:
     test = short_cpu_test()
-    server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # The platform's port probe connects here: close our end, or its writer is left to
+        # the garbage collector after the loop is gone (a ResourceWarning in a later test).
+        writer.close()
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     test.spec.target.port_env = None
     test.spec.target.port = port
@@ -193,6 +198,7 @@ async def test_target_port_in_use_is_a_clear_error(tmp_path: Path, mark: str) ->
         report = await run_test(test, lambda v: LocalPlatform("t-port", tmp_path), RecordingSink())
     finally:
         server.close()
+        await server.wait_closed()
     assert report.outcome is Outcome.FAILED
     assert f"port {port}" in report.message
     assert "already in use" in report.message
