@@ -4,34 +4,14 @@ from __future__ import annotations
 
 from plimsoll.api.spec import PassWhen
 from plimsoll.api.step import Judgement, Verdict
-from plimsoll.api.timeline import TimelineSlice
 from plimsoll.decide.fault_windows import judge_fault, with_faults
-from plimsoll.shared import histogram
+from tests.timelinefixtures import known_timeline
 
 BAR = PassWhen.model_validate({"latency": [{"quantile": "p99", "below": "10ms"}]})
 
 
-def _timeline(p99_ms: list[float], errors: list[int]) -> list[TimelineSlice]:
-    slices = []
-    for k, (value, failed) in enumerate(zip(p99_ms, errors, strict=True)):
-        recorded = histogram.new_histogram()
-        for _ in range(100):
-            histogram.record_seconds(recorded, value / 1000)
-        slices.append(
-            TimelineSlice(
-                start=float(k),
-                seconds=1.0,
-                latency=histogram.encode(recorded),
-                sent=100 + failed,
-                ok=100,
-                errors=failed,
-            )
-        )
-    return slices
-
-
 def test_a_spike_that_recovers_holds() -> None:
-    slices = _timeline([2, 2, 2, 40, 12, 3, 2, 2], [0, 0, 0, 5, 0, 0, 0, 0])
+    slices = known_timeline([2, 2, 2, 40, 12, 3, 2, 2], [0, 0, 0, 5, 0, 0, 0, 0])
     outcome = judge_fault(slices, 3.5, BAR, "1 replica killed at 3.5 s", ["target-2"])
     before, during, after = outcome.windows
     assert (before.start, before.end, during.start, during.end) == (0, 3, 3, 5)
@@ -47,7 +27,7 @@ def test_a_spike_that_recovers_holds() -> None:
 
 
 def test_an_overload_from_the_fault_on_fails() -> None:
-    slices = _timeline([2, 2, 2, 15, 30, 60, 90, 120], [0, 0, 0, 2, 0, 0, 0, 0])
+    slices = known_timeline([2, 2, 2, 15, 30, 60, 90, 120], [0, 0, 0, 2, 0, 0, 0, 0])
     outcome = judge_fault(slices, 3.5, BAR, "1 replica killed at 3.5 s", ["target-2"])
     assert outcome.recovery_s is None
     assert [w.name for w in outcome.windows] == ["before", "during"]
@@ -58,7 +38,7 @@ def test_an_overload_from_the_fault_on_fails() -> None:
 
 
 def test_a_fault_that_did_not_show_still_has_its_own_slice_as_during() -> None:
-    slices = _timeline([2] * 6, [0] * 6)
+    slices = known_timeline([2] * 6, [0] * 6)
     outcome = judge_fault(slices, 2.5, BAR, "zone a lost at 2.5 s", ["target"])
     assert [(w.name, w.start, w.end) for w in outcome.windows] == [
         ("before", 0, 2),
@@ -73,7 +53,7 @@ def test_a_fault_that_did_not_show_still_has_its_own_slice_as_during() -> None:
 def test_a_slice_ending_just_before_the_fault_is_during_it() -> None:
     # The runner's clock runs a few milliseconds ahead of the generators': failures may
     # land in the slice that ends just before the fault as the runner saw it.
-    slices = _timeline([2, 2, 2, 2, 2, 2], [0, 0, 3, 0, 0, 0])
+    slices = known_timeline([2, 2, 2, 2, 2, 2], [0, 0, 3, 0, 0, 0])
     outcome = judge_fault(slices, 3.0, BAR, "x", [])
     assert outcome.windows[0].end == 2
     assert outcome.windows[0].ok
@@ -81,7 +61,7 @@ def test_a_slice_ending_just_before_the_fault_is_during_it() -> None:
 
 
 def test_an_invalid_step_stays_invalid() -> None:
-    slices = _timeline([2] * 6, [0] * 6)
+    slices = known_timeline([2] * 6, [0] * 6)
     outcome = judge_fault(slices, 2.0, BAR, "x", [])
     invalid = Judgement(verdict=Verdict.INVALID, reasons=["generator died"])
     assert with_faults(invalid, [outcome]) == invalid

@@ -4,42 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plimsoll.api.timeline import TimelineSlice
 from plimsoll.decide.steadiness import steadiness
 from plimsoll.report.files import read_report, write_json, write_report
-from plimsoll.shared import histogram
 from plimsoll.shared.timeline import points
 from tests.report.test_report_files import _report
-
-
-def _timeline(p99_ms: list[float], errors: list[int]) -> list[TimelineSlice]:
-    slices = []
-    for k, (value, failed) in enumerate(zip(p99_ms, errors, strict=True)):
-        recorded = histogram.new_histogram()
-        for _ in range(100):
-            histogram.record_seconds(recorded, value / 1000)
-        slices.append(
-            TimelineSlice(
-                start=float(k),
-                seconds=1.0,
-                latency=histogram.encode(recorded),
-                sent=100 + failed,
-                ok=100,
-                errors=failed,
-            )
-        )
-    return slices
+from tests.timelinefixtures import known_timeline
 
 
 def test_a_drifting_step_is_drawn_and_noted(tmp_path: Path) -> None:
     report = _report()
     drifting = report.steps[1]
     assert drifting.client is not None
-    drifting.client.timeline = _timeline([2, 2, 3, 4, 5, 6, 7, 8, 9], [0, 0, 0, 0, 4, 0, 0, 0, 0])
+    drifting.client.timeline = known_timeline(
+        [2, 2, 3, 4, 5, 6, 7, 8, 9], [0, 0, 0, 0, 4, 0, 0, 0, 0]
+    )
     drifting.steadiness = steadiness([p.p99_ms for p in points(drifting.client.timeline)])
     steady = report.steps[0]
     assert steady.client is not None
-    steady.client.timeline = _timeline([2] * 9, [0] * 9)
+    steady.client.timeline = known_timeline([2] * 9, [0] * 9)
     steady.steadiness = steadiness([p.p99_ms for p in points(steady.client.timeline)])
 
     write_json(report, tmp_path)
