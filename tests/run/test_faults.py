@@ -185,6 +185,7 @@ async def test_target_that_exits_early_fails_with_its_log(tmp_path: Path, mark: 
 
 async def test_target_port_in_use_is_a_clear_error(tmp_path: Path, mark: str) -> None:
     test = short_cpu_test()
+
     def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # The platform's port probe connects here: close our end, or its writer is left to
         # the garbage collector after the loop is gone (a ResourceWarning in a later test).
