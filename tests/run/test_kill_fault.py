@@ -4,8 +4,13 @@ Each replica is pinned to 0.25 CPU and every request costs 10 ms of CPU, so one
 replica carries at most 25 requests/s and the two left after a kill 50 (the
 analytic ceiling `examples/targets/cpu_bound.py` is built to have, and that
 tests/run checks the search finds within 15%). At 35 requests/s the two carry
-the load: the fault holds. At 65 (87% of the three's 75) they cannot: the queue
-grows from the kill on and the fault fails. Real processes, cgroups and loopback.
+the load: the fault holds. At 60 (80% of the three's 75, 20% over the two's 50)
+they cannot: the queue grows from the kill on and the fault fails. Real processes,
+cgroups and loopback.
+
+The noise settings are the product's defaults: a step run while the host was busy
+(CI runs other suites' session fixtures beside this one) is called noisy and
+repeated, so the step judged here is the last one, and it must not be noisy.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ async def _run(tmp_path: Path, mark: str, level: int) -> tuple[StepResult, Local
         },
         passWhen={"latency": [{"quantile": "p99", "below": "400ms"}], "minAchieved": "90%"},
         generators={"replicas": 1, "processes": 1},
+        noise={},
     )
     platforms: list[LocalPlatform] = []
 
@@ -59,7 +65,8 @@ async def _run(tmp_path: Path, mark: str, level: int) -> tuple[StepResult, Local
         return platforms[-1]
 
     report = await run_test(test, make, RecordingSink())
-    [step] = report.steps
+    step = report.steps[-1]
+    assert step.judgement.verdict is not Verdict.NOISY, (step.judgement, step.contention)
     return step, platforms[0]
 
 
@@ -91,11 +98,11 @@ async def test_two_replicas_left_carry_a_load_under_their_ceiling(
 async def test_two_replicas_left_cannot_carry_a_load_over_their_ceiling(
     tmp_path: Path, mark: str
 ) -> None:
-    step, _ = await _run(tmp_path, mark, level=65)
+    step, _ = await _run(tmp_path, mark, level=60)
     [outcome] = step.faults
     before = outcome.windows[0]
     assert before.name == "before"
-    assert before.ok, before  # three replicas carried it
+    assert before.ok, (before, step.contention)  # three replicas carried it
     assert not outcome.held
     assert step.judgement.verdict is Verdict.FAIL
     assert any("kill" in r or "never came back" in r for r in step.judgement.reasons), (
