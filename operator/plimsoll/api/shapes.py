@@ -97,9 +97,10 @@ class Shapes(PlimsollModel):
 
     explicit: list[PodShape] | None = Field(
         None,
-        min_length=2,
+        min_length=1,
         max_length=16,
-        description="The shapes to measure, each {cpu, memory}; the first is the baseline.",
+        description="The shapes to measure, each {cpu, memory}; the first is the baseline. "
+        "One shape alone is priced, not compared.",
     )
     search: ShapeSearch | None = Field(
         None,

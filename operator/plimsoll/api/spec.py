@@ -626,13 +626,33 @@ class CapacityTestSpec(PlimsollModel):
     def narrowed_to(self, name: str) -> CapacityTestSpec:
         """The spec with only the variant `name` (`plimsoll run --variant`): the extra
         metrics meant for the others go with them, and a baseline that is not this variant
-        has nothing to be compared with. Raises KeyError for a name it does not hold."""
+        has nothing to be compared with. Raises KeyError for a name it does not hold.
+        With `shapes.explicit` the name is a shape's (`shape_name`); a guided
+        `shapes.search` names its shapes as it goes, so its caller finds the shape in the
+        search's grid and calls `measuring_only`."""
+        if self.shapes is not None and self.shapes.explicit is not None:
+            shapes = [s for s in self.shapes.explicit if shape_name(s) == name]
+            if not shapes:
+                raise KeyError(name)
+            return self.measuring_only(shapes[0])
         chosen = [v for v in self.variants if v.name == name]
         if not chosen:
             raise KeyError(name)
         return self.model_copy(
             update={
                 "variants": chosen,
+                "metrics": self.metrics.for_variant(name),
+                "baseline": self.baseline if self.baseline == name else None,
+            }
+        )
+
+    def measuring_only(self, shape: PodShape) -> CapacityTestSpec:
+        """The spec that measures `shape` alone, as a list of one shape, so the report still
+        prices it (`plimsoll run --variant` with `shapes`)."""
+        name = shape_name(shape)
+        return self.model_copy(
+            update={
+                "shapes": Shapes(explicit=[shape]),
                 "metrics": self.metrics.for_variant(name),
                 "baseline": self.baseline if self.baseline == name else None,
             }

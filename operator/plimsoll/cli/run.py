@@ -30,11 +30,14 @@ from pydantic import ValidationError
 
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest, SpecError
+from plimsoll.api.shapes import shape_name
 from plimsoll.api.spec import Variant
+from plimsoll.api.target import PodShape
 from plimsoll.cli.compare import parse_threshold, regression_gate, with_headlines
 from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, EXIT_OK, EXIT_REGRESSED
 from plimsoll.cli.spec_file import read_capacity_tests
 from plimsoll.decide.across_runs import LabelledRun, compare_runs
+from plimsoll.decide.shape_search import grid
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.platforms.local import leftovers
 from plimsoll.platforms.local.platform import LocalPlatform
@@ -44,15 +47,38 @@ from plimsoll.run.runner import run_test
 
 
 def _select(tests: list[CapacityTest], variant: str | None) -> CapacityTest:
+    """The first test, narrowed to `--variant` when given: a variant's name, or a shape's
+    (an explicit shape, or one of a guided search's grid, measured alone)."""
     test = tests[0]
     if variant is None:
         return test
+    spec = test.spec
     try:
-        spec = test.spec.narrowed_to(variant)
+        narrowed = spec.narrowed_to(variant)
     except KeyError:
-        names = [v.name for v in test.spec.variants] or ["(none)"]
+        shapes = spec.shapes
+        if shapes is not None and shapes.search is not None and spec.target.resources:
+            cpus, memories = grid(shapes.search, spec.target.resources)
+            named = {
+                shape_name(s): s
+                for s in (PodShape(cpu=c, memory=m) for c in cpus for m in memories)
+            }
+            if variant in named:
+                return test.model_copy(update={"spec": spec.measuring_only(named[variant])})
+            raise SpecError(
+                [
+                    f"spec.shapes.search: no shape {variant!r} in its grid; its shapes are "
+                    f"{sorted(named)}"
+                ]
+            ) from None
+        if shapes is not None and shapes.explicit is not None:
+            names = [shape_name(s) for s in shapes.explicit]
+            raise SpecError(
+                [f"spec.shapes.explicit: no shape {variant!r}; the spec has {names}"]
+            ) from None
+        names = [v.name for v in spec.variants] or ["(none)"]
         raise SpecError([f"spec.variants: no variant {variant!r}; the spec has {names}"]) from None
-    return test.model_copy(update={"spec": spec})
+    return test.model_copy(update={"spec": narrowed})
 
 
 def _shorten(
@@ -155,7 +181,13 @@ def _stop_on_terminate_and_hangup() -> None:
 def run(
     file: Annotated[Path, typer.Argument(help="A CapacityTest YAML file.")],
     out: Annotated[Path | None, typer.Option(help="Output folder for the report.")] = None,
-    variant: Annotated[str | None, typer.Option(help="Run only this variant.")] = None,
+    variant: Annotated[
+        str | None,
+        typer.Option(
+            help="Run only this variant, or this shape of spec.shapes (its name, e.g. "
+            "c500m-m1gi: an explicit shape, or one of a search's grid), priced alone."
+        ),
+    ] = None,
     prometheus: Annotated[
         str | None,
         typer.Option(

@@ -26,6 +26,8 @@ def headline(table: ShapeTable, currency: str, baseline: str) -> str:
         return "No shape passed a level: there is no cheapest shape."
     per = _PER.get(best.unit, best.unit)
     price = f"{_money(currency, best.cost_per_thousand)} per 1,000 {per} per hour"
+    if len(rows) == 1:
+        return f"{best.label}: {price} ({best.limited_by.value}-bound; the only shape measured)."
     base = rows.get(baseline)
     text = f"{best.label} is the cheapest shape: {price}"
     if base is not None and base is not best and base.cost_per_thousand:
