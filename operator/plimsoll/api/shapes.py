@@ -23,8 +23,8 @@ from plimsoll.api.variant import Variant
 
 GIB = 2**30
 
-# GKE Autopilot general-purpose Pod list prices, us-central1 (published 2024): a
-# Guaranteed pod is billed for exactly its requests, which is the model here.
+# GKE Autopilot general-purpose Pod on-demand list prices, us-central1 (source and date:
+# docs/how-to/shapes.md, "Prices"): a pod is billed for exactly its requests, the model here.
 DEFAULT_PER_CPU_HOUR = 0.0445
 DEFAULT_PER_GIB_HOUR = 0.0049225
 HOURS_PER_MONTH = 730.0  # 365 × 24 / 12, the convention of cloud price lists
