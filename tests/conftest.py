@@ -79,6 +79,7 @@ END_TO_END = (
     "run/test_interrupt.py::test_sigint_stops_everything_and_keeps_the_steps",
     "cli/test_run_baseline.py::test_a_run_below_its_baseline_fails_the_gate",
     "run/test_kill_fault.py",  # two real runs of three replicas, one killed: about 30 s
+    "run/test_prove_local.py",  # three real proof runs of three replicas: about 45 s
 )
 
 

@@ -6,18 +6,28 @@ one per replica on the local platform), every send goes through a
 spreads evenly and each connection stays with the replica it was opened to
 (a connection pins its client to a replica, as behind a real load balancer).
 A replica whose connect is refused (nobody listens: the process is gone) is
-left out for the rest of the trial, as a Service drops a lost pod's endpoint, so
-after a replica dies only the calls in flight on it and the ones routed to it
-before it was noticed fail. A lost replica comes back only before the next
-trial (the platform holds it down until then), and each trial has new pools. Called by
+left out, as a Service drops a lost pod's endpoint, so after a replica dies only
+the calls in flight on it and the ones routed to it before it was noticed fail.
+It is probed with a bare connect (no request, so nothing fails) every
+`PROBE_INTERVAL`, and routed to again once it listens: a restored zone
+(`trial.faults[].restore`) takes its share back, as a ready pod rejoins its
+Service. Each trial has new pools; the requests routed to each replica are
+counted for the timeline (`TimelineSlice.replica_sent`). Called by
 `context.py` in place of the single `Pool`; the same send/fetch/close surface.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ssl
+import time
 
 from plimsoll_generator.client import Exchange, Pool, split_url
+
+# How often a replica that refused is probed with a bare connect (no request, so nothing
+# fails): a restored zone's replicas take traffic again within about this long.
+PROBE_INTERVAL = 0.5
 
 
 class SpreadPool:
@@ -25,6 +35,9 @@ class SpreadPool:
         self.pools = [Pool(*split_url(url)[:2], tls) for url in urls]
         self.tls = tls
         self.turn = 0
+        self.sent = [0] * len(self.pools)  # requests routed to each replica, for the timeline
+        self._probed = [0.0] * len(self.pools)
+        self._probes: set[asyncio.Task[None]] = set()
 
     @property
     def bytes_in(self) -> int:
@@ -38,11 +51,37 @@ class SpreadPool:
         """The next replica in turn that has not refused a connect."""
         pools = self.pools
         for _ in range(len(pools)):
-            pool = pools[self.turn % len(pools)]
+            index = self.turn % len(pools)
             self.turn += 1
-            if not pool.refused:
-                return pool
-        return pools[self.turn % len(pools)]  # every replica looks down: try one anyway
+            if not pools[index].refused:
+                self.sent[index] += 1
+                return pools[index]
+            self._probe_later(index)
+        index = self.turn % len(pools)  # every replica looks down: try one anyway
+        self.sent[index] += 1
+        return pools[index]
+
+    def _probe_later(self, index: int) -> None:
+        now = time.monotonic()
+        if now - self._probed[index] < PROBE_INTERVAL:
+            return
+        self._probed[index] = now
+        task = asyncio.get_running_loop().create_task(self._probe(self.pools[index]))
+        self._probes.add(task)
+        task.add_done_callback(self._probes.discard)
+
+    async def _probe(self, pool: Pool) -> None:
+        """Connect and close at once: a replica that listens again is routed to again."""
+        try:
+            _, writer = await asyncio.wait_for(
+                asyncio.open_connection(pool.address or pool.host, pool.port), 1.0
+            )
+        except (OSError, TimeoutError):
+            return
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+        pool.refused = False
 
     def send(self, payload: bytes, exchange: Exchange, fresh: bool = False) -> None:
         self.pick().send(payload, exchange, fresh)
@@ -51,5 +90,7 @@ class SpreadPool:
         return await self.pick().fetch(payload, exchange)
 
     def close(self) -> None:
+        for task in self._probes:
+            task.cancel()
         for pool in self.pools:
             pool.close()

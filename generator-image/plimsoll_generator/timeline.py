@@ -18,6 +18,7 @@ from plimsoll.api.timeline import MAX_SLICES, TimelineSlice
 from plimsoll.shared import histogram
 from plimsoll.shared.timeline import bounded
 from plimsoll_generator.context import TrialContext
+from plimsoll_generator.spread import SpreadPool
 
 # Slices kept before neighbours merge: twice the step's bound, so the merge runs rarely.
 _KEEP = 2 * MAX_SLICES
@@ -32,6 +33,17 @@ class TimelineCutter:
         self._sent = 0
         self._ok = 0
         self._errors = 0
+        self._replica_sent: list[int] = []
+
+    def _replica_counts(self) -> list[int]:
+        """Requests routed to each replica since the last cut (none with one replica)."""
+        pool = self.ctx.pool
+        if not isinstance(pool, SpreadPool):
+            return []
+        now = list(pool.sent)
+        before = self._replica_sent or [0] * len(now)
+        self._replica_sent = now
+        return [n - b for n, b in zip(now, before, strict=True)]
 
     def cut(self, seconds: float) -> None:
         """Close the open slice, `seconds` wide, and open the next one."""
@@ -50,6 +62,7 @@ class TimelineCutter:
                 sent=ctx.sent - self._sent,
                 ok=ok - self._ok,
                 errors=errors - self._errors,
+                replica_sent=self._replica_counts(),
             )
         )
         self._sent, self._ok, self._errors = ctx.sent, ok, errors

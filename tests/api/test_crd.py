@@ -65,6 +65,7 @@ def test_printer_columns_show_the_answer() -> None:
         "Change",
         "Steps",
         "Variants",
+        "Proved",
         "Cheapest",
         "Age",
     ]

@@ -32,6 +32,16 @@ def test_a_kill_and_a_zone_removal_validate() -> None:
     ]
 
 
+def test_a_removed_zone_may_be_restored_later() -> None:
+    spec = CapacityTestSpec.model_validate(
+        _spec(
+            {"replicas": 3, "zones": ["a", "b", "c"]},
+            [{"at": "3s", "remove": {"zone": "b"}}, {"at": "6s", "restore": {"zone": "b"}}],
+        )
+    )
+    assert spec.trial.faults[1].describe() == "zone b restored at 6 s"
+
+
 @pytest.mark.parametrize(
     ("target", "faults", "message"),
     [
@@ -39,7 +49,11 @@ def test_a_kill_and_a_zone_removal_validate() -> None:
         ({"replicas": 2, "zones": ["a", "b"]}, [{"at": "3s", "remove": {"zone": "z"}}], "'z'"),
         ({"replicas": 2}, [{"at": "30s", "kill": {}}], "make 'at' shorter than 'duration'"),
         ({"replicas": 2}, [{"at": "3s"}], "exactly one of kill, remove or restore"),
-        ({"replicas": 2}, [{"at": "3s", "restore": {"zone": "a"}}], "not built yet"),
+        (
+            {"replicas": 2, "zones": ["a", "b"]},
+            [{"at": "3s", "restore": {"zone": "a"}}],
+            "trial.faults[0].restore.zone: no earlier fault removes zone 'a'",
+        ),
         ({"replicas": 1, "zones": ["a", "b"]}, [], "set replicas to 2 or more"),
         ({"replicas": 2, "zones": ["a", "a"]}, [], "names each zone once"),
     ],

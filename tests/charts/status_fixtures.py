@@ -38,7 +38,7 @@ class Fixture:
     obj: dict[str, Any]
     health: str
     message: str
-    gated: bool = False  # judged by spec.regression: its health is not the phase's alone
+    gated: bool = False  # judged by a condition (Regressed, Proved): not the phase alone
 
 
 def _conditions(*items: tuple[ConditionType, ConditionStatus, Reason, str]) -> list[Condition]:
@@ -60,6 +60,39 @@ def _obj(status: CapacityTestStatus | None, generation: int = 1) -> dict[str, An
 
 
 VALID = (ConditionType.SPEC_VALID, ConditionStatus.TRUE, Reason.VALID, "")
+
+
+def _proof_fixture(held: bool) -> Fixture:
+    """A proof run (search.strategy: prove): Succeeded either way, Proved says if it held."""
+    sentence = (
+        "3 replicas across 3 zones held 600 requests/s; with zone a lost at 30 s, p99 rose to "
+        "8.1 ms (bar 10 ms), back within it after 2.0 s, and 14 requests failed (0.02%); "
+        + ("it held." if held else "it did not hold.")
+    )
+    ceiling = Ceiling(level=600 if held else None, unit="rps", complete=True)
+    status = CapacityTestStatus(
+        phase=Phase.SUCCEEDED,
+        observed_generation=1,
+        ceiling=ceiling,
+        conditions=_conditions(
+            VALID,
+            (ConditionType.READY, ConditionStatus.TRUE, Reason.CEILING_FOUND, "ok"),
+            (
+                ConditionType.PROVED,
+                ConditionStatus.TRUE if held else ConditionStatus.FALSE,
+                Reason.HELD if held else Reason.NOT_HELD,
+                sentence,
+            ),
+        ),
+    )
+    return Fixture(
+        "succeeded-proved" if held else "succeeded-not-proved",
+        Phase.SUCCEEDED,
+        _obj(status),
+        "Healthy" if held else "Degraded",
+        ("Proved: " if held else "Not proved: ") + sentence,
+        gated=True,
+    )
 
 
 def fixtures() -> list[Fixture]:
@@ -327,6 +360,8 @@ def fixtures() -> list[Fixture]:
             "Regressed: default: 120 users vs 160 users (previous run 1a2b3c4d), -25%: regressed",
             gated=True,
         ),
+        _proof_fixture(held=True),
+        _proof_fixture(held=False),
         Fixture(
             "succeeded-within-noise",
             Phase.SUCCEEDED,

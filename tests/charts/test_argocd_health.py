@@ -57,12 +57,16 @@ def test_every_phase_has_a_fixture_with_its_health() -> None:
             assert fixture.health == EXPECTED_HEALTH[fixture.phase], fixture.name
 
 
-def test_a_regression_is_degraded_only_while_its_condition_is_true() -> None:
+def test_a_regression_is_degraded_only_while_its_condition_is_true_and_a_proof_while_false() -> (
+    None
+):
     gated = {f.name: f.health for f in FIXTURES if f.gated}
     assert gated == {
         "succeeded-regressed": "Degraded",
         "succeeded-within-noise": "Healthy",
         "succeeded-first-gated-run": "Healthy",
+        "succeeded-proved": "Healthy",
+        "succeeded-not-proved": "Degraded",
     }
 
 

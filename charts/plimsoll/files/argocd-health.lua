@@ -6,6 +6,8 @@
 --   Succeeded                              -> Healthy (the ceiling found and, with
 --                                             spec.regression, its change)
 --   Succeeded with Regressed=True          -> Degraded (the ceiling fell below its baseline)
+--   Succeeded with Proved=False            -> Degraded (the proof run's deployment did not hold)
+--   Succeeded with Proved=True             -> Healthy (the proof's sentence)
 --   Failed                                 -> Degraded (why, from the conditions)
 -- A spec the operator has not observed yet is Progressing too, so an Argo CD
 -- sync that changes a test never shows the previous run's verdict as current.
@@ -154,9 +156,16 @@ end
 
 local phase = status.phase
 local regressed = condition(status, "Regressed")
+local proved = condition(status, "Proved")
 if phase == "Succeeded" and regressed ~= nil and regressed.status == "True" then
   hs.status = "Degraded"
   hs.message = "Regressed: " .. (nonempty(regressed.message) and regressed.message or "the ceiling fell below its baseline")
+elseif phase == "Succeeded" and proved ~= nil and proved.status == "False" then
+  hs.status = "Degraded"
+  hs.message = "Not proved: " .. (nonempty(proved.message) and proved.message or "the deployment did not hold")
+elseif phase == "Succeeded" and proved ~= nil and proved.status == "True" then
+  hs.status = "Healthy"
+  hs.message = "Proved: " .. (nonempty(proved.message) and proved.message or "the deployment held")
 elseif phase == "Succeeded" then
   hs.status = "Healthy"
   hs.message = describe_success(status)

@@ -31,6 +31,12 @@ PRINTER_COLUMNS = [
     {"name": "Change", "type": "string", "jsonPath": ".status.change"},
     {"name": "Steps", "type": "integer", "jsonPath": ".status.stepCount"},
     {"name": "Variants", "type": "integer", "jsonPath": ".status.variantCount"},
+    # Only a proof run (search.strategy: prove) sets the Proved condition: True or False.
+    {
+        "name": "Proved",
+        "type": "string",
+        "jsonPath": '.status.conditions[?(@.type=="Proved")].status',
+    },
     # Shown by `kubectl get -o wide`: only a run with spec.shapes fills it.
     {"name": "Cheapest", "type": "string", "jsonPath": ".status.cheapestShape", "priority": 1},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},

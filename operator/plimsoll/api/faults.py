@@ -3,8 +3,9 @@
 The runner (`plimsoll.run.faults`) fires each fault `at` seconds into the measured
 window through the platform; the step then reports the windows before, during and
 after the fault, each judged against the bar on its own (`plimsoll.decide.fault_windows`).
-Built: `kill` (SIGKILL of replicas) and `remove` (SIGKILL of one zone's replicas) on the
-local platform. `restore` and every fault on Kubernetes say they are not built yet.
+Built on the local platform: `kill` (SIGKILL of replicas), `remove` (SIGKILL of one
+zone's replicas) and `restore` (start a removed zone's replicas again). Every fault on
+Kubernetes says it is not built yet.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class Fault(PlimsollModel):
         None, description="Take a zone away: kill every replica of the target in it."
     )
     restore: ZoneRef | None = Field(
-        None, description="Bring a removed zone back (not built yet: rejected)."
+        None, description="Bring a zone an earlier fault removed back: start its replicas again."
     )
 
     @model_validator(mode="after")
@@ -45,18 +46,15 @@ class Fault(PlimsollModel):
                 "a fault needs exactly one of kill, remove or restore, e.g. "
                 "{at: 30s, kill: {replicas: 1}}"
             )
-        if self.restore is not None:
-            raise ValueError(
-                "trial.faults[].restore is not built yet: leave it out (a removed zone's "
-                "replicas start again before the next trial)"
-            )
         return self
 
     def describe(self) -> str:
         if self.kill is not None:
             n = self.kill.replicas
             return f"{n} replica{'s' if n != 1 else ''} killed at {self.at:g} s"
-        zone = self.remove.zone if self.remove is not None else "?"  # restore is refused
+        if self.restore is not None:
+            return f"zone {self.restore.zone} restored at {self.at:g} s"
+        zone = self.remove.zone if self.remove is not None else "?"
         return f"zone {zone} lost at {self.at:g} s"
 
 

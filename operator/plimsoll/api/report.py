@@ -19,6 +19,7 @@ from pydantic import Field, field_serializer, model_validator
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Comparison
+from plimsoll.api.proof import Proof
 from plimsoll.api.shapes import ShapeTable
 from plimsoll.api.sizing import SizingPlan
 from plimsoll.api.spec import CapacityTestSpec
@@ -78,6 +79,9 @@ class RunReport(PlimsollModel):
     )
     summary: list[str] = Field(default_factory=list, description="One sentence per variant.")
     sizing: SizingPlan | None = Field(None, description="The plan spec.sizing asked for.")
+    proof: Proof | None = Field(
+        None, description="What the proof run (search.strategy: prove) showed: did it hold?"
+    )
     comparison: Comparison | None = Field(
         None, description="The variants side by side, when the run had more than one."
     )

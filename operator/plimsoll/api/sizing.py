@@ -92,6 +92,18 @@ class SizingSpec(PlimsollModel):
     memory_per_in_flight: Bytes | None = Field(None, description="When the report has none.")
     memory_per_user: Bytes | None = Field(None, description="When the report has none.")
     variant: str | None = Field(None, description="Whose ceiling to plan with (default baseline).")
+    per_pod: float | None = Field(
+        None,
+        gt=0,
+        le=1e12,
+        allow_inf_nan=False,
+        description="The per-pod ceiling a previous run measured, for a proof run "
+        "(search.fromSizing) that measures none; otherwise the run's own ceiling is used.",
+    )
+
+    def zone_names(self) -> list[str]:
+        """The planned zones as a proof run names them: a, b, c, ..."""
+        return [chr(ord("a") + index) for index in range(self.zones)]
 
 
 class SizingInput(SizingSpec):

@@ -96,6 +96,7 @@ class Strategy(StrEnum):
     STEPS = "steps"  # a fixed list of levels, each reported (a fixed table of levels)
     DOUBLING = "doubling"  # double until a failure, then bisect
     PROBE = "probe"  # short probe trials while the bracket is wide, full trials to confirm
+    PROVE = "prove"  # one long trial at a planned level: does the plan hold (with its faults)?
 
 
 class Search(PlimsollModel):
@@ -111,6 +112,11 @@ class Search(PlimsollModel):
                     "rule": "!has(self.strategy) || self.strategy != 'steps' || has(self.levels)",
                     "message": "strategy 'steps' needs levels",
                 },
+                {
+                    "rule": "!has(self.strategy) || self.strategy != 'prove' || has(self.level) "
+                    "|| (has(self.fromSizing) && self.fromSizing)",
+                    "message": "strategy 'prove' needs level or fromSizing: true",
+                },
             ]
         }
     }
@@ -118,7 +124,21 @@ class Search(PlimsollModel):
     strategy: Strategy = Field(
         Strategy.DOUBLING,
         description="How levels are chosen: steps (a fixed list), doubling (double, then bisect), "
-        "probe (short trials, then full ones).",
+        "probe (short trials, then full ones), prove (one long trial at a planned level).",
+    )
+    level: Level | None = Field(
+        None, description="For 'prove': the level of its one trial, e.g. the planned peak."
+    )
+    from_sizing: bool = Field(
+        False,
+        description="For 'prove': take the level, replicas and zones from spec.sizing's plan "
+        "(its peak × growth, pods and zones), scaled by `scale`.",
+    )
+    scale: Fraction = Field(
+        1.0,
+        gt=0,
+        description="For 'prove' with fromSizing: the share of the planned peak, and of each "
+        "pod's CPU, run here, e.g. 25% so that the plan fits one machine.",
     )
     levels: list[Level] | None = Field(
         None, min_length=1, max_length=500, description="For 'steps'."
@@ -155,6 +175,16 @@ class Search(PlimsollModel):
                 raise ValueError("strategy 'steps' needs 'levels', e.g. [500, 1000, 2000]")
             if any(level < 1 for level in self.levels):
                 raise ValueError("every level in 'levels' must be at least 1")
+        if self.strategy is Strategy.PROVE and (self.level is None) == (not self.from_sizing):
+            raise ValueError(
+                "strategy 'prove' needs exactly one of 'level' (e.g. 600) or 'fromSizing: true' "
+                "(the level spec.sizing plans)"
+            )
+        if self.strategy is not Strategy.PROVE and (self.level is not None or self.from_sizing):
+            raise ValueError(
+                "'level' and 'fromSizing' are for strategy 'prove': set strategy: prove or "
+                "leave them out"
+            )
         if self.floor >= self.limit:
             raise ValueError(f"'floor' ({self.floor}) must be below 'limit' ({self.limit})")
         if not self.floor <= self.start <= self.limit:
@@ -433,6 +463,33 @@ def _check_shapes(spec: CapacityTestSpec) -> None:
             )
 
 
+def _proof_problems(spec: CapacityTestSpec) -> list[str]:
+    """`search.fromSizing` plans the replicas, zones and CPU: it needs the plan's inputs and a
+    target whose shape it can scale, and leaves the target's own replicas alone."""
+    if not spec.search.from_sizing:
+        return []
+    where = "search.fromSizing"
+    problems = []
+    if spec.sizing is None:
+        problems.append(f"{where}: needs spec.sizing (the plan to prove): add peak and zones")
+    elif spec.sizing.per_pod is None:
+        problems.append(
+            f"{where}: needs spec.sizing.perPod, the per-pod ceiling an earlier run measured "
+            "(a proof run measures none)"
+        )
+    if spec.target.url is not None or spec.target.resources is None:
+        problems.append(
+            f"{where}: needs a target Plimsoll starts with target.resources, whose CPU it "
+            "scales by search.scale"
+        )
+    if spec.target.replicas != 1 or spec.target.zones:
+        problems.append(
+            f"{where}: the plan sets the replicas and zones: leave target.replicas and "
+            "target.zones out"
+        )
+    return problems
+
+
 def _fault_problems(trial: Trial, target: Target) -> list[str]:
     """Each fault must leave a replica running and name a zone the target has."""
     problems = []
@@ -455,6 +512,17 @@ def _fault_problems(trial: Trial, target: Target) -> list[str]:
                 problems.append(
                     f"{where}.remove.zone: with one zone, removing it leaves no replica: "
                     "add zones to target.zones"
+                )
+        if fault.restore is not None:
+            zone = fault.restore.zone
+            removed_before = any(
+                f.remove is not None and f.remove.zone == zone and f.at < fault.at
+                for f in trial.faults
+            )
+            if not removed_before:
+                problems.append(
+                    f"{where}.restore.zone: no earlier fault removes zone {zone!r}: add "
+                    f"{{at: ..., remove: {{zone: {zone}}}}} before it, or leave the restore out"
                 )
     return problems
 
@@ -544,7 +612,8 @@ class CapacityTestSpec(PlimsollModel):
         problems = [
             *_workload_problems(self.workload, self.upstream, self.pass_when),
             *_upstreams_problems(self.upstreams, self.target),
-            *_fault_problems(self.trial, self.target),
+            *_fault_problems(self.trial, self.proved_target),
+            *_proof_problems(self),
         ]
         if problems:
             raise ValueError("\n".join(problems))
@@ -582,6 +651,16 @@ class CapacityTestSpec(PlimsollModel):
             if problems:
                 raise ValueError(f"variants[{index}] ({variant.name}): " + "; ".join(problems))
         return self
+
+    @property
+    def proved_target(self) -> Target:
+        """The target as a proof run from the sizing plan sees its zones (a, b, c, ...), for
+        the checks of the faults; the replicas and CPU are planned by
+        `plimsoll.decide.proof_plan`, which needs the sizing arithmetic."""
+        if not self.search.from_sizing or self.sizing is None:
+            return self.target
+        zones = self.sizing.zone_names()
+        return self.target.model_copy(update={"zones": zones, "replicas": max(16, len(zones))})
 
     @property
     def unit(self) -> str:

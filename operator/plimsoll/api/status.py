@@ -17,6 +17,7 @@ from pydantic import Field
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Difference
 from plimsoll.api.gate import HistoryEntry, RegressionStatus
+from plimsoll.api.proof import Proof
 from plimsoll.api.shapes import ShapeStatus
 from plimsoll.api.sizing import SizingSummary
 from plimsoll.api.step import LimitedBy, StepRecord, TrialKind
@@ -60,6 +61,7 @@ class ConditionType(StrEnum):
     PROVISIONED = "Provisioned"
     PROGRESSING = "Progressing"
     REGRESSED = "Regressed"  # the latest ceiling fell below its baseline (spec.regression)
+    PROVED = "Proved"  # the proof run's deployment held the bar (search.strategy: prove)
 
 
 class ConditionStatus(StrEnum):
@@ -86,11 +88,13 @@ class Reason(StrEnum):
     REGRESSED = "Regressed"
     NO_REGRESSION = "NoRegression"
     NO_BASELINE = "NoBaseline"
+    HELD = "Held"
+    NOT_HELD = "NotHeld"
 
 
 class Condition(PlimsollModel):
     type: ConditionType = Field(
-        description="Ready, SpecValid, Provisioned, Progressing or Regressed."
+        description="Ready, SpecValid, Provisioned, Progressing, Regressed or Proved."
     )
     status: ConditionStatus = Field(description="True, False or Unknown.")
     reason: Reason = Field(description="Why, in one CamelCase word (see Phases and conditions).")
@@ -252,8 +256,8 @@ class CapacityTestStatus(PlimsollModel):
     )
     conditions: list[Condition] = Field(
         default_factory=list,
-        description="Ready, SpecValid, Provisioned, Progressing and Regressed, by Kubernetes "
-        "conventions.",
+        description="Ready, SpecValid, Provisioned, Progressing, Regressed and Proved, by "
+        "Kubernetes conventions.",
     )
     observed_generation: int | None = Field(
         None, description="The metadata.generation the current run serves."
@@ -300,6 +304,9 @@ class CapacityTestStatus(PlimsollModel):
     )
     change: str = Field("", description="The first variant's change against its baseline.")
     sizing: SizingSummary | None = Field(None, description="The plan spec.sizing asked for.")
+    proof: Proof | None = Field(
+        None, description="What the proof run showed (search.strategy: prove): did it hold?"
+    )
     # Bounded like spec.shapes (explicit: 16, a search: maxShapes ≤ 16).
     shapes: list[ShapeStatus] = Field(
         default_factory=list,

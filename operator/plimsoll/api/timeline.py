@@ -38,6 +38,12 @@ class TimelineSlice(PlimsollModel):
         description="Calls that ended in the slice as errors: transport, unexpected, "
         "application or shed.",
     )
+    replica_sent: list[int] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Requests sent to each replica of the target in the slice, in the order "
+        "of the trial's replica URLs; empty with one replica.",
+    )
 
 
 class TimelinePoint(PlimsollModel):

@@ -6,3 +6,5 @@ EXIT_INVALID_SPEC = 2  # the spec is invalid; each mistake was printed with its 
 # A ceiling dropped beyond the threshold and outside noise (`compare`, `run --baseline`):
 # the code of a run that failed, so a CI gate fails on either without telling them apart.
 EXIT_REGRESSED = 1
+# A proof run (search.strategy: prove) whose deployment did not hold: a failed gate too.
+EXIT_NOT_PROVED = 1

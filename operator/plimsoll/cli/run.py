@@ -34,7 +34,13 @@ from plimsoll.api.shapes import shape_name
 from plimsoll.api.spec import Variant
 from plimsoll.api.target import PodShape
 from plimsoll.cli.compare import parse_threshold, regression_gate, with_headlines
-from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, EXIT_OK, EXIT_REGRESSED
+from plimsoll.cli.exits import (
+    EXIT_INCOMPLETE,
+    EXIT_INVALID_SPEC,
+    EXIT_NOT_PROVED,
+    EXIT_OK,
+    EXIT_REGRESSED,
+)
 from plimsoll.cli.spec_file import read_capacity_tests
 from plimsoll.decide.across_runs import LabelledRun, compare_runs
 from plimsoll.decide.shape_search import grid
@@ -268,6 +274,8 @@ def run(
     regressed = _against_baseline(old, report, threshold) if old is not None else False
     if report.outcome is not Outcome.SUCCEEDED:
         raise typer.Exit(EXIT_INCOMPLETE)
+    if report.proof is not None and not report.proof.held:
+        raise typer.Exit(EXIT_NOT_PROVED)
     raise typer.Exit(EXIT_REGRESSED if regressed else EXIT_OK)
 
 

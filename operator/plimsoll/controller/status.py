@@ -232,6 +232,15 @@ class OperatorSink:
         if status.variants:
             status.variants = run_ended(status.variants, report.ceilings, report.comparison)
         status.sizing = SizingSummary.of(report.sizing) if report.sizing is not None else None
+        status.proof = report.proof
+        if report.proof is not None:
+            held = report.proof.held
+            self.writer.condition(
+                ConditionType.PROVED,
+                ConditionStatus.TRUE if held else ConditionStatus.FALSE,
+                Reason.HELD if held else Reason.NOT_HELD,
+                report.proof.sentence,
+            )
         if report.shapes is not None:
             status.shapes = [ShapeStatus.of(row) for row in report.shapes.rows]
             status.cheapest_shape = report.shapes.cheapest

@@ -170,7 +170,7 @@ def resolve(
     if store is not None:
         for cost in STORE_COSTS:
             pick(cost, store.get(cost), store)
-    if "per_pod" not in fields:
+    if fields.get("per_pod") is None:
         raise SizingInputError("no per-pod ceiling: give --report FILE or --per-pod N")
     for cost in (*POD_COSTS, "bytes_per_key"):
         # Bytes fields parse whole numbers; a measured slope is fractional.

@@ -29,9 +29,11 @@ from datetime import UTC, datetime
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.shapes import ShapeTable, shape_variant
-from plimsoll.api.spec import CapacityTestSpec, Cleanup, Variant
+from plimsoll.api.spec import CapacityTestSpec, Cleanup, Strategy, Variant
 from plimsoll.api.status import Ceiling, Phase
-from plimsoll.api.step import StepRecord
+from plimsoll.api.step import StepRecord, TrialKind
+from plimsoll.decide.proof import prove
+from plimsoll.decide.proof_plan import planned_proof
 from plimsoll.decide.shape_costs import measured_of, shape_rows
 from plimsoll.decide.shape_search import MeasuredShape, ShapesDone, next_shape, predicted_search
 from plimsoll.decide.sizing import plan_deployment
@@ -131,17 +133,38 @@ def _finish(report: RunReport, specs: Mapping[str, CapacityTestSpec]) -> None:
     report.summary = [
         ceiling_sentence(report, c, specs.get(c.variant, report.spec)) for c in report.ceilings
     ]
+    proving = report.spec.search.strategy is Strategy.PROVE
+    if proving:
+        _prove(report, baseline, specs.get(baseline, report.spec))
     report.comparison = compare_variants(report)
     if report.spec.shapes is not None:
         table = shape_rows(report, report.shapes or ShapeTable())
         baseline = report.ceilings[0].variant if report.ceilings else ""
         table.headline = shapes_headline(table, report.spec.cost.currency, baseline)
         report.shapes = table
-    if report.spec.sizing is not None:
+    if report.spec.sizing is not None and not (proving and report.spec.sizing.per_pod is None):
+        # A proof's one level is the deployment's, not one pod's: its plan is the one it
+        # proved (from spec.sizing.perPod), never one made from the proof's level.
         try:
-            report.sizing = plan_deployment(resolve(report.spec.sizing, report, flags={}))
+            measured = None if proving else report
+            sizing = resolve(report.spec.sizing, measured, flags={}, unit=report.spec.unit)
+            report.sizing = plan_deployment(sizing)
         except SizingInputError as exc:
             report.warnings.append(f"spec.sizing: no plan: {exc}")
+
+
+def _prove(report: RunReport, variant: str, spec: CapacityTestSpec) -> None:
+    """The proof of `variant` (the baseline) from its one full-length step at the level;
+    its sentence is the run's summary."""
+    level = spec.search.level
+    steps = [
+        s
+        for s in report.steps
+        if s.variant == variant and s.kind is TrialKind.FULL and s.level == level
+    ]
+    why = report.message or (report.ceiling.stop_reason if report.ceiling else "")
+    report.proof = prove(spec, steps[-1] if steps else None, why_not=why)
+    report.summary = [report.proof.sentence]
 
 
 async def _run_guided(
@@ -191,10 +214,20 @@ async def run_test(
 ) -> RunReport:
     """Find the ceiling of every variant of `test`; the report, complete or partial."""
     variants: list[Variant | None] = list(test.spec.compared_variants) or [None]
-    specs = test.spec.variant_specs()  # the one place each variant's spec is derived
     report = RunReport(
         test_name=test.metadata.name, spec=test.spec, started_at=_now(), platform="unknown"
     )
+    try:
+        # The one place each variant's spec is derived; a proof from the sizing plan gets
+        # its level, replicas and zones here.
+        specs = {name: planned_proof(s) for name, s in test.spec.variant_specs().items()}
+    except ValueError as exc:
+        specs = test.spec.variant_specs()
+        report.message = str(exc)
+        _finish(report, specs)
+        await sink.phase(Phase.FAILED, report.message)
+        await sink.finished(report)
+        return report
     try:
         if test.spec.shapes is not None and test.spec.shapes.search is not None:
             specs = {}  # the guided search derives each shape's spec as it chooses it

@@ -31,7 +31,14 @@ def _add(slices: Sequence[TimelineSlice], start: float, seconds: float) -> Timel
         sent=sum(s.sent for s in slices),
         ok=sum(s.ok for s in slices),
         errors=sum(s.errors for s in slices),
+        replica_sent=_add_counts([s.replica_sent for s in slices]),
     )
+
+
+def _add_counts(counts: Sequence[Sequence[int]]) -> list[int]:
+    """Per-replica counts added position by position (a slice without them adds nothing)."""
+    width = max((len(c) for c in counts), default=0)
+    return [sum(c[i] for c in counts if i < len(c)) for i in range(width)]
 
 
 def _width(slices: Sequence[TimelineSlice]) -> float:

@@ -18,7 +18,10 @@ def step(index: int, level: int, verdict: Verdict, kind: TrialKind = TrialKind.F
 
 @pytest.mark.parametrize("strategy", list(Strategy))
 def test_a_noisy_step_is_repeated_then_counts_as_invalid(strategy: Strategy) -> None:
-    search = Search(strategy=strategy, levels=[100, 200], start=100)
+    if strategy is Strategy.PROVE:
+        search = Search(strategy=strategy, level=100)
+    else:
+        search = Search(strategy=strategy, levels=[100, 200], start=100)
     history = [step(0, 100, Verdict.NOISY, TrialKind.FULL)]
     if strategy is Strategy.PROBE:
         history = [step(0, 100, Verdict.NOISY, TrialKind.PROBE)]

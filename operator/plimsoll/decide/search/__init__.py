@@ -26,7 +26,7 @@ Rules shared by every strategy, applied here before the strategy decides:
 - `search.max_trials` bounds the number of trials, noisy repeats and probes
   included; at the bound the run stops with the range so far.
 
-The strategies (`steps`, `doubling`, `probe`) live in their own modules and
+The strategies (`steps`, `doubling`, `probe`, `prove`) live in their own modules and
 see only pass and fail verdicts.
 """
 
@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 
 from plimsoll.api.spec import Noise, Search, Strategy, Trial
 from plimsoll.api.step import StepRecord, TrialKind, Verdict
-from plimsoll.decide.search import doubling, probe, steps
+from plimsoll.decide.search import doubling, probe, prove, steps
 from plimsoll.decide.search.actions import CeilingEstimate, Finished, NextTrial
 
 __all__ = [
@@ -61,6 +61,7 @@ _STRATEGIES: dict[Strategy, tuple[_Propose, _SoFar]] = {
     Strategy.STEPS: (steps.propose, steps.so_far),
     Strategy.DOUBLING: (doubling.propose, doubling.so_far),
     Strategy.PROBE: (probe.propose, probe.so_far),
+    Strategy.PROVE: (prove.propose, prove.so_far),
 }
 
 
@@ -124,6 +125,8 @@ def noise_free_bound(search: Search) -> int:
     """
     if search.strategy is Strategy.STEPS:
         return len(steps.planned(search))
+    if search.strategy is Strategy.PROVE:
+        return 1
     climb = math.ceil(math.log(search.limit / search.floor, search.factor)) + 1
     bisect = math.ceil(math.log2(1.0 / search.precision)) + 2
     extra = 2 if search.strategy is Strategy.PROBE else 0

@@ -280,15 +280,26 @@ class LocalPlatform:
             await replica.restarter.ensure_ready(within=120)
 
     async def fire(self, fault: Fault) -> list[str]:
-        """SIGKILL the replicas `fault` names, held down until the next trial; the roles
-        killed. `kill` takes the last running ones, `remove` every one in the zone."""
+        """SIGKILL the replicas `fault` names, held down until the next trial or a
+        `restore`; the roles killed. `kill` takes the last running ones, `remove` every one
+        in the zone; `restore` starts the zone's dead replicas again and returns them once
+        they answer (the generators route to them again as they listen)."""
+        if fault.restore is not None:
+            back = [
+                r for r in self.replicas if r.zone == fault.restore.zone and not r.process.running
+            ]
+            for replica in back:
+                replica.restarter.release()
+            for replica in back:
+                await replica.restarter.ensure_ready(within=60)
+            return [r.role for r in back]
         running = [r for r in self.replicas if r.process.running]
         if fault.kill is not None:
             victims = running[len(running) - fault.kill.replicas :]
         elif fault.remove is not None:
             victims = [r for r in running if r.zone == fault.remove.zone]
         else:
-            raise PlatformError("trial.faults[].restore is not built yet")
+            victims = []
         for replica in victims:
             replica.restarter.hold()
             await replica.process.kill()

@@ -1,0 +1,110 @@
+"""A proof run on the local platform: three replicas of a CPU-bound target, a zone lost.
+
+Each replica is pinned to 0.25 CPU and every request costs 10 ms of CPU, so one
+replica carries at most 25 requests/s and the two left after a zone loss 50 (the
+analytic ceiling `examples/targets/cpu_bound.py` is built to have, and that
+tests/run checks the search finds within 15%). `search.strategy: prove` runs one
+trial at its level with zone c taken away: at 35 requests/s the two left carry
+it (each about 17.5) and the proof holds; at 65 (over the two's 50) it does not.
+A third run takes zone c away and brings it back: its replica takes traffic
+again. Real processes, cgroups and loopback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.spec import Strategy
+from plimsoll.platforms.local.platform import LocalPlatform
+from plimsoll.run.runner import run_test
+from tests.localrun import RecordingSink, one_level_test
+
+pytestmark = pytest.mark.usefixtures("mark")
+LOST_AT = 3.0
+
+
+async def _prove(tmp_path: Path, mark: str, level: int, faults: list[Any]) -> RunReport:
+    target = {
+        "command": ["python", "examples/targets/cpu_bound.py"],
+        "portEnv": "PORT",
+        "env": {"WORK_MS": "10"},
+        "resources": {"cpu": "0.25", "memory": "128Mi"},
+        "replicas": 3,
+        "zones": ["a", "b", "c"],
+    }
+    test = one_level_test(
+        "prove",
+        target,
+        trial={"duration": "8s", "warmUp": "1s", "slice": "500ms", "faults": faults},
+        search={"strategy": "prove", "level": level},
+        workload={
+            "model": "rate",
+            "arrival": "uniform",
+            "mix": [{"name": "work", "path": "/work"}],
+            "timeout": "3s",
+        },
+        passWhen={"latency": [{"quantile": "p99", "below": "400ms"}], "minAchieved": "90%"},
+        generators={"replicas": 1, "processes": 1},
+    )
+    assert test.spec.search.strategy is Strategy.PROVE
+
+    def make(variant: object) -> LocalPlatform:
+        return LocalPlatform(f"prove-{mark[:6]}-{level}", tmp_path)
+
+    return await run_test(test, make, RecordingSink())
+
+
+LOSE_C = [{"at": f"{LOST_AT}s", "remove": {"zone": "c"}}]
+
+
+async def test_the_two_zones_left_carry_a_load_under_their_ceiling(
+    tmp_path: Path, mark: str
+) -> None:
+    report = await _prove(tmp_path, mark, 35, LOSE_C)
+    assert report.outcome is Outcome.SUCCEEDED
+    proof = report.proof
+    assert proof is not None
+    assert proof.held, proof.reasons
+    assert report.summary == [proof.sentence]
+    assert proof.sentence.startswith("3 replicas across 3 zones held 35 requests/s; with zone c ")
+    assert proof.sentence.endswith("; it held.")
+    assert proof.fault == f"zone c lost at {LOST_AT:g} s"
+    assert proof.recovery_s is not None
+    assert [(r.replica, r.zone) for r in proof.remaining] == [("target", "a"), ("target-1", "b")]
+    # The two left share the load evenly: about 17.5 requests/s each from the loss on.
+    for load in proof.remaining:
+        assert 12 <= load.rate <= 23, proof.remaining
+    assert report.ceiling is not None
+    assert report.ceiling.level == 35
+
+
+async def test_the_two_zones_left_cannot_carry_a_load_over_their_ceiling(
+    tmp_path: Path, mark: str
+) -> None:
+    report = await _prove(tmp_path, mark, 65, LOSE_C)
+    assert report.outcome is Outcome.SUCCEEDED  # the proof ran: it is its answer that fails
+    proof = report.proof
+    assert proof is not None
+    assert not proof.held
+    assert proof.sentence.startswith("3 replicas across 3 zones ran 65 requests/s; with zone c ")
+    assert proof.sentence.endswith("; it did not hold.")
+    assert report.ceiling is not None
+    assert report.ceiling.level is None
+
+
+async def test_a_restored_zone_takes_its_share_again(tmp_path: Path, mark: str) -> None:
+    faults = [*LOSE_C, {"at": "5s", "restore": {"zone": "c"}}]
+    report = await _prove(tmp_path, mark, 35, faults)
+    [step] = report.steps
+    assert [o.taken for o in step.faults] == [["target-2"], ["target-2"]]
+    assert step.client is not None
+    lost = [s for s in step.client.timeline if LOST_AT + 0.5 <= s.start < 5.0]
+    back = [s for s in step.client.timeline if s.start >= 6.5]
+    assert lost
+    assert back
+    assert all(s.replica_sent[2] == 0 for s in lost), [s.replica_sent for s in lost]
+    assert all(s.replica_sent[2] > 0 for s in back), [s.replica_sent for s in back]
