@@ -5,7 +5,9 @@ replica carries at most 25 requests/s and the two left after a zone loss 50 (the
 analytic ceiling `examples/targets/cpu_bound.py` is built to have, and that
 tests/run checks the search finds within 15%). `search.strategy: prove` runs one
 trial at its level with zone c taken away: at 35 requests/s the two left carry
-it (each about 17.5) and the proof holds; at 65 (over the two's 50) it does not.
+it (each about 17.5) and the proof holds; at 60 (20% over the two's 50) it does not.
+The noise settings are the product's defaults, so a step run while the host was
+busy is repeated; the one judged is the last, and it must not be noisy.
 A third run takes zone c away and brings it back: its replica takes traffic
 again. Real processes, cgroups and loopback.
 """
@@ -19,6 +21,7 @@ import pytest
 
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.spec import Strategy
+from plimsoll.api.step import Verdict
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.run.runner import run_test
 from tests.localrun import RecordingSink, one_level_test
@@ -49,13 +52,17 @@ async def _prove(tmp_path: Path, mark: str, level: int, faults: list[Any]) -> Ru
         },
         passWhen={"latency": [{"quantile": "p99", "below": "400ms"}], "minAchieved": "90%"},
         generators={"replicas": 1, "processes": 1},
+        noise={},  # the product's defaults: a step run while the host is busy is repeated
     )
     assert test.spec.search.strategy is Strategy.PROVE
 
     def make(variant: object) -> LocalPlatform:
         return LocalPlatform(f"prove-{mark[:6]}-{level}", tmp_path)
 
-    return await run_test(test, make, RecordingSink())
+    report = await run_test(test, make, RecordingSink())
+    last = report.steps[-1]
+    assert last.judgement.verdict is not Verdict.NOISY, (last.judgement, last.contention)
+    return report
 
 
 LOSE_C = [{"at": f"{LOST_AT}s", "remove": {"zone": "c"}}]
@@ -85,12 +92,12 @@ async def test_the_two_zones_left_carry_a_load_under_their_ceiling(
 async def test_the_two_zones_left_cannot_carry_a_load_over_their_ceiling(
     tmp_path: Path, mark: str
 ) -> None:
-    report = await _prove(tmp_path, mark, 65, LOSE_C)
+    report = await _prove(tmp_path, mark, 60, LOSE_C)
     assert report.outcome is Outcome.SUCCEEDED  # the proof ran: it is its answer that fails
     proof = report.proof
     assert proof is not None
     assert not proof.held
-    assert proof.sentence.startswith("3 replicas across 3 zones ran 65 requests/s; with zone c ")
+    assert proof.sentence.startswith("3 replicas across 3 zones ran 60 requests/s; with zone c ")
     assert proof.sentence.endswith("; it did not hold.")
     assert report.ceiling is not None
     assert report.ceiling.level is None
@@ -99,7 +106,7 @@ async def test_the_two_zones_left_cannot_carry_a_load_over_their_ceiling(
 async def test_a_restored_zone_takes_its_share_again(tmp_path: Path, mark: str) -> None:
     faults = [*LOSE_C, {"at": "5s", "restore": {"zone": "c"}}]
     report = await _prove(tmp_path, mark, 35, faults)
-    [step] = report.steps
+    step = report.steps[-1]
     assert [o.taken for o in step.faults] == [["target-2"], ["target-2"]]
     assert step.client is not None
     lost = [s for s in step.client.timeline if LOST_AT + 0.5 <= s.start < 5.0]
