@@ -80,6 +80,28 @@ END_TO_END = (
     "cli/test_run_baseline.py::test_a_run_below_its_baseline_fails_the_gate",
     "run/test_kill_fault.py",  # two real runs of three replicas, one killed: about 30 s
     "run/test_prove_local.py",  # three real proof runs of three replicas: about 45 s
+    # Over ~15 s each on 2 cores (`pytest --durations`, time held on the host), most of
+    # them the operator running whole capacity tests on the real API server. `make test`
+    # keeps a shorter run of each kind: a failing setup job, a delete mid-run, an invalid
+    # spec, the rights of both chart modes, one real Prometheus against the cgroup.
+    "controller/test_apiserver_equipment.py",  # pods deleted mid-run, a ceiling: ~40 s
+    "controller/test_apiserver_gate.py",  # a run, then a gated run below it: ~25 s
+    "controller/test_apiserver_variants.py",  # three two-variant runs: ~90 s in all
+    "controller/test_apiserver_peering.py::test_one_replica_runs_the_test_and_the_standby",
+    "controller/test_apiserver_peering.py::test_a_stopped_replica_hands_over_at_once",
+    "controller/test_apiserver_lifecycle.py::test_stopped_and_killed_mid_run_resumes",
+    "controller/test_apiserver_lifecycle.py::test_spec_change_and_rerun_token_start_new_runs",
+    "controller/test_apiserver_runs.py::test_quickstart_reaches_a_cpu_bound_ceiling",
+    "controller/test_apiserver_runs.py::test_concurrency_limit_queues_the_second_run",
+    "controller/test_apiserver_rbac.py::test_namespaced_operator_runs_a_test_with_a_pod",
+    "controller/test_apiserver_rbac.py::test_the_admission_policy_keeps_the_operator",
+    "controller/test_apiserver_rbac.py::test_a_value_from_secret_reaches_the_target",
+    "controller/test_operator_pod_proxy.py",  # trials through the pod proxy: ~16 s
+    "kube/test_client_real_apiserver.py",  # its own control plane, stopped for 10 s: ~40 s
+    "metrics/test_prometheus_intervals.py",  # three scrape intervals against the cgroup: ~70 s
+    "metrics/test_prometheus_restart.py::test_a_window_is_read_across_a_prometheus_restart",
+    "run/test_faults.py::test_dead_generator_and_mock_are_started_again",  # a whole run: ~12 s
+    "run/test_faults.py::test_a_mock_that_keeps_dying_stops_the_run",  # four mocks: ~14 s
 )
 
 
