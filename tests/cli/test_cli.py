@@ -142,3 +142,27 @@ def test_short_trials_and_one_variant_from_the_command_line() -> None:
     assert alone.spec.baseline is None
     assert alone.spec.baseline_name == "postgres"
     assert _select([compare], "embedded").spec.baseline == "embedded"
+
+
+def test_size_from_a_report_prints_the_proof_of_its_own_plan(tmp_path: Path) -> None:
+    from plimsoll.api.spec import CapacityTestSpec
+    from plimsoll.decide.proof_plan import planned_proof
+    from tests.reportfixtures import Run, make_report, save
+
+    report = make_report({"default": Run(level=10600, high=12000, steps=[])})
+    path = save(report, tmp_path)
+    args = ["size", "--report", str(path), "--peak", "20000", "--growth", "2", "--zones", "3"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    stanza = yaml.safe_load(result.stdout.split("plimsoll run it:", 1)[1])
+    assert stanza["search"]["strategy"] == "prove"
+    assert stanza["sizing"]["perPod"] == 10600
+    assert stanza["trial"]["faults"] == [{"at": "30s", "remove": {"zone": "a"}}]
+    # The stanza in the run's spec is a valid proof of the same plan, scaled to fit.
+    wire = report.spec.to_wire() | stanza
+    proved = planned_proof(CapacityTestSpec.model_validate(wire))
+    planned = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    assert proved.target.replicas == planned["pods"]
+    assert proved.target.zones == ["a", "b", "c"]
+    scale = proved.target.resources.cpu / report.spec.target.resources.cpu  # type: ignore[union-attr]
+    assert proved.search.level == int(40000 * scale)

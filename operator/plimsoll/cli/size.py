@@ -6,23 +6,28 @@ store CPU per call, bytes per key; see `plimsoll.decide.sizing_costs`) and the
 inputs only the user knows (peak, zones, headroom, busiest client, key
 lifetime), from the report's `spec.sizing` or from flags (a flag wins), and
 prints the plan with the line that derives each number and the source of each
-cost (see `plimsoll.decide.sizing`).
+cost (see `plimsoll.decide.sizing`), then the `prove` stanza that tests the plan
+on this machine (`plimsoll.decide.proof_plan`), as the seed's sizing ends.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import yaml
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
 from plimsoll.api.report import RunReport
-from plimsoll.api.sizing import SizingPlan, SizingSpec
-from plimsoll.api.units import parse_duration, parse_memory
+from plimsoll.api.sizing import SizingInput, SizingPlan, SizingSpec
+from plimsoll.api.target import PodShape
+from plimsoll.api.units import format_fraction, parse_duration, parse_memory
 from plimsoll.api.validation_errors import describe_validation_error
+from plimsoll.decide.proof_plan import proof_scale, proof_stanza
 from plimsoll.decide.sizing import plan_deployment
 from plimsoll.decide.sizing_costs import SizingInputError, resolve
 from plimsoll.report.files import read_report
@@ -140,8 +145,23 @@ def size(  # one flag per input of the seed's sizing table
     result = plan_deployment(sizing)
     if as_json:
         typer.echo(result.to_wire_json(indent=2))
-    else:
-        _print_plan(result)
+        return
+    _print_plan(result)
+    shape = run.spec.target.resources if run is not None else None
+    _print_proof(sizing, result, shape)
+
+
+def _print_proof(sizing: SizingInput, result: SizingPlan, shape: PodShape | None) -> None:
+    """The stanza that proves this plan, scaled to fit this machine (`plimsoll run` it
+    with the test's target, workload and bar)."""
+    scale = proof_scale(result, shape, os.cpu_count() or 1)
+    stanza = proof_stanza(sizing, result, scale)
+    where = f" at {format_fraction(scale)} of its peak and of each pod's CPU" if scale < 1 else ""
+    typer.echo(
+        f"\nProve the plan{where}: put this in the test's spec (search.strategy: prove) and "
+        "plimsoll run it:\n"
+    )
+    typer.echo(yaml.safe_dump(stanza, sort_keys=False).rstrip())
 
 
 def _sizing_fields(
