@@ -1,0 +1,155 @@
+"""Benchmark: prove a plan on this machine: three replicas at 70% of a measured ceiling, one killed.
+
+Run: `.venv/bin/python bench/prove.py`. Two real local runs through `plimsoll run`
+(processes, cgroups, loopback), both of `examples/targets/cpu_bound.py` (10 ms of
+CPU per request, each replica pinned to 0.25 CPU: about 25 requests/s a replica):
+
+1. the reference, measured in the same run: the ceiling of the deployment that
+   must carry the load after the loss, two replicas, found by the doubling
+   search (no faults);
+2. the proof: three replicas in three zones at 70% of that ceiling
+   (`search.strategy: prove`), one replica killed a third of the way in.
+
+Figures: the reference ceiling, the proof's level and outcome, the p99 of the
+windows before and during the fault (`steps[].faults[].windows`), the requests
+that failed, the seconds until p99 was back within the bar, and what each
+remaining replica carried. The last line is one JSON object:
+{"replicas", "held_level", "p99_before_ms", "p99_during_ms", "failed_requests",
+"recovery_s", ...}; `held_level` is the level when the proof held, else null.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+PLIMSOLL = str(Path(sys.executable).parent / "plimsoll")
+SHARE = 0.7  # of the reference ceiling: the proof's level
+
+
+def _target(replicas: int) -> dict[str, Any]:
+    target: dict[str, Any] = {
+        "command": [sys.executable, "examples/targets/cpu_bound.py"],
+        "portEnv": "PORT",
+        "env": {"WORK_MS": "10"},
+        "resources": {"cpu": "0.25", "memory": "128Mi"},
+        "replicas": replicas,
+    }
+    if replicas > 1:
+        target["zones"] = ["a", "b", "c"][:replicas]
+    return target
+
+
+def _spec(name: str, replicas: int, trial: dict[str, Any], search: dict[str, Any]) -> Any:
+    return {
+        "apiVersion": "plimsoll.dev/v1alpha1",
+        "kind": "CapacityTest",
+        "metadata": {"name": name},
+        "spec": {
+            "target": _target(replicas),
+            "workload": {
+                "model": "rate",
+                "arrival": "uniform",
+                "mix": [{"name": "work", "path": "/work"}],
+                "timeout": "3s",
+            },
+            "trial": trial,
+            "search": search,
+            "passWhen": {
+                "latency": [{"quantile": "p99", "below": "400ms"}],
+                "minAchieved": "90%",
+            },
+            "generators": {"replicas": 1, "processes": 1},
+        },
+    }
+
+
+def _run(spec: Any, folder: Path) -> dict[str, Any]:
+    name = spec["metadata"]["name"]
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    out = folder / name
+    done = subprocess.run(
+        [PLIMSOLL, "run", str(path), "--out", str(out), "--quiet"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    print(done.stdout.strip())
+    report_file = out / "report.json"
+    if not report_file.exists():
+        print(done.stderr, file=sys.stderr)
+        raise SystemExit(f"{name}: no report ({done.returncode})")
+    report: dict[str, Any] = json.loads(report_file.read_text())
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=24.0, help="The proof's trial, s.")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="plimsoll-prove-") as tmp:
+        folder = Path(tmp)
+        reference = _run(
+            _spec(
+                "prove-reference",
+                2,
+                {"duration": "4s", "warmUp": "1s"},
+                {"strategy": "doubling", "start": 20, "precision": "10%", "repeats": 0},
+            ),
+            folder,
+        )
+        ceiling = reference["ceiling"]["level"]
+        if ceiling is None:
+            raise SystemExit("the reference found no ceiling: the host is too busy")
+        level = max(1, int(ceiling * SHARE))
+        kill_at = round(args.duration / 3, 1)
+        proof_report = _run(
+            _spec(
+                "prove-three",
+                3,
+                {
+                    "duration": f"{args.duration:g}s",
+                    "warmUp": "2s",
+                    "slice": "500ms",
+                    "faults": [{"at": f"{kill_at:g}s", "kill": {"replicas": 1}}],
+                },
+                {"strategy": "prove", "level": level},
+            ),
+            folder,
+        )
+    proof = proof_report["proof"]
+    [step] = proof_report["steps"]
+    [outcome] = step["faults"]
+    windows = {w["name"]: w for w in outcome["windows"]}
+    remaining = {r["replica"]: round(r["rate"], 1) for r in proof["remaining"]}
+    print(f"reference: 2 replicas' ceiling {ceiling} requests/s (analytic 50)")
+    print(f"proof: {proof['sentence']}")
+    print(f"level / reference ceiling: {level / ceiling:.2f}; per remaining replica: {remaining}")
+    figures = {
+        "replicas": proof["replicas"],
+        "held_level": level if proof["held"] else None,
+        "p99_before_ms": windows["before"]["p99Ms"],
+        "p99_during_ms": windows["during"]["p99Ms"],
+        "failed_requests": proof["failedRequests"],
+        "recovery_s": outcome["recoveryS"],
+        "level": level,
+        "reference_ceiling": ceiling,
+        "held": proof["held"],
+        "remaining_rps": remaining,
+    }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
