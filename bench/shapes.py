@@ -12,15 +12,26 @@ in the same run. The cheapest shape found is checked against the cheapest shape
 of the whole grid, computed analytically. No clock is involved. The last line
 is one JSON object.
 
-    .venv/bin/python bench/shapes.py [--noise]
+`--real` measures instead the real targets of `bench/real_shapes.py` (a CPU-bound
+and a memory-bound example, three explicit shapes each, pinned by cgroups through
+`plimsoll run`): every ceiling against its analytic capacity, and the cheapest
+shape found against the analytically cheapest. Those runs search each shape
+independently (from `search.start`), so `trials_independent` is measured and
+`trials_guided` is null: a guided search on the real targets is not built into
+this benchmark yet. About six minutes; run it under `quietrun`.
+
+    .venv/bin/python bench/shapes.py [--noise | --real]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
+from real_shapes import SPECS, judge, run_spec, spec_of
 from simulated_targets import SimTarget, run
 
 from plimsoll.api.shapes import Cost, CpuRange, MemoryRange, ShapeSearch, shape_label
@@ -180,10 +191,64 @@ def bench(model: Model, noise: bool) -> dict[str, object]:
     }
 
 
+def bench_real() -> None:
+    """The real targets: each spec's shapes measured, against the analytic capacities."""
+    judged = {}
+    with tempfile.TemporaryDirectory(prefix="shapes-real-") as folder:
+        for name, spec_file in SPECS.items():
+            spec = spec_of(name)
+            report = run_spec(spec_file, Path(folder) / name)
+            judged[name] = result = judge(spec, report)
+            print(f"\n{name} ({spec_file.name}): {report['outcome']}, {result.trials} trials")
+            print(
+                f"  {'shape':>18} {'analytic':>9} {'found':>7} {'error':>7} {'limit':>7} "
+                f"{'$/1k/h':>8}"
+            )
+            for row in result.rows:
+                error = "—" if row.error is None else f"{row.error:+.1%}"
+                print(
+                    f"  {row.label:>18} {row.analytic:9.1f} {row.found or 0:7d} {error:>7} "
+                    f"{row.limited_by:>7} {(row.cost_per_thousand or 0):8.4f}"
+                )
+            print(
+                f"  cheapest found {result.cheapest_found}; analytically cheapest "
+                f"{result.cheapest_analytic}: {'right' if result.cheapest_correct else 'WRONG'}"
+            )
+    print(
+        json.dumps(
+            {
+                "shapes": sum(len(r.rows) for r in judged.values()),
+                "trials_guided": None,
+                "trials_independent": sum(r.trials for r in judged.values()),
+                "saved_pct": None,
+                "cheapest": "; ".join(f"{n}: {r.cheapest_found}" for n, r in judged.items()),
+                "cheapest_correct": all(r.cheapest_correct for r in judged.values()),
+                "within_10pct": all(row.within for r in judged.values() for row in r.rows),
+                "max_error_pct": round(
+                    100
+                    * max(
+                        1.0 if row.error is None else abs(row.error)
+                        for r in judged.values()
+                        for row in r.rows
+                    ),
+                    1,
+                ),
+            }
+        )
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--noise", action="store_true", help=f"simulate host noise {NOISE}")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--noise", action="store_true", help=f"simulate host noise {NOISE}")
+    mode.add_argument(
+        "--real", action="store_true", help="measure the real example targets (minutes)"
+    )
     args = parser.parse_args()
+    if args.real:
+        bench_real()
+        return
     print(f"grid {SPACE.to_wire()}, start {shape_label(START)}, prices {COST.to_wire()}")
     print(f"trial search {SEARCH.to_wire()}")
     results = [bench(model, args.noise) for model in MODELS]
