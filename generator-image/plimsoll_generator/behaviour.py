@@ -11,6 +11,14 @@ pause between bursts (exponential) sized so that the mean of all gaps is
 Gaps run from one call's start to the next (as inter-call gaps are measured in
 production); a call that outlasts its gap is followed at once by the next.
 
+A user's first call comes after `first_gap`: the time from a random moment to the
+next call of this process in its steady state (the residual of a length-biased
+gap), not after a fresh gap. A fresh gap is in-burst four times in five, so every
+user would start a trial inside a burst and the first minutes would run at several
+times the modeled rate (bench/scale.py measured 0.065 calls a second per user
+where the steady state is 0.022); the pauses that carry the mean last minutes, so
+no warm-up would wash that out.
+
 Bots (the seed: 1% of users, almost half of all traffic) are scripts: each starts
 calls at a steady `bot_rate` with up to `bot_in_flight` open at once, so a slow
 tool does not slow a bot down as it would a sequential caller.
@@ -43,12 +51,29 @@ class GapModel:
         else:
             self.p_in_burst = BURST_CONTINUE
             self.pause_mean = (mean - BURST_CONTINUE * in_burst_mean) / (1 - BURST_CONTINUE)
+        # The share of time spent inside in-burst gaps: a random moment falls in one with
+        # this probability (gaps weighted by their length).
+        in_burst_time = self.p_in_burst * in_burst_mean
+        self.p_moment_in_burst = in_burst_time / (
+            in_burst_time + (1 - self.p_in_burst) * self.pause_mean
+        )
 
     def sample(self, rng: random.Random) -> tuple[float, bool]:
         """One gap in seconds, and whether it lies inside a burst."""
         if rng.random() < self.p_in_burst:
             return rng.lognormvariate(self.mu, self.sigma), True
         return rng.expovariate(1.0 / self.pause_mean), False
+
+    def residual(self, rng: random.Random) -> float:
+        """Seconds from a random moment to the next gap's end, in the steady state: the
+        gap that moment falls in is length-biased (a lognormal's is the lognormal with mu
+        raised by sigma squared, an exponential's a gamma of shape 2), and the moment
+        lies uniformly inside it."""
+        if rng.random() < self.p_moment_in_burst:
+            biased = rng.lognormvariate(self.mu + self.sigma**2, self.sigma)
+        else:
+            biased = rng.gammavariate(2.0, self.pause_mean)
+        return rng.random() * biased
 
 
 def is_bot(user_index: int, fraction: float) -> bool:
@@ -95,8 +120,13 @@ class UserBehaviour:
         return self.gaps.sample(self.rng)[0]
 
     def first_delay(self) -> float:
-        """Start within the ramp, then at a random point of the user's first gap."""
+        """When the user connects: at a random point of the ramp."""
         return self.rng.uniform(0.0, self.users.ramp) if self.users.ramp > 0 else 0.0
+
+    def first_gap(self) -> float:
+        """Seconds from connecting to this human's first call: as if it had been calling
+        for a long time already (`GapModel.residual`), so a trial starts steady."""
+        return self.gaps.residual(self.rng)
 
     def page_view(self) -> bool:
         return self.rng.random() < self.users.page_view_fraction

@@ -193,15 +193,12 @@ class McpUsers:
         if behaviour.bot:
             await self._bot(user, behaviour, rng)
             return
-        due = time.perf_counter()
-        while True:
+        due = time.perf_counter() + behaviour.first_gap()
+        while await ctx.sleep_until(due):
+            if not await self._maybe_reconnect(user, behaviour):
+                await self._call(user, behaviour, rng)
             # Gaps run start to start; a call that outlasted its gap is followed at once.
             due = max(due + behaviour.next_gap(), time.perf_counter())
-            if not await ctx.sleep_until(due):
-                return
-            if await self._maybe_reconnect(user, behaviour):
-                continue
-            await self._call(user, behaviour, rng)
 
     async def _bot(self, user: _Connected, behaviour: UserBehaviour, rng: random.Random) -> None:
         """Start a call every 1/rate seconds, at most `bot_limit` open: when all are open

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import random
 import statistics
 
@@ -19,6 +20,42 @@ def test_bursty_gaps_have_the_seed_median_in_bursts_and_mean_overall() -> None:
     assert statistics.fmean(overall) == pytest.approx(90.0, rel=0.10)
     # Bursts: most gaps are short, a few long pauses carry the mean.
     assert statistics.median(overall) < 20.0
+
+
+def test_first_gap_is_the_steady_state_wait_from_a_random_moment() -> None:
+    """Renewal theory: from a random moment, the mean wait for the next call is
+    E[G^2] / (2 E[G]), far longer than a fresh gap's median (most time is spent in
+    the long pauses), and not the mean gap either."""
+    model = GapModel(median=6.0, mean=90.0)
+    in_burst_square = math.exp(2 * model.mu + 2 * model.sigma**2)
+    pause_square = 2 * model.pause_mean**2
+    second_moment = model.p_in_burst * in_burst_square + (1 - model.p_in_burst) * pause_square
+    rng = random.Random(7)
+    waits = [model.residual(rng) for _ in range(200_000)]
+    assert statistics.fmean(waits) == pytest.approx(second_moment / (2 * 90.0), rel=0.03)
+    assert statistics.fmean(waits) > 300.0  # a fresh gap's mean is 90 s
+
+
+def test_first_gap_keeps_the_rate_of_calls_steady_from_the_start() -> None:
+    """Users that start with `first_gap` call at 1 / meanGap from the first seconds on;
+    starting with a fresh gap (inside a burst four times in five) runs far above it."""
+    users = Users(burst_gap_median=6.0, mean_gap=90.0, bot_fraction=0.0, ramp=0.0)
+    window, population = 60.0, 20_000
+    steady = fresh = 0
+    for index in range(population):
+        behaviour = UserBehaviour(users, index, random.Random(index))
+        for first, counter in ((behaviour.first_gap(), "steady"), (behaviour.next_gap(), "fresh")):
+            due, calls = first, 0
+            while due < window:
+                calls += 1
+                due += behaviour.next_gap()
+            if counter == "steady":
+                steady += calls
+            else:
+                fresh += calls
+    expected = population * window / 90.0
+    assert steady == pytest.approx(expected, rel=0.05)
+    assert fresh > 2 * expected
 
 
 def test_gaps_with_no_room_for_pauses_stay_in_bursts() -> None:
