@@ -62,3 +62,19 @@ def test_without_server_timing_or_page_views_the_cells_say_so() -> None:
     result = step(client)
     assert cell(result, "added p99 ms") == "—"
     assert cell(result, "page views") == "—"
+
+
+def test_each_step_shows_how_many_generator_processes_sent_it() -> None:
+    client = TrialResult(
+        id="t",
+        state=TrialState.DONE,
+        level=50,
+        generators=3,
+        cpu_seconds=1.5,
+        peak_cpu_fraction=0.3,
+        measured_seconds=2.0,
+    )
+    result = step(client)
+    record = record_of(result)
+    assert (record.generators, record.generator_cores, record.generator_peak_cpu) == (3, 0.75, 0.3)
+    assert cell(result, "generators") == "3"

@@ -61,6 +61,10 @@ def structural_schema(node: Any, defs: dict[str, Any]) -> Any:
     if "anyOf" in node:
         # Optional[X] arrives as anyOf [X, null]: the field simply may be absent.
         options = [o for o in node.pop("anyOf") if o.get("type") != "null"]
+        if sorted(o.get("type") for o in options) == ["integer", "string"]:
+            # A count or a word (generators.replicas: 3 or auto): the API server's one
+            # union; the models check which numbers and words are allowed.
+            options = [{"x-kubernetes-int-or-string": True}]
         if len(options) != 1:
             raise ValueError(f"cannot express a union in a structural schema: {options}")
         node = {**structural_schema(options[0], defs), **node}

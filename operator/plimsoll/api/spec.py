@@ -16,13 +16,13 @@ from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import (
     URL_PATTERN,
     HourSeconds,
-    ImageRef,
     Level,
     PromQLQuery,
     TrialSeconds,
 )
 from plimsoll.api.faults import Fault
 from plimsoll.api.gate import Regression, Schedule
+from plimsoll.api.generators import Generators
 from plimsoll.api.replay import REPLAY_UNIT
 from plimsoll.api.shapes import Cost, Shapes, shape_name, shape_variant
 from plimsoll.api.sizing import SizingSpec
@@ -337,19 +337,6 @@ class Metrics(PlimsollModel):
         or no variant at all."""
         extra = [m for m in self.extra if not m.variants or name in m.variants]
         return self.model_copy(update={"extra": extra})
-
-
-class Generators(PlimsollModel):
-    replicas: int = Field(
-        1, ge=1, le=256, description="Load generator pods (local: generator processes)."
-    )
-    processes: int | None = Field(None, ge=1, le=64, description="Per pod; default one a core.")
-    resources: PodShape | None = None
-    image: ImageRef | None = Field(
-        None, description="Another generator image; the operator must allow it (allowedImages)."
-    )
-    max_cpu: Fraction = Field(0.85, description="Above this a generator is saturated: invalid.")
-    max_dropped: Fraction = Field(0.01, description="Dropped starts above this: invalid.")
 
 
 class Attribution(PlimsollModel):

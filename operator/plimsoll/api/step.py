@@ -214,3 +214,12 @@ class StepRecord(PlimsollModel):
     nominal: float | None = Field(None, description="Starts the level asks for in the window.")
     scheduled: int | None = Field(None, description="Starts scheduled in the window.")
     sent_on_time: int | None = Field(None, description="Scheduled starts sent on time.")
+    generators: int | None = Field(
+        None, description="Generator processes that sent the load (their results merged)."
+    )
+    generator_cores: float | None = Field(
+        None, description="CPU the generators used in the window, in cores (all of them)."
+    )
+    generator_peak_cpu: float | None = Field(
+        None, description="The busiest generator process's share of its core."
+    )

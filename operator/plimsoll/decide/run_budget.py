@@ -68,7 +68,7 @@ def _pods(spec: CapacityTestSpec, shapes: KnownShapes) -> list[PodShape]:
     mocks = [spec.upstream.resources or shapes.mock] * spec.upstream.replicas
     for named in spec.upstreams:
         mocks += [named.resources or shapes.mock] * named.replicas
-    generators = [spec.generators.resources or shapes.generator] * spec.generators.replicas
+    generators = [spec.generators.resources or shapes.generator] * spec.generators.fixed_replicas
     setup = [shapes.undeclared] if spec.target.setup else []
     return [*_target(spec, shapes), *_services(spec, shapes), *mocks, *generators, *setup]
 

@@ -87,4 +87,11 @@ def record_of(result: StepResult) -> StepRecord:
         nominal=client.nominal if client is not None else None,
         scheduled=client.intended if client is not None else None,
         sent_on_time=client.sent_on_time if client is not None else None,
+        generators=client.generators if client is not None else None,
+        generator_cores=(
+            client.cpu_seconds / client.measured_seconds
+            if client is not None and client.measured_seconds > 0
+            else None
+        ),
+        generator_peak_cpu=client.peak_cpu_fraction if client is not None else None,
     )

@@ -383,7 +383,7 @@ def generator_pod(
     run: RunIdentity, index: int, generators: Generators, image: str
 ) -> dict[str, Any]:
     shape = generators.resources or _GENERATOR_DEFAULT
-    processes = generators.processes or whole_cores(shape)
+    processes = generators.fixed_processes or whole_cores(shape)
     command = [
         "python", "-m", "plimsoll_generator", "--host", "$(POD_IP)",
         "--port", str(names.GENERATOR_PORT), "--processes", str(processes),

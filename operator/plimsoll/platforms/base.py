@@ -106,3 +106,16 @@ class MetricsBeforeStart(Protocol):
     def metrics_before_start(self, spec: CapacityTestSpec) -> MetricsSource | None:
         """A source that can tell the scrape interval now (None: no Prometheus)."""
         ...
+
+
+@runtime_checkable
+class ScalesGenerators(Protocol):
+    """A platform that can add generators during a run (`generators.replicas: auto`):
+    the local one. `generators_sized_by_default` says whether an unset `replicas` means
+    auto there."""
+
+    generators_sized_by_default: bool
+
+    async def scale_generators(self, endpoints: Endpoints, count: int) -> Endpoints:
+        """Start generators until `count` answer; `endpoints` with all their URLs."""
+        ...

@@ -28,6 +28,7 @@ COLUMNS = [
     "memory",
     "starts nominal/scheduled/on time",
     "CPU wait",
+    "generators",
     "verdict",
 ]
 
@@ -67,6 +68,7 @@ def row(result: StepResult, record: StepRecord) -> Row:
         memory,
         _starts(record),
         _wait(result),
+        "—" if record.generators is None else str(record.generators),
         record.verdict.value,
     ]
     return Row(cells, record.verdict.value, list(record.reasons))

@@ -7,15 +7,26 @@ the report's warnings and the progress sink; the endpoints it returns carry the
 new addresses. After a trial, `lost` names what died meanwhile: a trial that
 lost a generator (its share was never sent) or the mock (the target's calls
 failed) says nothing about the target, so the variant judges it invalid.
+
+With `generators.replicas: auto` (the local platform's default), `size` then
+starts the generators the next level needs (`plimsoll.decide.generator_count`),
+and says so in the report's placement.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from plimsoll.api.report import RunReport
-from plimsoll.platforms.base import Endpoints, Platform
+from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.api.step import StepRecord
+from plimsoll.decide.generator_count import GeneratorCount, generators_for
+from plimsoll.platforms.base import Endpoints, Platform, ScalesGenerators
 from plimsoll.run.progress import ProgressSink
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -39,3 +50,34 @@ class Equipment:
     async def lost(self) -> list[str]:
         """After a trial: each generator or mock that is gone, with why."""
         return [f"{piece} {why}" for piece, why in (await self.platform.lost_equipment()).items()]
+
+    def sizing(
+        self, spec: CapacityTestSpec, level: int, records: Sequence[StepRecord]
+    ) -> GeneratorCount | None:
+        """The generators a step at `level` gets, when this run sizes them; None when it
+        does not (a fixed count, or a platform that cannot add generators)."""
+        platform = self.platform
+        if not isinstance(platform, ScalesGenerators):
+            return None
+        if not spec.generators.sized(platform.generators_sized_by_default):
+            return None
+        return generators_for(level, records, len(self.endpoints.generator_urls), spec.generators)
+
+    def would_add(self, spec: CapacityTestSpec, level: int, records: Sequence[StepRecord]) -> bool:
+        """Whether a retry at `level` would run on more generators than the last step."""
+        plan = self.sizing(spec, level, records)
+        return plan is not None and plan.count > len(self.endpoints.generator_urls)
+
+    async def size(
+        self, spec: CapacityTestSpec, level: int, records: Sequence[StepRecord]
+    ) -> Endpoints:
+        """Before a step at `level`: start the generators it needs (never fewer than now)."""
+        plan = self.sizing(spec, level, records)
+        if plan is None or plan.count <= len(self.endpoints.generator_urls):
+            return self.endpoints
+        assert isinstance(self.platform, ScalesGenerators)  # `sizing` checked it
+        self.endpoints = await self.platform.scale_generators(self.endpoints, plan.count)
+        line = f"generators ({self.variant}): {plan.reason}"
+        log.info("%s", line)
+        self.report.placement.append(line)
+        return self.endpoints

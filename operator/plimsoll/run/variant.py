@@ -5,7 +5,9 @@ function of the step records, so resuming is only a matter of passing the
 records of an earlier run. A trial whose generators failed is judged invalid
 and tried once more (after the platform started again any generator or mock
 that died: `prepare`); a second failure stops the variant, which then reports
-the range found so far. Any other failure (the target died, metrics vanished)
+the range found so far, except when the generators saturated and `replicas: auto`
+gives the retry more of them (`Equipment.size`): it is retried again, until the
+generators keep up or reach `maxReplicas`. Any other failure (the target died, metrics vanished)
 also ends with that range, never with the steps lost.
 """
 
@@ -106,7 +108,8 @@ async def run_variant(
             action = next_action(spec.search, spec.trial, seen, retries=spec.noise.retries)
             if isinstance(action, Finished):
                 break
-            endpoints = await equipment.prepare()
+            await equipment.prepare()
+            endpoints = await equipment.size(spec, action.level, records)
             plan = StepPlan(
                 index=next_index,
                 level=action.level,
@@ -134,8 +137,14 @@ async def run_variant(
             report.add_step(result, record)
             await sink.step_finished(record, result)
             records.append(record)
-            # One retry of an invalid step (a generator crashed, say); a second stops the search.
-            retry_invalid = 1 if record.verdict is Verdict.INVALID and not retry_invalid else 0
+            # One retry of an invalid step (a generator crashed, say); a second stops the
+            # search, unless the generators saturated and the retry gets more of them.
+            if record.verdict is not Verdict.INVALID:
+                retry_invalid = 0
+            elif not retry_invalid or equipment.would_add(spec, plan.level, records):
+                retry_invalid += 1
+            else:
+                retry_invalid = 0
             if spec.trial.settle > 0:
                 await asyncio.sleep(spec.trial.settle)
         else:

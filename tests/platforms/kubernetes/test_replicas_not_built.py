@@ -36,3 +36,17 @@ def test_one_replica_without_faults_passes() -> None:
         }
     )
     assert _replicas_not_built(spec) == []
+
+
+def test_generators_auto_is_refused_on_kubernetes_while_unset_runs_one_pod() -> None:
+    base = {
+        "target": {"image": "example/app:1", "resources": {"cpu": "0.25", "memory": "64Mi"}},
+        "workload": {"model": "rate", "mix": [{"name": "w", "path": "/w"}]},
+    }
+    for generators in ({"replicas": "auto"}, {"processes": "auto"}):
+        spec = CapacityTestSpec.model_validate({**base, "generators": generators})
+        [problem] = _replicas_not_built(spec)
+        assert problem.startswith("generators.replicas: auto is not built yet on Kubernetes")
+    unset = CapacityTestSpec.model_validate(base)
+    assert _replicas_not_built(unset) == []
+    assert unset.generators.fixed_replicas == 1

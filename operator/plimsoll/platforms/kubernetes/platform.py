@@ -327,7 +327,7 @@ class KubernetesPlatform:
             names.generator_pod_name(i, self.run.variant): manifests.generator_pod(
                 self.run, i, spec.generators, image
             )
-            for i in range(spec.generators.replicas)
+            for i in range(spec.generators.fixed_replicas)
         }
 
     async def lost_equipment(self) -> dict[str, str]:
@@ -637,6 +637,12 @@ def _replicas_not_built(spec: CapacityTestSpec) -> list[str]:
             f"target.replicas: {spec.target.replicas} replicas are not built yet on "
             "Kubernetes (one pod is started): set replicas to 1, or prove the plan with "
             "`plimsoll run` on the local platform"
+        )
+    if spec.generators.asked_auto():
+        problems.append(
+            "generators.replicas: auto is not built yet on Kubernetes (the generator pods are "
+            "not scaled during a run): set generators.replicas (and processes) to numbers, "
+            "or use `plimsoll run` on the local platform, where auto is the default"
         )
     if spec.target.zones:
         problems.append(

@@ -27,6 +27,7 @@ import os
 import secrets
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from plimsoll.api.faults import Fault
@@ -65,8 +66,18 @@ def split_cpus(
     return set(available[-need:]), set(available[:-need])
 
 
+@dataclass(frozen=True)
+class _GeneratorLaunch:
+    """What every generator of the run starts with: the first ones and those added later."""
+
+    env: dict[str, str]
+    cpus: set[int] | None
+    processes: int
+
+
 class LocalPlatform:
     name = "local"
+    generators_sized_by_default = True  # a generator is a process started in a second
 
     def __init__(
         self,
@@ -96,6 +107,7 @@ class LocalPlatform:
         self.mock_urls: dict[str, str] = {}  # by role: "mock", "mock-auth", ...
         self.floor_url: str | None = None  # the default mock's floor process
         self.teardown: list[SetupStep] = []
+        self._generator_launch: _GeneratorLaunch | None = None
 
     @property
     def processes(self) -> list[ManagedProcess]:
@@ -226,25 +238,18 @@ class LocalPlatform:
             target_url = self.replicas[0].url
             self.restarter = self.replicas[0].restarter
 
-        urls = []
-        processes = spec.generators.processes or 1
         # A fresh secret per run: another local user cannot drive (or hijack) these
         # generators, which accept trials on a loopback port anyone here can reach.
         token = secrets.token_urlsafe(24)
-        generator_env = {**base_env, CONTROL_TOKEN_ENV: token}
-        for index in range(spec.generators.replicas):
-            role = "generator" if index == 0 else f"generator-{index}"
-            generator, url = await self._start_equipment(
-                role,
-                [sys.executable, "-m", "plimsoll_generator", "--processes", str(processes)],
-                free_port(),
-                generator_env,
-                other_cpus,
-            )
-            urls.append(url)
-            placement.append(
-                f"{role}: pid {generator.pid}, {processes} process(es), CPUs {cpu_list(other_cpus)}"
-            )
+        generators = spec.generators
+        # Sized (replicas: auto, the default here): one worker per generator process, so
+        # the count the runner asks for is the count of processes sending load.
+        sized = generators.sized(auto_by_default=self.generators_sized_by_default)
+        processes = 1 if sized else (generators.fixed_processes or 1)
+        self._generator_launch = _GeneratorLaunch(
+            {**base_env, CONTROL_TOKEN_ENV: token}, other_cpus, processes
+        )
+        urls = [await self._start_generator(i) for i in range(generators.fixed_replicas)]
         launcher.source.start()
         export = launcher.export
         if self.prometheus_url is not None and export is not None:
@@ -270,6 +275,29 @@ class LocalPlatform:
             replica_urls=[r.url for r in self.replicas] if len(self.replicas) > 1 else [],
             faults=self if self.replicas else None,
         )
+
+    async def _start_generator(self, index: int) -> str:
+        """Start generator number `index` (a control server of its own); its URL."""
+        launch = self._generator_launch
+        assert launch is not None, "generators start after the platform's start"
+        role = "generator" if index == 0 else f"generator-{index}"
+        argv = [sys.executable, "-m", "plimsoll_generator", "--processes", str(launch.processes)]
+        generator, url = await self._start_equipment(
+            role, argv, free_port(), launch.env, launch.cpus
+        )
+        self.launcher.placement.append(
+            f"{role}: pid {generator.pid}, {launch.processes} process(es), "
+            f"CPUs {cpu_list(launch.cpus)}"
+        )
+        return url
+
+    async def scale_generators(self, endpoints: Endpoints, count: int) -> Endpoints:
+        """Start generators until `count` answer (never stops one: a run does not scale
+        down); the endpoints with every generator's URL."""
+        urls = list(endpoints.generator_urls)
+        while len(urls) < count:
+            urls.append(await self._start_generator(len(urls)))
+        return replace(endpoints, generator_urls=urls)
 
     async def ensure_ready(self) -> None:
         """Before each trial: bring back the replicas a fault killed, wait out a restart
