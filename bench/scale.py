@@ -29,8 +29,8 @@ Figures:
 - `generator_cpu_us_per_user_s`: the generators' CPU in the measured window (their own
   count, `TrialResult.cpu_seconds`) per user and per second. Reference: the mocks' CPU
   in the same window, read from /proc;
-- `achieved_ratio`: tool calls started in the window ÷ the calls the model starts in
-  that window. The model's count comes from a simulation of the same draws
+- `achieved_ratio`: tool calls started and ended in the window ÷ the calls the model
+  starts and ends in that window. The model's count comes from a simulation of the same draws
   (`plimsoll_generator.behaviour`, the mock's latency sampler) with no I/O, because
   users that all connected in the last two minutes are not yet in the steady state
   of their bursts (80% of gaps are in-burst), so N / meanGap would be the wrong bar;
@@ -169,7 +169,9 @@ def cpu_seconds(pids: list[int]) -> float:
 def modeled_calls(
     workload: Workload, upstream: Upstream, users: int, seed: int, timing: Timing
 ) -> float:
-    """Tool calls the users model starts in the measured window, simulated without I/O:
+    """Tool calls the users model starts in the measured window and ends before it closes
+    (a call still open when the trial stops is cancelled with its user and not counted
+    by the generator, so it is not counted here either), simulated without I/O:
     humans' bursty gaps (start to start, a call that outlasts its gap delaying the
     next), bots' steady rate, reconnects (handshake + listing) taking a call's turn,
     durations drawn from the mock's tool and listing latencies. The generator's
@@ -195,7 +197,8 @@ def modeled_calls(
                 if due >= reconnect_at:
                     reconnect_at = due + listing() + behaviour.next_reconnect()
                 else:
-                    counted += opens <= due
+                    busy = listing() if behaviour.relist() else 0.0
+                    counted += opens <= due and due + busy + tool() <= end
                 due += interval
             continue
         due = free + behaviour.first_gap()
@@ -205,8 +208,8 @@ def modeled_calls(
                 reconnect_at = free + behaviour.next_reconnect()
             else:
                 busy = listing() if behaviour.relist() else 0.0
-                counted += opens <= due
                 free = due + busy + min(tool(), workload.timeout)
+                counted += opens <= due and free <= end
             due = max(due + behaviour.next_gap(), free)
     return float(counted)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import ImageRef
@@ -48,6 +48,17 @@ class Generators(PlimsollModel):
     )
     max_cpu: Fraction = Field(0.85, description="Above this a generator is saturated: invalid.")
     max_dropped: Fraction = Field(0.01, description="Dropped starts above this: invalid.")
+
+    @field_validator("replicas", "processes", mode="before")
+    @classmethod
+    def _count_or_auto(cls, value: object, info: ValidationInfo) -> object:
+        """One clear line for a bad count, before the union would give one per branch."""
+        high = 256 if info.field_name == "replicas" else 64
+        if value is None or value == AUTO:
+            return value
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+            raise ValueError(f"found {value!r}: a whole number from 1 to {high}, or auto")
+        return value
 
     @model_validator(mode="after")
     def _auto_together(self) -> Generators:
