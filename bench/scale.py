@@ -293,7 +293,10 @@ async def measure(users: int, timing: Timing, workdir: Path) -> dict[str, object
         )
         mock_cpu_task = asyncio.create_task(sample_cpu_in_window(mock_pids, timing))
         mock_peak_task = asyncio.create_task(peak_rss_in_window(mock_pids, timing))
-        results, gen_peak, wall = await run_trial([u for _, u in generators], request, gen_pids)
+        # Sampled by a task of its own, as the mocks' are: the result polls can stall.
+        gen_peak_task = asyncio.create_task(peak_rss_in_window(gen_pids, timing))
+        results, _, wall = await run_trial([u for _, u in generators], request, gen_pids)
+        gen_peak = await gen_peak_task
         mock_cpu = await mock_cpu_task
         mock_peak = await mock_peak_task
     finally:
