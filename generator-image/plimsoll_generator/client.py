@@ -200,7 +200,9 @@ class Connection(asyncio.Protocol):
         exchange = self.exchange
         if exchange is not None:
             exchange.status = self.parser.get_status_code()
-            exchange.server_timing = server_timing_of(head)
+            # Only an `upstream;dur=` metric is ever read from a lean answer
+            # (`upstream_seconds`): a head without "dur=" skips the case-blind search.
+            exchange.server_timing = server_timing_of(head) if b"dur=" in head else None
 
     def on_message_complete(self) -> None:
         exchange = self.exchange
