@@ -145,6 +145,7 @@ async def test_printer_columns_and_the_status_subresource(apiserver: ApiServer) 
     table = apiserver.plane.kubectl("get", "capacitytest", "cols", "-n", apiserver.namespace)
     header, row = (line.split() for line in table.stdout.splitlines())
     assert header == [
-        "NAME", "PHASE", "CEILING", "UNIT", "LIMITED-BY", "CHANGE", "STEPS", "VARIANTS", "AGE"
+        "NAME", "PHASE", "CEILING", "UNIT", "LIMITED-BY", "CHANGE", "STEPS", "VARIANTS", "PROVED",
+        "AGE",
     ]  # fmt: skip
     assert row[:6] == ["cols", "Succeeded", "40", "rps", "cpu", "3"]

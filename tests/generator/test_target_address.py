@@ -45,14 +45,18 @@ async def _serve() -> tuple[asyncio.Server, int, list[bytes]]:
     received: list[bytes] = []
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            head = await reader.read(65536)
-            if not head:
-                break
-            received.append(head)
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-            await writer.drain()
-        writer.close()
+        # finally: a handler cancelled when the test's loop closes still closes its
+        # writer, or the garbage collector reports it open in a later test.
+        try:
+            while True:
+                head = await reader.read(65536)
+                if not head:
+                    break
+                received.append(head)
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                await writer.drain()
+        finally:
+            writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     return server, server.sockets[0].getsockname()[1], received
