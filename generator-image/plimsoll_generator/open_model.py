@@ -126,18 +126,7 @@ class HttpDriver:
         """Start one request meant to begin at `start`; `now` is the clock read just
         before (0: read it at the send)."""
         ctx = self.ctx
-        spare = self.spare
-        if spare:  # `exchange()` without its call: this runs once per send
-            exchange = spare.pop()
-            exchange.entry = entry
-            exchange.start = start
-            exchange.record = record
-            exchange.user = user
-            exchange.sent_at = now
-            exchange.status = 0
-            exchange.server_timing = exchange.error = None
-        else:
-            exchange = TimedExchange(self, entry, start, record, user, now)
+        exchange = self.exchange(entry, start, record, user, now)
         self.counter += 1
         ctx.in_flight += 1
         if record:

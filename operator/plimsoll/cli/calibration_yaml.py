@@ -136,7 +136,8 @@ def _users(fit: CalibrationFit) -> Note:
         "holdStream": Note(users.holds_stream, "GETs of the MCP path (held streams) in the log"),
         "burstGapMedian": Note(
             seconds(gaps.burst_gap_median),
-            f"EM fit of {gaps.gaps} human gaps ({gaps.censored} cut short by a slow call): "
+            f"EM fit of {gaps.gaps} human gaps ({gaps.censored} cut short by a slow call, "
+            f"{gaps.open_at_end} still open at the log's end): "
             f"{percent(gaps.in_burst_share)} in bursts, "
             f"threshold {seconds(gaps.threshold)}; bursts of {users.burst_size_mean:.1f} calls "
             f"on average (p50 {users.burst_size_p50:g}, p90 {users.burst_size_p90:g})",

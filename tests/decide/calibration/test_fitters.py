@@ -129,3 +129,28 @@ def test_gaps_cut_short_by_slow_calls_count_as_bounds() -> None:
     assert fit.mean_gap == pytest.approx(4.5, rel=0.05)
     naive = fit_gaps([Gap(g.seconds) for g in gaps])
     assert naive.burst_gap_median > 0.3 * 1.08  # what reading the bounds as values costs
+
+
+def test_a_short_log_counts_the_gaps_its_end_cut_off() -> None:
+    # 200 users of the gateway seed logged for 180 s: each one's last pause is still open
+    # when the log ends. The complete gaps alone are the short ones (the long pauses run
+    # past the end); with the open ones as lower bounds the mean comes back.
+    rng = random.Random(7)
+    model = GapModel(0.3, 4.5)
+    complete: list[Gap] = []
+    cut: list[Gap] = []
+    for _ in range(200):
+        at = rng.uniform(0, 2)
+        while True:
+            gap = model.sample(rng)[0]
+            if at + gap > 180:
+                cut.append(Gap(180 - at, beyond=True))
+                break
+            complete.append(Gap(gap))
+            at += gap
+    fit = fit_gaps(complete + cut)
+    assert fit.open_at_end == 200
+    assert fit.mean_gap == pytest.approx(4.5, rel=0.06)
+    assert fit.burst_gap_median == pytest.approx(0.3, rel=0.05)
+    naive = fit_gaps(complete)
+    assert naive.mean_gap < 4.5 * 0.92  # what leaving the open gaps out costs

@@ -35,6 +35,17 @@ CENSOR_WINDOW = 0.005
 CALL_METHOD = "tools/call"
 
 
+def _keep(sample: list[Gap], seen: int, rng: random.Random, item: Gap) -> int:
+    """Algorithm R: `sample` stays a uniform sample of GAP_SAMPLE of the `seen + 1` gaps
+    offered so far; returns the new count."""
+    seen += 1
+    if len(sample) < GAP_SAMPLE:
+        sample.append(item)
+    elif (slot := rng.randrange(seen)) < GAP_SAMPLE:
+        sample[slot] = item
+    return seen
+
+
 @dataclass
 class _RouteTally:
     method: str
@@ -215,12 +226,12 @@ class TrafficFit:
                 gap = after - before
                 if not 0 < gap <= self.session_gap:
                     continue
-                seen += 1  # a uniform sample of GAP_SAMPLE gaps (algorithm R)
-                item = Gap(gap, censored=abs(after - ended) <= CENSOR_WINDOW)
-                if len(sample) < GAP_SAMPLE:
-                    sample.append(item)
-                elif (slot := rng.randrange(seen)) < GAP_SAMPLE:
-                    sample[slot] = item
+                seen = _keep(
+                    sample, seen, rng, Gap(gap, censored=abs(after - ended) <= CENSOR_WINDOW)
+                )
+            still_open = self.last - calls[-1] if calls else 0.0
+            if 0 < still_open <= self.session_gap:  # the gap the log's end cut (gaps.py)
+                seen = _keep(sample, seen, rng, Gap(still_open, beyond=True))
         try:
             gaps = fit_gaps(sample)
         except ValueError as exc:
