@@ -11,10 +11,11 @@ host, and its late starts are the host's doing, not the target's.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import time
 from pathlib import Path
+
+from plimsoll.shared.tasks import cancel_and_wait
 
 WINDOW = 5.0
 _SAMPLE = 1.0
@@ -61,9 +62,7 @@ class CpuMeter:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
         if self.samples:
             self.samples.append((time.perf_counter(), time.process_time()))
             self._wait.append(run_delay(os.getpid()))

@@ -17,7 +17,6 @@ in `missing`, never skipped silently.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 
@@ -26,6 +25,7 @@ from plimsoll.metrics.cgroup import CgroupPaths, CgroupReadError, read_limits, r
 from plimsoll.metrics.proc import ProcGroupGoneError, ProcGroupReader
 from plimsoll.metrics.samples import Limits, Sample, SampleBuffer, summarise
 from plimsoll.metrics.source import Window
+from plimsoll.shared.tasks import cancel_and_wait
 
 Clock = Callable[[], float]
 
@@ -88,9 +88,7 @@ class Sampler:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
 
     def usage(self, window: Window) -> ResourceUsage:

@@ -11,13 +11,13 @@ with its last log lines instead of failing every later step.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
 
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local.processes import ManagedProcess
+from plimsoll.shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,5 @@ class Restarter:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
