@@ -112,7 +112,8 @@ class Launcher:
             await process.start()
             assert process.process is not None
             try:
-                code = await asyncio.wait_for(process.process.wait(), step.timeout)
+                async with asyncio.timeout(step.timeout):  # not wait_for: see restarter
+                    code = await process.process.wait()
             except TimeoutError:
                 await process.stop()
                 raise PlatformError(

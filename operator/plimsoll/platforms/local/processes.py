@@ -167,7 +167,8 @@ class ManagedProcess:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGTERM)
         try:
-            await asyncio.wait_for(self.process.wait(), _TERM_GRACE)
+            async with asyncio.timeout(_TERM_GRACE):  # not wait_for: see restarter
+                await self.process.wait()
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pgid, signal.SIGKILL)

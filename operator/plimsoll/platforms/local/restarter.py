@@ -87,7 +87,10 @@ class Restarter:
             # Exited, and the watcher has not woken yet: no trial may start against it now.
             self._ready.clear()
         try:
-            await asyncio.wait_for(self._ready.wait(), within)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can return the result and
+            # drop a cancellation (Ctrl-C) that lands as the wait completes.
+            async with asyncio.timeout(within):
+                await self._ready.wait()
         except TimeoutError as exc:
             raise PlatformError(
                 f"{self.process.name} did not come back within {within:g}s"
