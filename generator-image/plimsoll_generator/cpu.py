@@ -15,8 +15,6 @@ import os
 import time
 from pathlib import Path
 
-from plimsoll.shared.tasks import cancel_and_wait
-
 WINDOW = 5.0
 _SAMPLE = 1.0
 
@@ -62,7 +60,15 @@ class CpuMeter:
 
     async def stop(self) -> None:
         if self._task is not None:
-            await cancel_and_wait(self._task)
+            # As plimsoll.metrics.tasks.cancel_and_wait (an import the image contract
+            # forbids): the caller's own cancellation must not be swallowed with the task's.
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
         if self.samples:
             self.samples.append((time.perf_counter(), time.process_time()))
             self._wait.append(run_delay(os.getpid()))

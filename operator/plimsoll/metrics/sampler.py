@@ -25,7 +25,7 @@ from plimsoll.metrics.cgroup import CgroupPaths, CgroupReadError, read_limits, r
 from plimsoll.metrics.proc import ProcGroupGoneError, ProcGroupReader
 from plimsoll.metrics.samples import Limits, Sample, SampleBuffer, summarise
 from plimsoll.metrics.source import Window
-from plimsoll.shared.tasks import cancel_and_wait
+from plimsoll.metrics.tasks import cancel_and_wait
 
 Clock = Callable[[], float]
 

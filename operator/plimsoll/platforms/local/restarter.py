@@ -15,9 +15,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from plimsoll.metrics.tasks import cancel_and_wait
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local.processes import ManagedProcess
-from plimsoll.shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,10 @@ has a hole: when the task doing the awaiting is itself cancelled meanwhile (Ctrl
 SIGTERM make asyncio cancel the run's main task), the suppress swallows that
 cancellation too, and the run goes on as if nothing had happened. Every trial stops
 its samplers and restarters, so a signal that lands during one of those stops was
-lost. Called by `plimsoll.metrics.sampler`, `plimsoll.platforms.local.restarter` and
-the generator's CPU sampler.
+lost. Called by `plimsoll.metrics.sampler` and `plimsoll.platforms.local.restarter`.
+It lives here, the lowest layer that may use asyncio (plimsoll.shared does no I/O);
+the generator, which may import only plimsoll.api and plimsoll.shared, has its own
+three lines of it in `plimsoll_generator.cpu`.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from plimsoll.shared.tasks import cancel_and_wait
+from plimsoll.metrics.tasks import cancel_and_wait
 
 
 async def _slow_to_stop(stopping: asyncio.Event) -> None:
