@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mark")]
 
 @pytest.mark.parametrize(
     ("target", "limit", "cheapest"),
-    [("cpu-bound", "cpu", "c1-m512mi"), ("memory-bound", "memory", "c250m-m512mi")],
+    [("cpu-bound", "cpu", "c1-m512mi"), ("memory-bound", "memory", "c500m-m512mi")],
 )
 def test_each_shape_is_near_its_analytic_ceiling_and_the_cheapest_is_right(
     tmp_path: Path, mark: str, target: str, limit: str, cheapest: str
