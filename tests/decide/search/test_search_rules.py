@@ -93,12 +93,38 @@ def test_a_marginal_step_is_repeated_and_one_that_stays_marginal_moves_no_bracke
         action = next_action(search, TRIAL, history, retries=2)
         assert action == NextTrial(150, TrialKind.FULL, 30.0, attempt)
         history.append(step(len(history), 150, Verdict.MARGINAL))
+    # 150 stayed marginal: the bisection goes on below it, as if it had failed.
+    for level in (125, 137, 143):
+        assert next_action(search, TRIAL, history, retries=2) == NextTrial(
+            level, TrialKind.FULL, 30.0
+        )
+        history.append(step(len(history), level, Verdict.PASS))
     finished = next_action(search, TRIAL, history, retries=2)
     assert isinstance(finished, Finished)
     ceiling = finished.ceiling
-    # Neither end moved on 150's account: 100 is still the ceiling, 200 the first fail.
-    assert (ceiling.level, ceiling.low, ceiling.high, ceiling.complete) == (100, 100, 200, True)
-    assert "level 150 stayed marginal 3 times in a row" in ceiling.stop_reason
+    # The answer's ends are the real passes and fails: 143 passed, 200 is the first fail.
+    assert (ceiling.level, ceiling.low, ceiling.high, ceiling.complete) == (143, 143, 200, True)
+    assert "stayed marginal: 150 (3 times)" in ceiling.stop_reason
+
+
+def test_a_climb_that_stays_marginal_narrows_below_it_instead_of_stopping() -> None:
+    # bench/truth.py's Poisson case: 50 and 100 passed, 200 (the truth is 191) stayed
+    # marginal; stopping there reported 100, half the capacity.
+    search = Search(strategy=Strategy.DOUBLING, start=50, precision=0.05, repeats=0)
+    history = [step(0, 50, Verdict.PASS), step(1, 100, Verdict.PASS)]
+    history += [step(2, 200, Verdict.MARGINAL), step(3, 200, Verdict.MARGINAL)]
+    assert next_action(search, TRIAL, history, retries=1) == NextTrial(150, TrialKind.FULL, 30.0)
+    for level, verdict in ((150, Verdict.PASS), (175, Verdict.PASS), (187, Verdict.FAIL)):
+        assert next_action(search, TRIAL, history, retries=1) == NextTrial(
+            level, TrialKind.FULL, 30.0
+        )
+        history.append(step(len(history), level, verdict))
+    assert next_action(search, TRIAL, history, retries=1) == NextTrial(181, TrialKind.FULL, 30.0)
+    history.append(step(len(history), 181, Verdict.PASS))
+    finished = next_action(search, TRIAL, history, retries=1)
+    assert isinstance(finished, Finished)
+    assert (finished.ceiling.level, finished.ceiling.high) == (181, 187)
+    assert finished.ceiling.complete
 
 
 def test_a_marginal_step_that_then_passes_counts_as_the_pass() -> None:

@@ -19,10 +19,13 @@ Rules shared by every strategy, applied here before the strategy decides:
   classic "noisy three times";
 - a marginal step (a criterion's confidence interval straddles its bound) is
   repeated like a noisy one, up to `retries` times; a level that stays marginal
-  (`retries + 1` marginal attempts in a row) moves neither end of the bracket
-  (the strategies never see a marginal step), and when the strategy asks for it
-  again the search stops there: the bracket is as narrow as the measurement can
-  tell, and the answer says which level stayed marginal;
+  (`retries + 1` marginal attempts in a row) moves neither end of the answer's
+  bracket, but the search goes on below it: the strategy chooses its next levels
+  as if that level had failed (a doubling climb that stays marginal at 200 after
+  a pass at 100 bisects 150, 175, ... instead of stopping with 100), and when it
+  has nothing left to try the answer is read from the history itself, so the
+  first failure stays the real one and the answer says which level stayed
+  marginal;
 - `search.max_trials` bounds the number of trials, noisy repeats and probes
   included; at the bound the run stops with the range so far.
 
@@ -96,13 +99,14 @@ def next_action(
             last.level, last.kind, _duration(search, trial, last.kind), len(noisy) + 1
         )
     else:
-        action = propose(search, trial, history)
         stayed = _stayed_marginal(history, retries)
-        if isinstance(action, NextTrial) and (action.level, action.kind) in stayed:
+        action = propose(search, trial, _marginal_as_failed(history, stayed))
+        asks_again = isinstance(action, NextTrial) and (action.level, action.kind) in stayed
+        if stayed and (asks_again or isinstance(action, CeilingEstimate)):
+            levels = ", ".join(f"{level} ({count} times)" for (level, _), count in stayed.items())
             why = (
-                f"level {action.level} stayed marginal {stayed[(action.level, action.kind)]} "
-                "times in a row: its samples cannot tell whether it meets the bar, so the "
-                "bracket stops narrowing there"
+                f"stayed marginal: {levels}; its samples cannot tell whether it meets the "
+                "bar, so the levels below it were narrowed instead"
             )
             estimate = so_far(search, history, why)
             return Finished(dataclasses.replace(estimate, complete=estimate.level is not None))
@@ -154,6 +158,20 @@ def _stayed_marginal(
         if count > retries:
             stayed[here] = max(stayed.get(here, 0), count)
     return stayed
+
+
+def _marginal_as_failed(
+    history: Sequence[StepRecord], stayed: dict[tuple[int, TrialKind], int]
+) -> list[StepRecord]:
+    """The history as the strategy chooses its next level from: each attempt at a level
+    that stayed marginal reads as a failure, so the climb or bisection goes on below it
+    (the answer itself is read from the real history)."""
+    return [
+        r.model_copy(update={"verdict": Verdict.FAIL})
+        if r.verdict is Verdict.MARGINAL and (r.level, r.kind) in stayed
+        else r
+        for r in history
+    ]
 
 
 def _tail(history: Sequence[StepRecord], verdict: Verdict) -> list[StepRecord]:
