@@ -70,6 +70,15 @@ def searchable(records: Sequence[StepRecord]) -> list[StepRecord]:
     return kept
 
 
+def search_view(records: Sequence[StepRecord], retry_pending: bool | int) -> list[StepRecord]:
+    """What the search decides the next trial from. While an invalid step awaits its retry
+    the search must not see it yet, nor the invalid attempts it retries: a saturated
+    step's second retry (on more generators again) came after two invalid attempts, and
+    hiding only the last one let the first stop the search."""
+    searched = searchable(records)
+    return searched[:-1] if retry_pending else searched
+
+
 def concluded_ceiling(
     spec: CapacityTestSpec, variant: str, history: Sequence[StepRecord], report: RunReport
 ) -> Ceiling | None:
@@ -103,8 +112,7 @@ async def run_variant(
     retry_invalid = 0
     try:
         for _ in range(spec.search.max_trials * 4):  # bounded even if the search never stops
-            # While an invalid step awaits its retry, the search must not see it yet.
-            seen = searchable(records[:-1] if retry_invalid else records)
+            seen = search_view(records, retry_invalid)
             action = next_action(spec.search, spec.trial, seen, retries=spec.noise.retries)
             if isinstance(action, Finished):
                 break
