@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,26 @@ class ControlPlane:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {result.stderr}")
         return result
 
+    def wait_established(self, *crds: str, limit: float = 60.0) -> None:
+        """Until each CRD is Established. Not `kubectl wait`: kubectl 1.36 fails at once,
+        not waits, on a CRD so new that it has no `status.conditions` yet ("<nil> is of
+        the type <nil>", seen in CI), and its jsonpath filter fails the same way ("<nil> is
+        not array or slice"): so a failed read means not yet, until the deadline."""
+        established = '{.status.conditions[?(@.type=="Established")].status}'
+        deadline = time.monotonic() + limit
+        for crd in crds:
+            while True:
+                read = self.kubectl(
+                    "get", f"crd/{crd}", "-o", f"jsonpath={established}", check=False
+                )
+                if read.returncode == 0 and read.stdout == "True":
+                    break
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"crd/{crd} not Established after {limit:g} s: {read.stderr or read.stdout}"
+                    )
+                time.sleep(0.2)
+
     def token_kubeconfig(self, path: Path, namespace: str, account: str) -> Path:
         """A kubeconfig that authenticates as a ServiceAccount with a TokenRequest token,
         as the operator's pod does with its mounted token."""
@@ -97,12 +118,22 @@ class ControlPlane:
         return path
 
 
+# `control-plane up` judges a component dead when /proc/PID/exe is not yet its binary.
+# Right after its `setsid NAME &` the child can still be the forking shell, so on a
+# busy host it sometimes reports "kube-controller-manager exited" with an empty log
+# and then stops the very process it judged gone (stop 37's CI). `up` undoes all it
+# started on failure, so one more attempt starts clean; a real failure fails thrice.
+_UP_ATTEMPTS = 3
+
+
 def start(folder: Path) -> ControlPlane:
-    up = subprocess.run(
-        [str(CONTROL_PLANE), "up", str(folder)], stdout=subprocess.PIPE, text=True, timeout=600
-    )
-    assert up.returncode == 0, "control-plane up failed; its stderr above says why"
-    return ControlPlane(folder, Path(up.stdout.strip().removeprefix("KUBECONFIG=")))
+    for _ in range(_UP_ATTEMPTS):
+        up = subprocess.run(
+            [str(CONTROL_PLANE), "up", str(folder)], stdout=subprocess.PIPE, text=True, timeout=600
+        )
+        if up.returncode == 0:
+            return ControlPlane(folder, Path(up.stdout.strip().removeprefix("KUBECONFIG=")))
+    raise AssertionError(f"control-plane up failed {_UP_ATTEMPTS} times; its stderr above says why")
 
 
 def stop(plane: ControlPlane) -> None:
