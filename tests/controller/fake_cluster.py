@@ -3,7 +3,9 @@
 `FakeCluster` is kmock's `KubernetesEmulator` with the parts a real control plane
 adds and kmock 0.8 lacks: Namespaces (kmock's path parser answers 500 for them),
 namespace deletion that takes the namespace's objects with it (finished by the
-fake kubelet, `kubelet.py`), a log of every API call (method, path, query, user
+fake kubelet, `kubelet.py`), server-side apply creating what is absent (kmock
+merges a PATCH into an existing object, as an apply of the same fields does), a
+log of every API call (method, path, query, user
 agent) for the RBAC test, and the pod proxy (`apiserver_proxy.py`) an operator
 outside the cluster reaches generators by. `conftest.py` serves it with
 `kmock.Server` on 127.0.0.1.
@@ -11,20 +13,32 @@ outside the cluster reaches generators by. `conftest.py` serves it with
 
 from __future__ import annotations
 
+import json
 import re
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp.web
 import kmock
+from kmock._internal import rendering  # the request type `_handle` is given
 
 from tests.controller.apiserver_proxy import PROXY_PATH, serve_pod_proxy
 
+APPLY_PATCH = "application/apply-patch+yaml"
 _NS_PATH = re.compile(r"^/api/v1/namespaces(?:/([^/]+))?$")
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat()
+
+
+def _is_apply(request: rendering.Request) -> bool:
+    return request.headers.get("Content-Type", "").startswith(APPLY_PATCH)
+
+
+def _give_uid(body: dict[str, Any]) -> None:
+    body.setdefault("metadata", {}).setdefault("uid", str(uuid.uuid4()))
 
 
 class FakeCluster(kmock.KubernetesEmulator):
@@ -62,10 +76,38 @@ class FakeCluster(kmock.KubernetesEmulator):
         match = _NS_PATH.match(raw_request.path)
         if match is None:
             response = await super().__call__(raw_request)
-            if raw_request.method == "POST" and raw_request.path.endswith("/resourcequotas"):
+            if raw_request.method in ("POST", "PATCH") and "/resourcequotas" in raw_request.path:
                 self._count_quotas()
             return response
         return await self._namespace_call(raw_request, match.group(1))
+
+    async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        # kmock finds its reactions by the request's identity, so the request is changed in
+        # place (it is frozen to users, not to its emulator).
+        if _is_apply(request) and request.data is None:  # kmock parses only JSON types
+            object.__setattr__(request, "data", json.loads(request.body))
+        if self._applies_to_nothing(request):
+            # As the POST to the collection that kmock knows how to create from.
+            collection = request.url.with_path(request.url.path.rsplit("/", 1)[0])
+            for field, value in [
+                ("action", kmock.action.CREATE), ("method", kmock.method.POST),
+                ("url", collection), ("name", None),
+            ]:  # fmt: skip
+                object.__setattr__(request, field, value)
+        if request.action == kmock.action.CREATE and isinstance(request.data, dict):
+            _give_uid(request.data)  # as a real API server does; kmock gives none
+        return await super()._handle(request)
+
+    def _applies_to_nothing(self, request: rendering.Request) -> bool:
+        """A server-side apply of an object that does not exist: it creates it."""
+        if request.action != kmock.action.UPDATE or request.subresource:
+            return False
+        if not _is_apply(request):
+            return False
+        if request.resource is None or request.name is None:
+            return False
+        key = (request.resource, request.namespace, request.name)
+        return key not in self.objects or self.objects[key].deleted
 
     async def _namespace_call(
         self, request: aiohttp.web.BaseRequest, name: str | None
@@ -86,6 +128,7 @@ class FakeCluster(kmock.KubernetesEmulator):
             if new in self.namespaces:
                 return status(409, "AlreadyExists")
             body.setdefault("status", {})["phase"] = "Active"
+            _give_uid(body)
             self.namespaces[new] = body
             return aiohttp.web.json_response(body, status=201)
         if request.method == "GET" and name is None:
@@ -97,11 +140,18 @@ class FakeCluster(kmock.KubernetesEmulator):
                 if all(ns["metadata"].get("labels", {}).get(k) == v for k, v in wanted.items())
             ]  # fmt: skip
             return aiohttp.web.json_response({"kind": "NamespaceList", "items": items})
+        applied = request.headers.get("Content-Type", "").startswith(APPLY_PATCH)
+        if request.method == "PATCH" and applied and name and name not in self.namespaces:
+            body = await request.json()
+            body.setdefault("status", {})["phase"] = "Active"
+            _give_uid(body)
+            self.namespaces[name] = body
+            return aiohttp.web.json_response(body, status=201)
         if name is None or name not in self.namespaces:
             return status(404, "NotFound")
         if request.method == "GET":
             return aiohttp.web.json_response(self.namespaces[name])
-        if request.method == "PATCH":  # a merge patch of labels, all the operator sends
+        if request.method == "PATCH":  # labels merged: all the operator sets on a namespace
             patch = await request.json()
             labels = self.namespaces[name]["metadata"].setdefault("labels", {})
             labels.update(patch.get("metadata", {}).get("labels", {}))

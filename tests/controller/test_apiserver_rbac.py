@@ -124,10 +124,13 @@ def test_the_operator_may_bind_only_its_run_role_and_then_do_its_job(
         ("create", "limitranges"),
         ("create", "jobs"),
         ("delete", "pods"),
+        ("patch", "networkpolicies"),  # server-side apply
+        ("patch", "configmaps"),
     ]:
         assert allowed(apiserver, user, verb, resource, namespace), (verb, resource)
     # Still nothing it does not use, and nothing in the next namespace.
-    assert not allowed(apiserver, user, "patch", "configmaps", namespace)
+    assert not allowed(apiserver, user, "update", "configmaps", namespace)
+    assert not allowed(apiserver, user, "watch", "secrets", namespace)
     assert not allowed(apiserver, user, "create", "pods/exec", namespace)
     assert not allowed(apiserver, user, "create", "pods/proxy", namespace)  # in-cluster chart
     assert not allowed(apiserver, user, "create", "pods", "default")

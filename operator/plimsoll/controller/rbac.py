@@ -31,9 +31,10 @@ from urllib.parse import parse_qs
 
 import yaml
 
-# What the operator does to the objects of a run: create them, read them back (adoption,
-# readiness), list them by label (clean-up) and delete them. No update, patch or watch.
-_RUN_VERBS = ["create", "get", "list", "delete"]
+# What the operator does to the objects of a run: write them with server-side apply (a
+# patch, which creates what is absent), read them back (adoption, readiness), list them
+# by label (clean-up) and delete them. No update or watch.
+_RUN_VERBS = ["create", "get", "list", "patch", "delete"]
 
 RULES: dict[str, list[dict[str, Any]]] = {
     # Cluster-wide, in both modes (a ClusterRoleBinding).
@@ -41,10 +42,11 @@ RULES: dict[str, list[dict[str, Any]]] = {
         {
             "apiGroups": [""],
             "resources": ["namespaces"],
-            # patch: only to put back the Pod Security labels of an adopted run
-            # namespace. delete: RBAC cannot narrow it to the namespaces carrying
-            # Plimsoll's labels; the operator's code only deletes those it finds by its
-            # owner label (README, "Security model").
+            # patch: the run namespace is written with server-side apply (which puts
+            # back the Pod Security labels of an adopted one). delete: RBAC cannot
+            # narrow it to the namespaces carrying Plimsoll's labels; the operator's
+            # code only deletes those it finds by its owner label (README, "Security
+            # model").
             "verbs": ["create", "get", "list", "patch", "delete"],
         },
         {
@@ -133,7 +135,8 @@ RULES: dict[str, list[dict[str, Any]]] = {
             "resources": ["pods", "services", "configmaps", "resourcequotas", "limitranges"],
             "verbs": _RUN_VERBS,
         },
-        # Only the run's control-API token: created, read back on resume, deleted.
+        # The run's control-API token and `valueFrom` copies: applied, read back on
+        # resume, deleted.
         {"apiGroups": [""], "resources": ["secrets"], "verbs": _RUN_VERBS},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": _RUN_VERBS},
         {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": _RUN_VERBS},

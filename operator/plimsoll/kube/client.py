@@ -275,16 +275,19 @@ class KubeClient:
             retry=retry,
         )
 
-    async def apply(self, body: dict[str, Any], *, sub: str | None = None) -> dict[str, Any]:
+    async def apply(
+        self, body: dict[str, Any], *, sub: str | None = None, force: bool = True
+    ) -> dict[str, Any]:
         """Server-side apply of `body` as field manager `plimsoll`: creates it, or sets
-        the fields it names (taking them over from other managers, `force`), leaving
-        everyone else's fields alone; an unchanged body writes nothing."""
+        the fields it names, leaving everyone else's fields alone; an unchanged body
+        writes nothing. With `force` the fields are taken over from other managers;
+        without it a field another manager set to another value is a `ConflictError`."""
         kind = kind_of(body)
         meta = body["metadata"]
         return await self._call(
             "PATCH",
             self.path(kind, meta.get("namespace"), meta["name"], sub),
-            query=[("fieldManager", FIELD_MANAGER), ("force", "true")],
+            query=[("fieldManager", FIELD_MANAGER), ("force", "true" if force else "false")],
             body=body,
             content_type=APPLY_PATCH,
         )

@@ -204,7 +204,12 @@ async def test_bounds_and_policies_come_before_any_pod(
     plain = spec()
     with pytest.raises(PlatformError):
         await KubernetesPlatform(client, RUN, options).start(plain, [plain])
-    created = [path.rsplit("/", 1)[-1] for method, path, _, _ in emulator.calls if method == "POST"]
+    # Each write's kind: a create posts to the collection, an apply patches the object.
+    created = [
+        path.split("/")[-1 if method == "POST" else -2]
+        for method, path, _, _ in emulator.calls
+        if method in ("POST", "PATCH")
+    ]
     first_pod = created.index("pods")
     assert set(created[:first_pod]) >= {"limitranges", "resourcequotas", "networkpolicies"}
     assert created[:4] == ["namespaces", "limitranges", "resourcequotas", "networkpolicies"]

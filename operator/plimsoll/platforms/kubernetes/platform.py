@@ -42,7 +42,7 @@ from plimsoll.decide.target_policy import (
     target_url_problem,
 )
 from plimsoll.kube import boundaries, manifests, names, ownership
-from plimsoll.kube.client import PODS, KubeClient, KubeError
+from plimsoll.kube.client import PODS, SECRETS, KubeClient, KubeError
 from plimsoll.kube.control_ingress import (
     OPEN_CONTROL_WARNING,
     ControlClients,
@@ -159,9 +159,10 @@ class KubernetesPlatform:
         self._detached = True
 
     async def apply(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Create `body`, or adopt it if this run (and variant) made it (`ownership`)."""
+        """Apply `body`, creating it or adopting it if this run (and variant) made it
+        (`ownership`)."""
         try:
-            return await ownership.create_or_adopt(
+            return await ownership.apply_owned(
                 self._client,
                 self.run,
                 body,
@@ -379,12 +380,11 @@ class KubernetesPlatform:
         return Restored(replace(fresh, control_token=endpoints.control_token), replaced)
 
     async def _namespace(self) -> None:
-        """Create the run's namespace, or adopt it with its Pod Security labels put back:
-        someone may have relaxed them on a namespace left by an earlier operator. Then,
-        before anything else there, the operator's rights in it: the run role bound to
-        its ServiceAccount (again on adoption, in case the binding was removed)."""
-        body = manifests.namespace(self.run)
-        existing = await self.apply(body)
+        """Apply the run's namespace: created, or adopted with its Pod Security labels put
+        back (someone may have relaxed them on a namespace left by an earlier operator).
+        Then, before anything else there, the operator's rights in it: the run role bound
+        to its ServiceAccount (again on adoption, in case the binding was removed)."""
+        await self.apply(manifests.namespace(self.run))
         identity = self._options.identity
         if identity is not None:
             try:
@@ -398,25 +398,6 @@ class KubernetesPlatform:
                 )
             except GrantError as exc:
                 raise PlatformError(str(exc)) from exc
-        labels = existing.get("metadata", {}).get("labels") or {}
-        wanted = {k: v for k, v in manifests.PSS_LABELS.items() if labels.get(k) != v}
-        if wanted:
-            try:
-                # Applied: the labels are the operator's, the namespace's others are not.
-                await self._client.apply(
-                    {
-                        "apiVersion": "v1",
-                        "kind": "Namespace",
-                        "metadata": {
-                            "name": self.run.namespace,
-                            "labels": dict(manifests.PSS_LABELS),
-                        },
-                    }
-                )
-            except KubeError as exc:
-                raise PlatformError(
-                    f"cannot restore the Pod Security labels of {self.run.namespace}: {exc.message}"
-                ) from exc
 
     async def _copy_references(self, spec: CapacityTestSpec) -> None:
         """`valueFrom` values into `run-env`, before any pod that reads them."""
@@ -448,14 +429,26 @@ class KubernetesPlatform:
     async def _control_token(self) -> str:
         """The run's control-API token: made once and kept in a Secret the generators read,
         so an operator that resumes the run (or adopts its pods) uses the same one."""
-        secret = await self.apply(
-            manifests.control_token_secret(self.run, secrets.token_urlsafe(24))
-        )
+        token = await self._kept_token() or secrets.token_urlsafe(24)
+        await self.apply(manifests.control_token_secret(self.run, token))
+        return token
+
+    async def _kept_token(self) -> str | None:
+        """The token in this run's Secret, if an earlier operator made it."""
+        try:
+            secret = await self._client.get(
+                SECRETS, self.run.namespace, self.run.child(names.CONTROL_TOKEN_SECRET)
+            )
+        except KubeError as exc:
+            raise PlatformError(f"cannot read the run's control token: {exc.message}") from exc
+        if secret is None or not self.run.owns(secret["metadata"].get("labels")):
+            return None  # none yet, or not ours: the apply says whose it is
         encoded = (secret.get("data") or {}).get(manifests.CONTROL_TOKEN_KEY)
         if encoded:
             return base64.b64decode(encoded).decode()
         # An API server answers with `data`; one that echoes the request keeps `stringData`.
-        return str(secret["stringData"][manifests.CONTROL_TOKEN_KEY])
+        kept = (secret.get("stringData") or {}).get(manifests.CONTROL_TOKEN_KEY)
+        return str(kept) if kept else None
 
     async def _endpoints(
         self,
