@@ -67,6 +67,7 @@ def test_printer_columns_show_the_answer() -> None:
         "Variants",
         "Proved",
         "Cheapest",
+        "Queue",
         "Age",
     ]
     assert version["subresources"] == {"status": {}}

@@ -10,6 +10,7 @@ from plimsoll.api.status import (
     IllegalTransitionError,
     Phase,
     Reason,
+    carried_into_a_new_run,
     check_transition,
     set_condition,
 )
@@ -62,3 +63,14 @@ def test_conditions_of_other_types_are_left_alone() -> None:
         conditions, ConditionType.READY, ConditionStatus.FALSE, Reason.QUEUED, "", T0
     )
     assert [c.type for c in conditions] == [ConditionType.SPEC_VALID, ConditionType.READY]
+
+
+def test_a_new_run_starts_without_the_last_runs_proof() -> None:
+    conditions = set_condition(
+        [], ConditionType.READY, ConditionStatus.TRUE, Reason.CEILING_FOUND, "", T0
+    )
+    conditions = set_condition(
+        conditions, ConditionType.PROVED, ConditionStatus.TRUE, Reason.HELD, "it held.", T0
+    )
+    carried = carried_into_a_new_run(conditions)
+    assert [c.type for c in carried] == [ConditionType.READY]

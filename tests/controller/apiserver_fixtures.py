@@ -61,16 +61,13 @@ class Installed:
     envs: dict[str, dict[str, str]]
 
 
-def _install(plane: ControlPlane, folder: Path) -> Installed:
+def install_chart(plane: ControlPlane, folder: Path) -> Installed:
     plane.kubectl("apply", "--server-side", "-f", str(ROOT / "crds" / "capacitytest.yaml"))
     peering_crds = ROOT / "charts" / "plimsoll" / "crds" / "kopf-peering.yaml"
     plane.kubectl("apply", "--server-side", "-f", str(peering_crds))
     for namespace in (RELEASE_NAMESPACE, "team-a", "team-b"):
         plane.kubectl("create", "namespace", namespace)
-    plane.kubectl(
-        "wait", "--for=condition=Established", "--timeout=60s",
-        "crd/clusterkopfpeerings.kopf.dev", "crd/kopfpeerings.kopf.dev",
-    )  # fmt: skip
+    plane.wait_established("clusterkopfpeerings.kopf.dev", "kopfpeerings.kopf.dev")
     kubeconfigs, envs = {}, {}
     for release, values in RELEASES.items():
         rendered = objects(values, name=release)
@@ -87,9 +84,7 @@ def _install(plane: ControlPlane, folder: Path) -> Installed:
         kubeconfigs[release] = plane.token_kubeconfig(
             folder / f"{release}.kubeconfig", RELEASE_NAMESPACE, account
         )
-    plane.kubectl(
-        "wait", "--for=condition=Established", "crd/capacitytests.plimsoll.dev", "--timeout=60s"
-    )
+    plane.wait_established("capacitytests.plimsoll.dev")
     return Installed(plane, kubeconfigs, envs)
 
 
@@ -100,7 +95,7 @@ def control_plane_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     with alone_on_host(tmp_path_factory):  # a cold start takes both cores for ~16 s
         plane = control_plane.start(folder / "cluster")
     try:
-        yield _install(plane, folder)
+        yield install_chart(plane, folder)
     finally:
         control_plane.stop(plane)
 

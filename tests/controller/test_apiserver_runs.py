@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -101,32 +102,54 @@ async def _get(url: str) -> httpx.Response:
         return await http.get(url)
 
 
-async def test_concurrency_limit_queues_the_second_run_until_the_first_ends(
+async def test_queued_runs_start_in_order_and_a_held_lock_does_not_block_the_line(
     apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess
 ) -> None:
-    sa_operator.start("--max-concurrent=1")
-    await apiserver.apply(quickstart("first", None, levels=[20]))
-    await wait_for(
-        lambda: apiserver.phase_in("first", "Provisioning", "Running"), 60, "the first run"
-    )
-    await apiserver.apply(quickstart("second", None, levels=[20]))
-    queued = await wait_for(lambda: apiserver.phase_in("second", "Queued"), 60, "Queued")
-    assert (await apiserver.status("first"))["phase"] in ("Provisioning", "Running")
-    progressing = next(c for c in queued["conditions"] if c["type"] == "Progressing")
+    sa_operator.start("--max-concurrent=2")
+    # a and b share a lock; a runs long enough for b, c and d to queue behind it.
+    bodies = {name: quickstart(name, None, levels=[20]) for name in "abcd"}
+    for name in "ac":
+        bodies[name]["spec"]["trial"]["duration"] = "20s"
+    for name in "ab":
+        bodies[name]["spec"]["target"]["lockKey"] = "shared-shop"
+    await apiserver.apply(bodies["a"])
+    await wait_for(lambda: apiserver.phase_in("a", "Provisioning", "Running"), 60, "a's run")
+    for name in "bcd":
+        await apiserver.apply(bodies[name])
+    # c takes the second slot although b is ahead of it: b waits for its lock only.
+    await wait_for(lambda: apiserver.phase_in("c", "Provisioning", "Running"), 60, "c's run")
+    b = await wait_for(lambda: apiserver.phase_in("b", "Queued"), 30, "b Queued")
+    assert b["queuePosition"] == 1, b
+    assert "'shared-shop'" in b["message"], b
+    # d may first be third, behind b and a c that had its slot but had not started yet;
+    # once c runs, d's next poll moves it up.
+    d = await wait_for(lambda: _at_position(apiserver, "d", 2), 30, "d second in the queue")
+    assert "at most 2 at once" in d["message"], d
+    progressing = next(c for c in d["conditions"] if c["type"] == "Progressing")
     assert (progressing["status"], progressing["reason"]) == ("False", "Queued")
-    assert "at most 1 at once" in progressing["message"]
-    # Without Prometheus every step is invalid; what matters is the order of the runs.
-    await wait_for(
-        lambda: apiserver.phase_in("second", "Succeeded", "Failed"), 120, "the second run"
-    )
-    first = await apiserver.status("first")
-    assert first["phase"] in ("Succeeded", "Failed")
-    # It left the queue only once the first had finished.
-    reasons = [(e["reason"], e["eventTime"]) for e in await apiserver.events("second")]
-    assert [r for r, _ in reasons][:3] == ["RunCreated", "Queued", "Provisioning"], reasons
-    provisioning = next(t for r, t in reasons if r == "Provisioning")
-    assert provisioning >= first["completionTime"].replace("+00:00", "Z")
+    # Without Prometheus every step is invalid; what matters is when each run started.
+    done = {}
+    for name in "abcd":
+        done[name] = await wait_for(
+            lambda name=name: apiserver.phase_in(name, "Succeeded", "Failed"), 180, name
+        )
+        assert "queuePosition" not in done[name], done[name]
+    started = {name: await _provisioned_at(apiserver, name) for name in "abcd"}
+    ended = {name: done[name]["completionTime"].replace("+00:00", "Z") for name in "abcd"}
+    assert started["c"] < ended["a"]  # beside a: the lock held b back, not c
+    assert started["b"] >= ended["a"]  # b only once a let go of the lock
+    assert started["d"] >= min(ended["a"], ended["c"])  # d only once a slot was free
     assert forbidden(sa_operator) == []
+
+
+async def _at_position(apiserver: ApiServer, name: str, position: int) -> Any:
+    status = await apiserver.phase_in(name, "Queued")
+    return status if status and status.get("queuePosition") == position else None
+
+
+async def _provisioned_at(apiserver: ApiServer, name: str) -> str:
+    reasons = [(e["reason"], e["eventTime"]) for e in await apiserver.events(name)]
+    return next(time for reason, time in reasons if reason == "Provisioning")
 
 
 async def test_a_failing_setup_job_fails_the_run_naming_the_job(

@@ -75,6 +75,8 @@ def test_rbac_parses_api_paths_and_allows_only_listed_calls() -> None:
     watch = request_attributes("GET", "/apis/plimsoll.dev/v1alpha1/capacitytests", "watch=true")
     assert watch == ("plimsoll.dev", "capacitytests", "watch")
     assert allows(*watch)
-    assert not allows("", "secrets", "patch")  # only the run token: create, get, delete
+    assert allows("", "secrets", "patch")  # the run's own Secrets: server-side applied
+    assert not allows("", "secrets", "update")  # never replaced whole
+    assert not allows("", "secrets", "watch")
     assert not allows("rbac.authorization.k8s.io", "clusterroles", "create")
     assert not allows("plimsoll.dev", "capacitytests", "delete")

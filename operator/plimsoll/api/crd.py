@@ -39,6 +39,9 @@ PRINTER_COLUMNS = [
     },
     # Shown by `kubectl get -o wide`: only a run with spec.shapes fills it.
     {"name": "Cheapest", "type": "string", "jsonPath": ".status.cheapestShape", "priority": 1},
+    # Also -o wide, and empty unless Queued: the place among the tests waiting for a
+    # slot or a lock (the Phase column already says Queued).
+    {"name": "Queue", "type": "integer", "jsonPath": ".status.queuePosition", "priority": 1},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]
 

@@ -142,6 +142,17 @@ def set_condition(
     return updated
 
 
+# Verdicts on one run, not on the resource: a new run starts without them and has them
+# only if it earns them again (a proof run sets Proved; any other run leaves none, so an
+# earlier proof never stands for a spec that no longer proves anything).
+RUN_VERDICTS = frozenset({ConditionType.PROVED})
+
+
+def carried_into_a_new_run(conditions: list[Condition]) -> list[Condition]:
+    """The conditions a new run starts with: all but the last run's own verdicts."""
+    return [c for c in conditions if c.type not in RUN_VERDICTS]
+
+
 class Headroom(PlimsollModel):
     """Room left at the last passing step, in plain words and in numbers."""
 
@@ -266,6 +277,12 @@ class CapacityTestStatus(PlimsollModel):
         None, description="The current run's id, also its namespace's suffix."
     )
     namespace: str | None = Field(None, description="The run's own namespace.")
+    queue_position: int | None = Field(
+        None,
+        ge=1,
+        description="While Queued: 1 for the next to start, in order of creation "
+        "(`kubectl get`'s Queue column); absent once the run has started.",
+    )
     current_step: CurrentStep | None = Field(None, description="The step under way, if any.")
     # Bounded by the variants (16) x maxTrials (500) with room for retried steps;
     # older steps are kept in brief (`plimsoll.decide.status_steps`).

@@ -27,6 +27,8 @@ from plimsoll.api.unique import duplicate_entries
 from plimsoll.api.units import Cores, Seconds
 
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+# A lock key may be an image reference or a URL, so ':', '/' and '@' are allowed.
+LOCK_KEY_PATTERN = r"^[A-Za-z0-9][-A-Za-z0-9_.:/@]*$"
 
 
 VALUE_FROM_HELP = (
@@ -190,6 +192,30 @@ class Target(PlimsollModel):
         description="Zone names the replicas are spread over evenly (replica i in zone "
         "i mod len(zones)); a fault can take one away.",
     )
+    exclusive: bool = Field(
+        False,
+        description="Run no other CapacityTest with the same lock at the same time "
+        "(Kubernetes operator): the lock is lockKey, else the target's image, url or "
+        "command. Two "
+        "teams testing one shared target then never load it together; the later test "
+        "waits Queued.",
+    )
+    lock_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=253,
+        pattern=LOCK_KEY_PATTERN,
+        description="The lock this test holds while it runs (implies exclusive): tests "
+        "with the same key run one at a time, whatever their targets' images.",
+    )
+
+    def lock(self) -> str | None:
+        """The key this test holds while it runs, or None when it takes no lock."""
+        if self.lock_key is not None:
+            return self.lock_key
+        if not self.exclusive:
+            return None
+        return self.image or self.url or " ".join(self.command or [])
 
     @field_validator("pod_template")
     @classmethod

@@ -28,7 +28,7 @@ from plimsoll.api.bounded import (
     URL_PATTERN,
 )
 from plimsoll.api.gate import BASELINE_PATTERN
-from plimsoll.api.target import NAME_PATTERN
+from plimsoll.api.target import LOCK_KEY_PATTERN, NAME_PATTERN
 from plimsoll.api.units import (
     CPU_PATTERN,
     DURATION_PATTERN,
@@ -41,6 +41,8 @@ _OP_NAME = r"^[a-z0-9][a-z0-9_.-]*$"
 _METHODS = r"^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$"
 
 PATTERN_MEANINGS: dict[str, str] = {
+    LOCK_KEY_PATTERN: "letters, digits and '-', '_', '.', ':', '/', '@', starting with a letter "
+    "or digit, e.g. 'shared-shop' or 'registry.local/shop:1.4'",
     NAME_PATTERN: "a name of lowercase letters, digits and '-' that starts and ends with a "
     "letter or digit (a Kubernetes DNS label), e.g. 'my-service'",
     _OP_NAME: "lowercase letters, digits, '_', '.' and '-', starting with a letter or digit, "

@@ -34,6 +34,7 @@ from plimsoll.api.status import (
     ConditionType,
     Phase,
     Reason,
+    carried_into_a_new_run,
 )
 from plimsoll.api.step import StepRecord
 from plimsoll.controller.events import Event, EventRecorder, EventType, phase_event
@@ -47,6 +48,7 @@ from plimsoll.decide.operator_action import (
     restart_reason,
     short_run_id,
 )
+from plimsoll.decide.run_queue import QueueDecision, Running, Waiting, decide_queue, queue_message
 from plimsoll.decide.schedule import due_slot, parse_token, slot_token
 from plimsoll.decide.variant_status import pending_variants
 from plimsoll.kube.client import NAMESPACES, KubeClient
@@ -68,20 +70,30 @@ class OperatorContext:
     metrics_host: str = "0.0.0.0"
     metrics_port: int = 0  # 0: no metrics server
     metrics_server: Any = None
-    running: set[str] = field(default_factory=set)
+    running: dict[str, str | None] = field(default_factory=dict)  # uid: the lock it holds
+    waiting: dict[str, Waiting] = field(default_factory=dict)
 
     def api(self) -> KubeClient:
         if self.client is None:
             raise RuntimeError("the operator has not logged in to the API server yet")
         return self.client
 
-    def take_slot(self, uid: str) -> bool:
-        if uid in self.running:
-            return True
-        if self.max_concurrent and len(self.running) >= self.max_concurrent:
-            return False
-        self.running.add(uid)
-        return True
+    def try_start(self, entry: Waiting) -> QueueDecision:
+        """Join the queue (or stay in it) and start when `decide_queue` says so. Every
+        daemon runs on one event loop and nothing here awaits, so two daemons never
+        take the same slot."""
+        self.waiting[entry.uid] = entry
+        running = [Running(uid, key) for uid, key in self.running.items()]
+        decision = decide_queue(self.waiting.values(), running, self.max_concurrent)[entry.uid]
+        if decision.start:
+            del self.waiting[entry.uid]
+            self.running[entry.uid] = entry.lock_key
+        return decision
+
+    def leave(self, uid: str) -> None:
+        """Free the slot (and lock) a run held, or its place in the queue."""
+        self.waiting.pop(uid, None)
+        self.running.pop(uid, None)
 
 
 def read_status(body: Mapping[str, Any]) -> CapacityTestStatus | None:
@@ -250,6 +262,29 @@ class Supervisor:
         self, test: Any, status: CapacityTestStatus | None, desired: Desired, action: Action
     ) -> None:
         meta = self.body["metadata"]
+        entry = Waiting(
+            self.uid,
+            created=meta.get("creationTimestamp") or "",
+            name=f"{meta['namespace']}/{meta['name']}",
+            lock_key=test.spec.target.lock(),
+            resuming=action is Action.RESUME,
+        )
+        # Its place before the first await: a test created later whose Pending write
+        # happens to finish first must not take the slot of this one.
+        self.ctx.waiting[self.uid] = entry
+        try:
+            writer, history = await self._begin(test, status, desired, action)
+            if await self._queue(writer, desired, entry):
+                await self._supervise_run(test, writer, history, desired)
+        finally:
+            self.ctx.leave(self.uid)
+
+    async def _begin(
+        self, test: Any, status: CapacityTestStatus | None, desired: Desired, action: Action
+    ) -> tuple[StatusWriter, list[StepRecord]]:
+        """The run's status writer and its steps so far: a fresh Pending status for a new
+        run, the status as it is for a resumed one."""
+        meta = self.body["metadata"]
         history: list[StepRecord] = []
         if action is Action.RESUME and status is not None:
             fresh = status
@@ -267,7 +302,7 @@ class Supervisor:
                 run_id=run_id,
                 namespace=run_namespace_name(meta["name"], run_id),
                 start_time=_now(),
-                conditions=status.conditions if status else [],
+                conditions=carried_into_a_new_run(status.conditions) if status else [],
                 history=status.history if status else [],
                 variants=pending_variants([v.name for v in test.spec.compared_variants]),
                 variant_count=len(test.spec.compared_variants) or None,
@@ -283,22 +318,28 @@ class Supervisor:
             writer.set_phase(Phase.PENDING, message)
             writer.note(phase_event(Phase.PENDING, message))  # a fresh status starts Pending
             await writer.write()
-        if not await self._queue(writer, desired):
-            return
-        try:
-            await self._supervise_run(test, writer, history, desired)
-        finally:
-            self.ctx.running.discard(self.uid)
+        return writer, history
 
-    async def _queue(self, writer: StatusWriter, desired: Desired) -> bool:
-        while not self.ctx.take_slot(self.uid):
-            if writer.status.phase is Phase.PENDING:
-                limit = self.ctx.max_concurrent
-                writer.set_phase(Phase.QUEUED, f"waiting for a free slot: at most {limit} at once")
+    async def _queue(self, writer: StatusWriter, desired: Desired, entry: Waiting) -> bool:
+        """Wait Queued, with the place in the queue in status, until this run may start.
+        Each poll writes only when the place or the reason changed."""
+        while not (decision := self.ctx.try_start(entry)).start:
+            message = queue_message(decision, self.ctx.max_concurrent)
+            status = writer.status
+            if status.phase is Phase.PENDING:
+                writer.set_phase(Phase.QUEUED, message)
+            elif status.phase is Phase.QUEUED and status.message != message:
+                status.message = message  # a lock freed, a slot still taken: say which
+                writer.condition(
+                    ConditionType.PROGRESSING, ConditionStatus.FALSE, Reason.QUEUED, message
+                )
+            if status.phase is Phase.QUEUED:
+                status.queue_position = decision.position
                 await writer.write()
             if self.stopped or self.desired() != desired:
                 return False
             await self.stopped.wait(_POLL)
+        writer.status.queue_position = None  # written with the Provisioning that follows
         return not self.stopped
 
     def _make_platform(
