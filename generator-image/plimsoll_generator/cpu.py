@@ -5,7 +5,10 @@
 `cpu_seconds` and `peak_cpu_fraction` (the busiest WINDOW seconds of this process).
 It also reads how long this process's threads were runnable but waiting for a
 CPU (the kernel's schedstat run delay): a generator that waits is on a busy
-host, and its late starts are the host's doing, not the target's.
+host, and its late starts are the host's doing, not the target's. And it reads
+the share of the host's CPU time its hypervisor took (steal, /proc/stat): on a
+virtual machine that time passes for every process on it without any of them
+running, and no run-queue figure shows it.
 """
 
 from __future__ import annotations
@@ -42,15 +45,32 @@ def run_delay(pid: int | str = "self") -> tuple[float, int] | None:
     return (waited / 1e9, slices) if found else None
 
 
+def host_cpu_ticks() -> tuple[int, int] | None:
+    """The host's stolen and total CPU ticks since boot (/proc/stat's first line: user,
+    nice, system, idle, iowait, irq, softirq, steal, ...; guest time is already inside
+    user), or None where the kernel does not expose them."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 9 or fields[0] != "cpu" or not all(f.isdigit() for f in fields[1:9]):
+        return None
+    ticks = [int(f) for f in fields[1:9]]
+    return ticks[7], sum(ticks)
+
+
 class CpuMeter:
     def __init__(self) -> None:
         self.samples: list[tuple[float, float]] = []  # (wall, cpu)
         self._task: asyncio.Task[None] | None = None
         self._wait: list[tuple[float, int] | None] = []
+        self._host: list[tuple[int, int] | None] = []
 
     def start(self) -> None:
         self.samples = [(time.perf_counter(), time.process_time())]
         self._wait = [run_delay(os.getpid())]
+        self._host = [host_cpu_ticks()]
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
@@ -72,6 +92,7 @@ class CpuMeter:
         if self.samples:
             self.samples.append((time.perf_counter(), time.process_time()))
             self._wait.append(run_delay(os.getpid()))
+            self._host.append(host_cpu_ticks())
 
     @property
     def wait(self) -> tuple[float, int] | None:
@@ -82,6 +103,17 @@ class CpuMeter:
             return None
         (wait0, slices0), (wait1, slices1) = self._wait[0], self._wait[-1]
         return max(wait1 - wait0, 0.0), max(slices1 - slices0, 0)
+
+    @property
+    def steal_share(self) -> float | None:
+        """The share of the host's CPU time in the window that its hypervisor took (None:
+        unreadable, or too short a window for a tick to pass)."""
+        if len(self._host) < 2 or self._host[0] is None or self._host[-1] is None:
+            return None
+        (steal0, total0), (steal1, total1) = self._host[0], self._host[-1]
+        if total1 <= total0:
+            return None
+        return max(steal1 - steal0, 0) / (total1 - total0)
 
     @property
     def cpu_seconds(self) -> float:

@@ -175,6 +175,7 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
         cpu_seconds=meter.cpu_seconds,
         cpu_wait_seconds=wait[0] if wait is not None else None,
         cpu_timeslices=wait[1] if wait is not None else None,
+        host_steal_share=meter.steal_share,
         cores=1,
         peak_cpu_fraction=meter.peak_fraction,
         bytes_in=sum(pool.bytes_in for pool in pools),

@@ -54,6 +54,12 @@ def test_each_signal_alone_marks_the_host_busy(
         assert only.startswith(signal) or signal in only
 
 
+def test_the_hosts_steal_is_reported_but_marks_nothing_busy_yet() -> None:
+    contention = assess(Figures(**(QUIET.__dict__ | {"host_steal_share": 0.23})), NO_BOUND)
+    assert contention.host_steal_share == 0.23
+    assert contention.busy is False
+
+
 def test_figures_that_cannot_be_read_are_listed_never_taken_as_quiet() -> None:
     contention = assess(Figures(start_lag_p99_ms=0.2, late_tolerance_ms=10.0), NO_BOUND)
     assert contention.busy is False

@@ -110,6 +110,11 @@ class Contention(PlimsollModel):
         None, description="How late the generators' scheduled starts left, p99."
     )
     late_tolerance_ms: float | None = None
+    host_steal_share: float | None = Field(
+        None,
+        description="Share of the generators' host CPU time its hypervisor took (steal): "
+        "reported, not yet a busy signal (see plimsoll.decide.contention).",
+    )
     floor_ms: float | None = Field(None, description="The direct-call floor at its quantile.")
     floor_bound_ms: float | None = None
     floor_bound_basis: str = Field("", description="Configured, or derived from which steps.")

@@ -184,6 +184,14 @@ class TrialResult(PlimsollModel):
         description="How many times the generator's threads were scheduled in the window: "
         "cpu_wait_seconds ÷ this is the mean delay each wake-up met.",
     )
+    host_steal_share: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Share of the generator host's CPU time that its hypervisor took "
+        "(steal, /proc/stat) in the window; across generators, the highest. None: not "
+        "readable.",
+    )
     cores: int = 1
     peak_cpu_fraction: float = Field(
         0.0, description="The busiest single generator process's share of its core."

@@ -103,6 +103,7 @@ def _contention(
         start_lag_p99_ms=lag,
         late_tolerance_ms=client.late_tolerance * 1000 if lag is not None else None,
         floor_ms=floor_ms(client, spec.noise.floor_quantile),
+        host_steal_share=client.host_steal_share,
         unreadable=unreadable,
     )
     return assess(figures, plan.floor_bound)

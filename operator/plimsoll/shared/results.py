@@ -116,6 +116,10 @@ def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
         measured_seconds=max(r.measured_seconds for r in results),
         cpu_wait_seconds=_sum_known([r.cpu_wait_seconds for r in results]),
         cpu_timeslices=_sum_known_int([r.cpu_timeslices for r in results]),
+        host_steal_share=max(
+            (r.host_steal_share for r in results if r.host_steal_share is not None),
+            default=None,
+        ),
         peak_cpu_fraction=max(max(r.peak_cpu_fraction, r.cpu_fraction) for r in results),
         errors=errors,
         timeline=merge_timelines([r.timeline for r in results]),
