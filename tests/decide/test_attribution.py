@@ -69,6 +69,19 @@ def test_busy_cpu_or_heavy_throttling_is_cpu_even_with_a_low_mean() -> None:
     assert attribute(usage(), throttled, Attribution(throttled=0.5))[0] is LimitedBy.NEITHER
 
 
+def test_a_target_that_wanted_its_whole_quota_is_cpu_though_a_busy_host_withheld_it() -> None:
+    # CI's 1-CPU shape of a CPU-bound target: at its last pass (48 rps of 20 ms each) it
+    # used 0.87 cores and waited for a CPU 52% of its runnable time: it wanted about 1.8.
+    held_back = usage(cpu_mean_cores=0.87, cpu_wait_cores=0.94)
+    assert attribute(held_back, usage(cpu_mean_cores=0.5), THRESHOLDS)[0] is LimitedBy.CPU
+    assert attribute(usage(), held_back, THRESHOLDS)[0] is LimitedBy.CPU
+    at_quota = usage(cpu_mean_cores=0.958)  # either step, as memory is
+    assert attribute(at_quota, usage(cpu_mean_cores=0.84), THRESHOLDS)[0] is LimitedBy.CPU
+    # A latency-bound target neither uses nor waits for its quota.
+    idle = usage(cpu_mean_cores=0.3, cpu_wait_cores=0.02)
+    assert attribute(idle, idle, THRESHOLDS)[0] is LimitedBy.NEITHER
+
+
 def test_neither_near_its_limit_is_latency_bound() -> None:
     limited_by, room = attribute(usage(), usage(cpu_mean_cores=0.3), THRESHOLDS)
     assert limited_by is LimitedBy.NEITHER

@@ -241,6 +241,19 @@ def test_promql_bounds_hold_or_fail_and_a_missing_value_is_invalid_naming_the_qu
             "mock used 95% of its CPU",
         ),
         (
+            {
+                "others": {
+                    "mock": ResourceUsage(
+                        source="cgroup",
+                        cpu_mean_cores=0.04,
+                        cpu_limit_cores=0.05,
+                        throttled_ratio=0.94,
+                    )
+                }
+            },
+            "mock hit its CPU quota in 94% of CFS periods (max 85%): it ran out of CPU",
+        ),
+        (
             {"target": ResourceUsage(source="prometheus", missing=["memory: no series"])},
             "server metrics missing (memory: no series): have Prometheus scrape every "
             "kubelet's /metrics/cadvisor",
@@ -251,6 +264,16 @@ def test_untrustworthy_measurements_are_invalid(changes: dict[str, Any], reason:
     judgement = judge(step(**changes), PassWhen(), NOISE, GENERATORS)
     assert judgement.verdict is Verdict.INVALID
     assert any(reason in r for r in judgement.reasons), judgement.reasons
+
+
+def test_a_mock_with_room_in_its_quota_is_not_invalid() -> None:
+    # Half its quota and held back in half its periods: short bursts, not saturation.
+    mock = ResourceUsage(
+        source="cgroup", cpu_mean_cores=0.025, cpu_limit_cores=0.05, throttled_ratio=0.5
+    )
+    assert judge(step(others={"mock": mock}), PassWhen(), NOISE, GENERATORS).verdict is (
+        Verdict.PASS
+    )
 
 
 def test_a_busy_service_is_part_of_the_system_under_test_not_invalid() -> None:

@@ -11,9 +11,15 @@ Pure: no metrics are read here.
 - memory: the first failing step had an OOM kill or a restart, or either step's
   working set came within `memory_margin` of the limit (memory is checked
   first: a pod near its memory limit also burns CPU reclaiming memory);
-- cpu: mean use at or above `cpu_busy` of the quota, or CFS throttling above
-  `throttled` of periods even when the mean looks low (bursts hit the quota),
-  judged on the first failing step, or the last passing one if nothing failed;
+- cpu: in either step (both, as for memory), a CPU demand at or above `cpu_busy`
+  of the quota, the demand being the CPU it used plus the time its threads were
+  runnable but waited for a CPU outside throttling: a target that wanted its
+  whole quota is CPU-bound whether the quota or a busy host withheld the rest
+  (CI's 1-CPU shape of a 20 ms-per-request target used 0.87 cores at its last
+  pass, 48 requests/s, and waited 52-55% of its runnable time: the host's two
+  shared cores held it back); or CFS throttling above `throttled` of periods
+  even when the mean looks low (bursts hit the quota), judged on the first
+  failing step, or the last passing one if nothing failed;
 - cpu as well, the tail rule (`quota_breaks_tail`): a latency bound at quantile q
   tolerates a share 1 - q of slow requests. When more than that share of the
   failing step's CFS periods were throttled, and a throttled period stalls the
@@ -164,11 +170,12 @@ def _limited_by(
         cpu_known = True
         if judged.throttled_ratio > thresholds.throttled:
             return LimitedBy.CPU
-    share = _cpu_share(judged)
-    if share is not None:
-        cpu_known = True
-        if share >= thresholds.cpu_busy:
-            return LimitedBy.CPU
+    for usage in (first_fail, last_pass):
+        share = _cpu_demand_share(usage) if usage is not None else None
+        if share is not None:
+            cpu_known = True
+            if share >= thresholds.cpu_busy:
+                return LimitedBy.CPU
     return LimitedBy.NEITHER if memory_known and cpu_known else LimitedBy.UNKNOWN
 
 
@@ -234,6 +241,14 @@ def _memory_share(usage: ResourceUsage | None) -> float | None:
         return None
     used = _memory_used(usage)
     return None if used is None else used / usage.memory_limit_bytes
+
+
+def _cpu_demand_share(usage: ResourceUsage) -> float | None:
+    """CPU used plus CPU waited for (outside throttling), over the quota."""
+    share = _cpu_share(usage)
+    if share is None or usage.cpu_wait_cores is None or not usage.cpu_limit_cores:
+        return share
+    return share + usage.cpu_wait_cores / usage.cpu_limit_cores
 
 
 def _cpu_share(usage: ResourceUsage) -> float | None:
