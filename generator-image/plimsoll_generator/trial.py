@@ -119,6 +119,7 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
     )
     meter = CpuMeter()
     timeline = TimelineCutter(ctx)
+    ctx.start_clock()
     tasks: list[asyncio.Task[None]] = [asyncio.create_task(timeline.run())]
     if floor is not None:
         tasks.append(asyncio.create_task(floor.run(ctx.measure_from, ctx.end)))
