@@ -74,9 +74,15 @@ class McpSession:
         )
         self.extra = extra
         self.session: str | None = None
+        # Set while a handshake is under way (until one succeeds): a bot's calls share the
+        # session, and one sent meanwhile would carry no session id (HTTP 400 from any MCP
+        # server; a 100,000-user run sent such calls). A client waits for its new session.
+        self.handshake: asyncio.Future[None] | None = None
 
     async def rpc(self, name: str, method: str, params: dict[str, Any] | None) -> str:
         """Send one JSON-RPC request, record it under `name`, return its outcome class."""
+        if self.handshake is not None:
+            await asyncio.shield(self.handshake)  # a waiter's cancel must not cancel it
         payload, rpc_id = self.dialect.request(method, params, self.session, self.extra)
         return await self._timed(name, payload, rpc_id)
 
@@ -110,9 +116,13 @@ class McpSession:
         """The handshake (or discovery), the initialized notification, the listing."""
         ctx = self.ctx
         self.session = None
+        if self.handshake is None:  # a failed one stays pending: its waiters wait on
+            self.handshake = asyncio.get_running_loop().create_future()
         payload, rpc_id = self.dialect.initialize(self.extra)
         if await self._timed(INITIALIZE, payload, rpc_id) != "ok":
             return False
+        handshake, self.handshake = self.handshake, None
+        handshake.set_result(None)
         if not self.dialect.stateless:
             note, _ = self.dialect.request(
                 "notifications/initialized", None, self.session, self.extra, notification=True

@@ -8,6 +8,7 @@ what the mock was told to do.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import urllib.request
 from collections.abc import Iterator
@@ -17,6 +18,9 @@ import pytest
 
 from plimsoll.api.trial import TrialState
 from plimsoll.shared import histogram
+from plimsoll_generator.context import TrialContext
+from plimsoll_generator.mcp_users import McpSession
+from plimsoll_generator.recorder import Recorder
 from tests.generator.helpers import request, run
 from tests.generator.mockproc import MockProcess
 
@@ -142,3 +146,22 @@ async def test_conversations_record_added_latency(mock: str, stream: bool) -> No
     # goes with the first token; the whole answer's time otherwise): added is the rest.
     assert quantile_ms(op.added, 0.5) < 5.0
     assert quantile_ms(op.latency, 0.5) >= TTFT * 1000 - 1
+
+
+async def test_a_call_during_a_reconnect_waits_for_the_new_session(mock: str) -> None:
+    # A bot's calls share its session; one sent while the session reconnects would carry
+    # no session id, and the mock (as any MCP server) answers that with HTTP 400.
+    req = request(mock, users(), level=1, warmUp=0)
+    ctx = TrialContext.create(req, Recorder([op.name for op in req.workload.mix]), "127.0.0.1")
+    session = McpSession(ctx, {})
+    try:
+        assert await session.connect()
+        reconnect = asyncio.get_running_loop().create_task(session.connect())
+        await asyncio.sleep(0)  # the reconnect has begun: the old session is dropped
+        assert session.session is None
+        outcome = await session.rpc("tool-call", "tools/call", {"name": "slow", "arguments": {}})
+        assert outcome == "ok"
+        assert await reconnect
+        assert ctx.recorder.op("tool-call").ok == 1
+    finally:
+        ctx.pool.close()
