@@ -6,7 +6,7 @@ from plimsoll.api.comparison import Band, Difference
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import StepRecord, TrialKind, Verdict
 from plimsoll.decide.comparison import Contender, compare, contenders_of
-from plimsoll.decide.difference import band_of, difference, regressed
+from plimsoll.decide.difference import band_of, difference, regressed, spanning
 from tests.reportfixtures import Run, ladder, make_report
 
 
@@ -58,6 +58,20 @@ def test_repeats_that_disagree_widen_the_band() -> None:
 def test_the_noise_rule(other: Ceiling, expected: Difference) -> None:
     base = ceiling(400, 440)
     assert difference(band_of(base), band_of(other)) is expected
+
+
+def test_a_baseline_run_twice_spans_both_bands() -> None:
+    first, again = Band(low=1000, high=1200), Band(low=1200, high=1400)
+    assert spanning([first, again]) == Band(low=1000, high=1400)
+    assert spanning([first, Band(low=1400, high=None)]) == Band(low=1000, high=None)
+    assert spanning([first, None]) is None
+    assert spanning([]) is None
+    # A contender two bisection steps above one run touches the pair's span only
+    # when the other run reached it.
+    assert difference(first, Band(low=1400, high=1600)) is Difference.HIGHER
+    assert difference(spanning([first, again]), Band(low=1400, high=1600)) is (
+        Difference.WITHIN_NOISE
+    )
 
 
 def test_regression_needs_both_a_drop_beyond_the_threshold_and_outside_noise() -> None:

@@ -8,8 +8,14 @@ log, driven by the gateway seed's model (its times divided by 20).
    share and size mix come back within 15% of the model's.
 3. Replay: the captured log replayed through nginx at 1x reproduces its per-second
    arrival counts (correlation >= 0.95); at 2x the achieved rate doubles.
-4. Two ceiling runs with nginx pinned to 0.05 CPU, the original workload and the fitted
-   one: the same ceiling within noise (plimsoll.decide.difference).
+4. Three ceiling runs with nginx pinned to 0.05 CPU: the original workload, the fitted
+   one, the original again. The fitted ceiling is within noise (plimsoll.decide.difference)
+   of the band both original runs span. This target's ceiling moves between runs of
+   one workload (the original came out at 1,000, 1,400, 1,200, 1,600 and 1,800 users
+   in five runs on one machine on 2026-12-03; near the bar a request either catches
+   nginx's 5 ms of each 100 ms CFS period or waits whole periods, so the p95 jumps), and
+   one run's band does not hold that: CI judged 1,600 against 1,200 "lower", and a run
+   here 1,000 against 1,400 "higher".
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from plimsoll.api.comparison import Difference
 from plimsoll.api.trial import TrialRequest, TrialState
 from plimsoll.api.units import parse_duration, parse_fraction
 from plimsoll.decide.across_runs import LabelledRun, compare_runs
+from plimsoll.decide.difference import difference, spanning
 from plimsoll.report.files import read_report
 from plimsoll_generator.trial import run_trial
 from tests.generator.mockproc import MockProcess, free_port, wait_port
@@ -69,14 +76,26 @@ def _run(spec: Path, out: Path) -> None:
     assert (out / "report.json").exists(), done.stdout[-3000:] + done.stderr[-3000:]
 
 
-def _per_second(log: Path, first: float | None = None) -> Counter[int]:
+def _starts(log: Path) -> list[float]:
+    """The logged requests' start times, in seconds from the first, in order."""
     starts = []
     for line in log.read_text().splitlines():
         entry = json.loads(line)
         if entry["request"].startswith("POST /mcp") or entry["request"].startswith("GET /"):
             starts.append(float(entry["msec"]) - float(entry["request_time"]))
-    origin = min(starts) if first is None else first
-    return Counter(int(s - origin) for s in starts)
+    starts.sort()
+    return [s - starts[0] for s in starts]
+
+
+def _per_second(starts: list[float]) -> Counter[int]:
+    return Counter(int(s) for s in starts)
+
+
+def _offsets_ms(logged: list[float], seen: list[float]) -> dict[str, float]:
+    """How far the n-th replayed start is from the n-th logged one (the replay sends the
+    log's requests in order), as p50/p99/max in ms: the per-second counts hide a shift."""
+    gaps = sorted(abs(b - a) * 1000 for a, b in zip(logged, seen, strict=False))
+    return {"p50": gaps[len(gaps) // 2], "p99": gaps[int(len(gaps) * 0.99)], "max": gaps[-1]}
 
 
 @pytest.fixture(scope="module")
@@ -189,14 +208,20 @@ def test_replaying_the_log_through_nginx_keeps_its_timing_and_doubles_at_2x(
         url = f"http://127.0.0.1:{port}"
         once = asyncio.run(_replay(url, capture, 100, 40))
         assert once.state is TrialState.DONE, once.errors
-        logged = _per_second(capture)
-        seen = _per_second(replayed)
+        logged_starts, seen_starts = _starts(capture), _starts(replayed)
+        logged, seen = _per_second(logged_starts), _per_second(seen_starts)
         window = range(1, 39)  # whole seconds inside both
         r = statistics.correlation([logged[s] for s in window], [seen[s] for s in window])
         twice = asyncio.run(_replay(url, capture, 200, 20))
         ratio = (twice.sent / twice.measured_seconds) / (once.sent / once.measured_seconds)
-        (workdir / "replay.json").write_text(json.dumps({"correlation": r, "ratio_2x": ratio}))
-        print("round trip: replay", json.dumps({"correlation": r, "ratio_2x": ratio}))
+        figures = {
+            "correlation": r,
+            "ratio_2x": ratio,
+            "offset_ms": _offsets_ms(logged_starts, seen_starts),
+            "start_lag": once.start_lag,
+        }
+        (workdir / "replay.json").write_text(json.dumps(figures))
+        print("round trip: replay", json.dumps(figures))
         assert r >= 0.95, r
         assert 1.8 <= ratio <= 2.2, ratio
         assert once.sent_on_time >= 0.99 * once.intended
@@ -208,22 +233,28 @@ def test_replaying_the_log_through_nginx_keeps_its_timing_and_doubles_at_2x(
 
 def test_the_fitted_workload_finds_the_same_ceiling(fitted: dict[str, Any], workdir: Path) -> None:
     original = _spec(workdir, "original", workdir / "original.json")
-    _run(original, workdir / "original")
     doc = yaml.safe_load(original.read_text())
     doc["spec"]["workload"] = fitted["workload"]
     doc["spec"]["upstream"] = fitted["upstream"]
     again = workdir / "refitted.yaml"
     again.write_text(yaml.safe_dump(doc, sort_keys=False))
-    _run(again, workdir / "refitted")
-    first = read_report(workdir / "original" / "report.json")
-    second = read_report(workdir / "refitted" / "report.json")
-    a, b = first.ceilings[0], second.ceilings[0]
-    assert a.level is not None
-    assert b.level is not None
-    comparison = compare_runs([LabelledRun("original", first), LabelledRun("fitted", second)])
-    verdict = comparison[0].variants[1].difference
-    delta = (b.level - a.level) / a.level * 100
-    figures = {"original": a.level, "fitted": b.level, "delta_pct": delta}
+    # Original, fitted, original: the original's two runs, either side of the fitted
+    # one, measure how far this target's ceiling moves between runs of one workload.
+    for spec, name in ((original, "original"), (again, "refitted"), (original, "original-again")):
+        _run(spec, workdir / name)
+    runs = [
+        LabelledRun(name, read_report(workdir / name / "report.json"))
+        for name in ("original", "original-again", "refitted")
+    ]
+    for run in runs:
+        assert run.report.ceilings[0].level is not None, run.label
+    rows = compare_runs(runs)[0].variants
+    noise = spanning([rows[0].band, rows[1].band])
+    verdict = difference(noise, rows[2].band)
+    figures = {
+        row.name: {"ceiling": row.ceiling, "band": row.band and row.band.model_dump()}
+        for row in rows
+    }
     (workdir / "ceilings.json").write_text(json.dumps(figures))
     print("round trip: ceilings", json.dumps(figures), verdict.value)
-    assert verdict is Difference.WITHIN_NOISE, (a, b)
+    assert verdict is Difference.WITHIN_NOISE, figures

@@ -13,6 +13,10 @@ therefore read as a *band* of where it may truly lie:
 **Noise rule**: two ceilings differ (*higher* or *lower*) only when their bands
 do not touch; when they touch or overlap the difference is *within noise*.
 
+**A baseline measured more than once** is read as one band spanning all its runs
+(`spanning`): on a target whose ceiling moves between back-to-back runs of the same
+workload, that spread is the noise a contender is judged against.
+
 **Regression rule**: a candidate regressed against a baseline when its ceiling
 dropped by more than `threshold` (a fraction: 0.1 = 10%) *and* the drop is
 outside noise. `plimsoll compare --fail-on-regression` and `plimsoll run
@@ -50,6 +54,17 @@ def band_of(ceiling: Ceiling, records: Sequence[StepRecord] = ()) -> Band | None
         return Band(low=low, high=None)
     passed_above = [r.level for r in full if r.verdict is Verdict.PASS and r.level > ceiling.high]
     return Band(low=low, high=max([ceiling.high, *passed_above]))
+
+
+def spanning(bands: Sequence[Band | None]) -> Band | None:
+    """One band over several runs of the same test: from the lowest low to the highest
+    high (open when any is open); None when a run has nothing to place."""
+    if not bands or any(b is None for b in bands):
+        return None
+    placed = [b for b in bands if b is not None]
+    highs = [b.high for b in placed]
+    high = None if any(h is None for h in highs) else max(h for h in highs if h is not None)
+    return Band(low=min(b.low for b in placed), high=high)
 
 
 def _touch(a: Band, b: Band) -> bool:
