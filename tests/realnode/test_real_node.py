@@ -37,6 +37,7 @@ from plimsoll.decide.step_summary import record_of
 from tests.charts.helm import render
 from tests.controller import control_plane
 from tests.controller.control_plane import ControlPlane, require_control_plane
+from tests.hostshare import alone_on_host
 from tests.localrun import ROOT
 from tests.realnode.images import TARGETS_IMAGE, build_all
 from tests.realnode.node import NodeFacts, RealNode, missing_prerequisites
@@ -72,9 +73,7 @@ def _require_node() -> None:
 
 def _install_chart(cluster: Cluster) -> None:
     cluster.kubectl("apply", "-f", str(ROOT / "charts" / "plimsoll" / "crds"))
-    cluster.kubectl(
-        "wait", "--for=condition=Established", "crd/capacitytests.plimsoll.dev", "--timeout=60s"
-    )
+    cluster.plane.wait_established("capacitytests.plimsoll.dev")
     cluster.kubectl("create", "namespace", OPERATOR_NS)
     # The operator's own namespace is `restricted` too: its pod must pass as the run pods do.
     cluster.kubectl(
@@ -109,15 +108,20 @@ def _wait_for_spacing(url: str) -> None:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     _require_node()
     home = tmp_path_factory.mktemp("real-node")
-    archives = build_all(home / "archives")
-    # A control plane of its own: a real Node must not take the pods other modules'
-    # test kubelets are waiting for, and default/kubernetes gets an endpoint here.
-    plane = control_plane.start(home / "plane")
+    # Alone: the image builds and the node's start take both cores, and a test on the
+    # other worker that judges a ceiling (make e2e runs two at once) would measure a busy
+    # host. CI saw it: a shapes test found 54 where 62 is analytic beside this set-up.
+    with alone_on_host(tmp_path_factory):
+        archives = build_all(home / "archives")
+        # A control plane of its own: a real Node must not take the pods other modules'
+        # test kubelets are waiting for, and default/kubernetes gets an endpoint here.
+        plane = control_plane.start(home / "plane")
     node = RealNode(plane.folder, plane.kubeconfig, home / "node")
     try:
-        facts = node.up(archives)
-        found = Cluster(plane, node, facts, home)
-        _install_chart(found)
+        with alone_on_host(tmp_path_factory):
+            facts = node.up(archives)
+            found = Cluster(plane, node, facts, home)
+            _install_chart(found)
         yield found
     finally:
         logs = plane.kubectl(
@@ -217,6 +221,7 @@ def test_the_quickstart_finds_its_ceiling_on_a_real_node(cluster: Cluster) -> No
     local = _run_locally(cluster.home / "local", _quickstart("quickstart", TRIAL))
     local_seconds = time.monotonic() - local_started
     assert local.ceiling is not None
+    assert not local.ceiling.inconclusive, ("busy twice", local.ceiling)
     assert local.ceiling.level is not None
     verdict = difference(_band(local), _band(report))
     RESULTS.write_text(
@@ -241,12 +246,32 @@ def _band(report: RunReport) -> Band | None:
 
 
 def _run_locally(folder: Path, test: dict[str, Any]) -> RunReport:
+    """`plimsoll run` of the spec; once more if the tool itself called the host too busy.
+
+    The cluster stays up beside this run (its kubelet, API server and Prometheus), and a
+    CI run's VM lost 3-46% of its CPU to its hypervisor in one such run, which then ended
+    inconclusive (a level noisy at every repeat). That is the tool's honest answer, not a
+    ceiling to compare; a user reruns, and so does this test, once. Any other failure fails.
+    """
+    report = _one_local_run(folder / "first", test)
+    if report.ceiling is not None and report.ceiling.inconclusive:
+        print("local run inconclusive (host busy), run again:", report.ceiling.stop_reason)
+        report = _one_local_run(folder / "again", test)
+    return report
+
+
+def _one_local_run(folder: Path, test: dict[str, Any]) -> RunReport:
     folder.mkdir(parents=True, exist_ok=True)
     spec = folder / "quickstart.yaml"
     spec.write_text(yaml.safe_dump(test))
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-c", "from plimsoll.cli.app import main; main()", "run", str(spec),
          "--out", str(folder / "out")],
-        cwd=ROOT, check=True, timeout=1800, capture_output=True,
+        cwd=ROOT, check=False, timeout=1800, capture_output=True, text=True,
     )  # fmt: skip
-    return RunReport.model_validate_json((folder / "out" / "report.json").read_text())
+    found = folder / "out" / "report.json"
+    assert found.exists(), (done.returncode, done.stderr[-2000:])
+    report = RunReport.model_validate_json(found.read_text())
+    inconclusive = report.ceiling is not None and report.ceiling.inconclusive
+    assert done.returncode == 0 or inconclusive, (done.returncode, done.stderr[-2000:])
+    return report
