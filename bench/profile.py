@@ -1,6 +1,7 @@
 """Flame graphs of the generator's and the mock's hot paths, with py-spy.
 
-Run: `python bench/profile.py generator|mock OUT.svg` (py-spy from PyPI on PATH or
+Run: `python bench/profile.py generator|mock OUT.svg` (OUT.txt: collapsed stacks
+instead, one line per stack with its sample count; py-spy from PyPI on PATH or
 beside this interpreter). Same set-up as bench/generator.py and bench/mock.py:
 the server on core 0, the client on core 1. `generator`: py-spy records the
 generator while it runs a closed-loop trial (64 connections) against nginx;
@@ -45,7 +46,8 @@ def record(pid: int, out: Path) -> subprocess.Popen[bytes]:
             "--output",
             str(out),
             "--format",
-            "flamegraph",
+            # OUT.txt: collapsed stacks (one line per stack, its sample count), to read or diff.
+            "raw" if out.suffix == ".txt" else "flamegraph",
             "--nonblocking",
         ]
     )
