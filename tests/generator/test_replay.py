@@ -27,6 +27,7 @@ from tests.generator.target import TargetState
 
 EPOCH = 1_764_000_000.0
 CLIENTS = 20
+STALL = 1.0  # seconds the driver build blocks the loop in the slow-build test
 
 
 def write_log(path: Path, seconds: int, seed: int = 3) -> Counter[int]:
@@ -97,20 +98,27 @@ async def test_a_slow_build_does_not_make_the_first_starts_late(
     # Building the drivers reads the log's first reorder window; on a busy host that took
     # long enough that the first second's starts left late in a clump (a CI run's replay
     # through nginx correlated 0.86 with its log). The trial's clock starts after the build.
+    # The stall here is a whole second, so that the clump is unmistakable.
     _, url = target
     log = tmp_path / "access.json"
     write_log(log, 3)
     build = trial.build_drivers
 
     def slow_build(ctx: TrialContext) -> list[Driver]:
-        time.sleep(0.5)  # blocks the loop, as parsing a large window does
+        time.sleep(STALL)  # blocks the loop, as parsing a large window does
         return build(ctx)
 
     monkeypatch.setattr(trial, "build_drivers", slow_build)
     result = await run(request(url, workload(log), level=100, duration=2, warmUp=0))
     assert result.state is TrialState.DONE, result.errors
     assert result.intended > 0
-    assert result.sent_on_time == result.intended, (result.sent_on_time, result.intended)
+    # Counted against the schedule, the stall makes every start of its first second
+    # late (more than lateTolerance, 100 ms): measured, 13 of 30 without the fix and 0
+    # with it. A host stall of over 100 ms during the trial may still make one or two
+    # late, which is the host's doing and is allowed (it asked all 30 on time before,
+    # which a busy CI host need not give).
+    late = result.intended - result.sent_on_time
+    assert late <= 2, (late, result.intended)
 
 
 async def test_replay_at_2x_doubles_the_achieved_rate(
