@@ -49,6 +49,18 @@ def test_the_largest_variant_counts_not_the_first() -> None:
     assert varied.pods == small.pods  # one target at a time
 
 
+def test_each_resource_is_bounded_by_its_own_largest_variant() -> None:
+    # The CPU-heaviest shape is not the memory-heaviest: both must fit (the real API
+    # server refused 500m / 2Gi under a quota sized from 1 CPU / 512Mi).
+    shapes = [{"cpu": "1", "memory": "512Mi"}, {"cpu": "500m", "memory": "2Gi"}]
+    budget = run_budget(views(spec(shapes={"explicit": shapes})), SHAPES)
+    # CPU from the first: (1 + 0.5 + 1) x 1.25 + 1; memory from the second:
+    # (2048 + 256 + 512) MiB x 1.25 + 2048 MiB.
+    assert budget.cpu == round(2.5 * 1.25 + 1, 3)
+    assert budget.memory == int((2816 << 20) * 1.25) + (2048 << 20)
+    assert budget.pods == 5
+
+
 def test_an_external_target_has_no_pod_and_undeclared_pods_get_the_default() -> None:
     external = spec(target={"url": "http://10.0.0.1:8080"})
     assert run_budget(views(external), SHAPES).pods == 4  # mock, generator, headroom 2

@@ -7,7 +7,8 @@ sizes of the operator's own pods (mock, default generator, a container that decl
 nothing) are passed in.
 
 With `cleanup: Always` one variant's pods exist at a time (the platform waits for
-the previous variant's pods to be gone), so the largest variant counts. Otherwise
+the previous variant's pods to be gone), so the largest variant counts, each resource
+by its own largest. Otherwise
 each variant keeps its own pods (their names are the variant's), so every variant's
 count at once. Setup Jobs run one after another: one pod per variant. Every mock
 counts: the default one and the named ones (`upstreams`), at their declared shape.
@@ -51,15 +52,23 @@ def run_budget(every_variant: Sequence[CapacityTestSpec], shapes: KnownShapes) -
         raise ValueError("a run has at least one variant's spec")
     per_variant = [_pods(view, shapes) for view in every_variant]
     if every_variant[0].cleanup is Cleanup.ALWAYS:  # one clean-up for the whole run
-        every = max(per_variant, key=_size)
+        # Each resource by its own largest variant: one variant may need the most CPU and
+        # another the most memory (shapes: 1 CPU / 512Mi beside 500m / 2Gi), and a quota
+        # sized from either alone refused the other's target pod on the real API server.
+        at_once = per_variant
     else:
-        every = [pod for pods in per_variant for pod in pods]
+        at_once = [[pod for pods in per_variant for pod in pods]]
+    every = [pod for pods in per_variant for pod in pods]
     scale = 1 + HEADROOM_FRACTION
     return RunBudget(
-        pods=len(every) + HEADROOM_PODS,
+        pods=max(len(pods) for pods in at_once) + HEADROOM_PODS,
         # The largest pod once more, on top of the fraction: a replacement fits.
-        cpu=round(sum(p.cpu for p in every) * scale + max(p.cpu for p in every), 3),
-        memory=int(sum(p.memory for p in every) * scale) + max(p.memory for p in every),
+        cpu=round(
+            max(sum(p.cpu for p in pods) for pods in at_once) * scale + max(p.cpu for p in every),
+            3,
+        ),
+        memory=int(max(sum(p.memory for p in pods) for pods in at_once) * scale)
+        + max(p.memory for p in every),
     )
 
 
@@ -81,7 +90,3 @@ def _target(spec: CapacityTestSpec, shapes: KnownShapes) -> list[PodShape]:
 
 def _services(spec: CapacityTestSpec, shapes: KnownShapes) -> list[PodShape]:
     return [s.resources or shapes.undeclared for s in spec.services]
-
-
-def _size(pods: list[PodShape]) -> tuple[float, int, int]:
-    return (sum(p.cpu for p in pods), sum(p.memory for p in pods), len(pods))
