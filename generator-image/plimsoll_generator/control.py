@@ -7,12 +7,13 @@
     GET    /streams       StreamsHeld (how many are open now)
     DELETE /streams       close them all (also POST /streams/release: the operator
                           reaches generators through a pod proxy it may only GET and POST)
+    GET    /clock         ClockReading: this host's wall clock, for the offset check
     GET    /healthz       200
     GET    /metrics       Prometheus text
 
 Given a token (`PLIMSOLL_CONTROL_TOKEN`), every /trials and /streams call must carry it in the
 `X-Plimsoll-Control-Token` header, compared in constant time; others get 401.
-/healthz and /metrics stay open for probes and scrapers: they start nothing.
+/clock, /healthz and /metrics stay open for probes and scrapers: they start nothing.
 
 Whatever reaches the port is read only so far: the request line (target) is at most
 `MAX_URL_BYTES`, the headers `MAX_HEADER_BYTES` and `MAX_HEADERS` in all, the body
@@ -31,6 +32,7 @@ import asyncio
 import hmac
 import json
 import logging
+import time
 import uuid
 from typing import Any
 
@@ -40,6 +42,7 @@ from pydantic import ValidationError
 from plimsoll.api.streams import StreamsHold
 from plimsoll.api.trial import (
     CONTROL_TOKEN_HEADER,
+    ClockReading,
     TrialAccepted,
     TrialRequest,
     TrialResult,
@@ -238,6 +241,8 @@ class ControlProtocol(asyncio.Protocol):
         trials = self.trials
         if path == "/healthz":
             return 200, {"ok": True}
+        if path == "/clock":  # the runner's offset check before a synchronised start
+            return 200, ClockReading(unix=time.time()).to_wire()
         if path == "/metrics":
             return 200, trials.metrics.render()
         if path == "/trials":

@@ -23,11 +23,15 @@ from plimsoll_generator.context import TrialContext
 from plimsoll_generator.cpu import CpuMeter
 from plimsoll_generator.floor import FloorProber
 from plimsoll_generator.recorder import Recorder
+from plimsoll_generator.start_time import check_lead, wait_for_start
 from plimsoll_generator.target_address import vetted_address
 from plimsoll_generator.timeline import TimelineCutter
 from plimsoll_generator.tls import context_for
 
 DRAIN_LIMIT = 30.0  # the longest we wait for calls in flight at the end
+# A start later than this is said in the result's errors: the generators' clocks are
+# held to agree within 50 ms (plimsoll.decide.clock), so later is no longer "together".
+LATE_START_NOTED = 0.050
 
 
 class NotBuiltError(ValueError):
@@ -106,6 +110,7 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
             )
         address = await vetted_address(request)
         await _check_client_ips(request, address)
+        check_lead(request.start_at)
         ctx = TrialContext.create(request, recorder, address)
         drivers = build_drivers(ctx)
     except (ClientIpError, NotBuiltError, ValueError) as exc:
@@ -119,6 +124,12 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
     )
     meter = CpuMeter()
     timeline = TimelineCutter(ctx)
+    started_late = await wait_for_start(request.start_at, abort)
+    if started_late > LATE_START_NOTED:
+        recorder.error(
+            f"began {started_late * 1000:.0f} ms after the trial's start time: the request "
+            "came, or the trial was built, that late, so this generator started after the others"
+        )
     ctx.start_clock()
     tasks: list[asyncio.Task[None]] = [asyncio.create_task(timeline.run())]
     if floor is not None:
@@ -173,6 +184,7 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
         page_views=ctx.page_views,
         bot_requests=ctx.bot_requests,
         measured_seconds=measured,
+        started_late_seconds=started_late,
         cpu_seconds=meter.cpu_seconds,
         cpu_wait_seconds=wait[0] if wait is not None else None,
         cpu_timeslices=wait[1] if wait is not None else None,

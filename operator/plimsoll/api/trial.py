@@ -84,6 +84,18 @@ class TrialRequest(PlimsollModel):
         "the API server, loopback): the generator resolves the target's host, refuses the "
         "trial if any address is in one, and connects only to the address it checked.",
     )
+    start_at: float | None = Field(
+        None,
+        gt=0,
+        description="Unix time, on this generator's own clock, at which its warm-up begins, "
+        "so that several generators start together (`plimsoll.decide.clock`); None: at once.",
+    )
+
+
+class ClockReading(PlimsollModel):
+    """`GET /clock`: the generator's wall clock, for the runner to measure its offset."""
+
+    unix: float = Field(gt=0, description="time.time() when the generator answered.")
 
 
 class TrialState(StrEnum):
@@ -191,6 +203,12 @@ class TrialResult(PlimsollModel):
         description="Share of the generator host's CPU time that its hypervisor took "
         "(steal, /proc/stat) in the window; across generators, the highest. None: not "
         "readable.",
+    )
+    started_late_seconds: float = Field(
+        0.0,
+        ge=0,
+        description="How long after `start_at` the trial began (it reached the generator, "
+        "or was built, too late to start on time); across generators, the latest.",
     )
     cores: int = 1
     peak_cpu_fraction: float = Field(

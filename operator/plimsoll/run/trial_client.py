@@ -2,7 +2,10 @@
 
 Called by the runner for each step, on both platforms: it splits the level
 across the generators exactly, `POST`s a `TrialRequest` to each, polls `GET
-/trials/{id}` until every one is done, and merges their `TrialResult`s. A
+/trials/{id}` until every one is done, and merges their `TrialResult`s. Several
+generators start together: each one's clock is read first (`GET /clock`), one whose
+clock is off by more than 50 ms is refused (`plimsoll.decide.clock`), and every
+request names the same start time on its generator's own clock. A
 generator that crashes, answers garbage or fails its trial makes the whole
 trial fail with `TrialFailedError` (the step is then judged invalid): the others are
 aborted so they stop loading the target.
@@ -21,10 +24,19 @@ from pydantic import ValidationError
 
 from plimsoll.api.trial import (
     CONTROL_TOKEN_HEADER,
+    ClockReading,
     TrialAccepted,
     TrialRequest,
     TrialResult,
     TrialState,
+)
+from plimsoll.decide.clock import (
+    ClockOffset,
+    ClockSample,
+    offset_of,
+    refusal,
+    start_lead,
+    start_on_their_clock,
 )
 from plimsoll.shared.load_split import split_request
 from plimsoll.shared.results import merge_results
@@ -33,8 +45,15 @@ _POLL_INTERVAL = 0.25
 _GRACE = 30.0  # beyond warm-up + duration, for generators to drain and report
 
 
+_CLOCK_READINGS = 5  # per generator; the one with the shortest round trip is kept
+
+
 class TrialFailedError(RuntimeError):
     """The trial produced no trustworthy client-side result; the message says why."""
+
+
+class ClockSkewError(TrialFailedError):
+    """A generator's clock is too far from the runner's to start the trial with the others."""
 
 
 # A trial result is a few encoded histograms: kilobytes to a few MiB at most. A bigger
@@ -66,6 +85,37 @@ async def _start(client: httpx.AsyncClient, url: str, request: TrialRequest) -> 
         return TrialAccepted.model_validate_json(answer).id
     except (httpx.HTTPError, ValidationError, ValueError) as exc:
         raise TrialFailedError(f"generator {url} did not accept the trial: {exc}") from exc
+
+
+async def _clock(client: httpx.AsyncClient, url: str) -> ClockOffset:
+    samples = []
+    for _ in range(_CLOCK_READINGS):
+        sent = time.time()
+        try:
+            reading = ClockReading.model_validate_json(await _call(client, "GET", f"{url}/clock"))
+        except (httpx.HTTPError, ValidationError, ValueError) as exc:
+            raise TrialFailedError(f"generator {url} did not tell its clock: {exc}") from exc
+        samples.append(ClockSample(sent=sent, theirs=reading.unix, received=time.time()))
+    return offset_of(samples)
+
+
+async def _synchronised(
+    client: httpx.AsyncClient, urls: Sequence[str], parts: list[TrialRequest]
+) -> tuple[list[TrialRequest], float]:
+    """Each part with the one start time on its own generator's clock, and the seconds
+    until then; raises ClockSkewError when a generator's clock is too far off to start
+    with the others."""
+    clocks = [await _clock(client, url) for url in urls]
+    refused = [why for url, c in zip(urls, clocks, strict=True) if (why := refusal(url, c))]
+    if refused:
+        raise ClockSkewError("; ".join(refused))
+    lead = start_lead(clocks)
+    start_at = time.time() + lead
+    timed = [
+        part.model_copy(update={"start_at": start_on_their_clock(start_at, clock)})
+        for part, clock in zip(parts, clocks, strict=True)
+    ]
+    return timed, lead
 
 
 async def _poll(client: httpx.AsyncClient, url: str, trial_id: str, deadline: float) -> TrialResult:
@@ -105,10 +155,13 @@ async def run_trial(
     the rule each generator applies again to its processes); the merged result. `token`
     is the run's control token, sent with every call."""
     parts = split_request(request.model_copy(update={"level": level}), len(generator_urls))
-    deadline = time.monotonic() + request.warm_up + request.duration + _GRACE
     started: dict[str, str] = {}
     headers = {CONTROL_TOKEN_HEADER: token} if token else {}
     async with httpx.AsyncClient(timeout=httpx.Timeout(10.0), headers=headers) as client:
+        lead = 0.0
+        if len(generator_urls) > 1:  # one generator starts when it is asked: nothing to align
+            parts, lead = await _synchronised(client, generator_urls, parts)
+        deadline = time.monotonic() + lead + request.warm_up + request.duration + _GRACE
         try:
             for url, part in zip(generator_urls, parts, strict=True):
                 started[url] = await _start(client, url, part)

@@ -114,6 +114,7 @@ def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
         late_tolerance=max(r.late_tolerance for r in results),
         start_lag=_merge_encoded([r.start_lag for r in results]),
         measured_seconds=max(r.measured_seconds for r in results),
+        started_late_seconds=max(r.started_late_seconds for r in results),
         cpu_wait_seconds=_sum_known([r.cpu_wait_seconds for r in results]),
         cpu_timeslices=_sum_known_int([r.cpu_timeslices for r in results]),
         host_steal_share=max(
