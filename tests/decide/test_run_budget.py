@@ -61,6 +61,15 @@ def test_each_resource_is_bounded_by_its_own_largest_variant() -> None:
     assert budget.pods == 5
 
 
+def test_generators_sized_during_the_run_count_at_max_replicas() -> None:
+    fixed = run_budget(views(spec()), SHAPES)
+    auto = run_budget(views(spec(generators={"replicas": "auto", "maxReplicas": 4})), SHAPES)
+    # Three more generator pods of 1 CPU / 512 MiB than the one a fixed spec starts.
+    assert auto.pods == fixed.pods + 3
+    assert auto.cpu == round((2.5 + 3) * 1.25 + 1, 3)
+    assert auto.memory == int(((1792 + 3 * 512) << 20) * 1.25) + (1024 << 20)
+
+
 def test_an_external_target_has_no_pod_and_undeclared_pods_get_the_default() -> None:
     external = spec(target={"url": "http://10.0.0.1:8080"})
     assert run_budget(views(external), SHAPES).pods == 4  # mock, generator, headroom 2

@@ -219,6 +219,16 @@ def test_generators_keep_away_from_the_target_and_the_policy_admits_only_target_
     assert roles == ["target", "mock"]
 
 
+def test_generator_pods_spread_over_the_nodes_and_still_schedule_on_one() -> None:
+    generator = manifests.generator_pod(RUN, 3, _spec().generators, "gen:1")
+    [spread] = generator["spec"]["topologySpreadConstraints"]
+    assert (spread["topologyKey"], spread["maxSkew"]) == ("kubernetes.io/hostname", 1)
+    assert spread["whenUnsatisfiable"] == "ScheduleAnyway"  # more pods than nodes: still run
+    selector = spread["labelSelector"]["matchLabels"]
+    assert selector["plimsoll.dev/role"] == "generator"
+    assert selector.items() <= generator["metadata"]["labels"].items()  # counts its own kind
+
+
 def test_namespace_name_fits_a_dns_label() -> None:
     name = run_namespace_name("a" * 80, "0123abcdef")
     assert len(name) <= 63

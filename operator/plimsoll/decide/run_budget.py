@@ -10,8 +10,10 @@ With `cleanup: Always` one variant's pods exist at a time (the platform waits fo
 the previous variant's pods to be gone), so the largest variant counts, each resource
 by its own largest. Otherwise
 each variant keeps its own pods (their names are the variant's), so every variant's
-count at once. Setup Jobs run one after another: one pod per variant. Every mock
-counts: the default one and the named ones (`upstreams`), at their declared shape.
+count at once. Setup Jobs run one after another: one pod per variant. Generators
+sized during the run (`replicas: auto`) count at `maxReplicas`, the most they reach.
+Every mock counts: the default one and the named ones (`upstreams`), at their
+declared shape.
 """
 
 from __future__ import annotations
@@ -77,7 +79,13 @@ def _pods(spec: CapacityTestSpec, shapes: KnownShapes) -> list[PodShape]:
     mocks = [spec.upstream.resources or shapes.mock] * spec.upstream.replicas
     for named in spec.upstreams:
         mocks += [named.resources or shapes.mock] * named.replicas
-    generators = [spec.generators.resources or shapes.generator] * spec.generators.fixed_replicas
+    # generators.replicas: auto may add pods up to maxReplicas during the run: all count.
+    count = (
+        spec.generators.max_replicas
+        if spec.generators.asked_auto()
+        else spec.generators.fixed_replicas
+    )
+    generators = [spec.generators.resources or shapes.generator] * count
     setup = [shapes.undeclared] if spec.target.setup else []
     return [*_target(spec, shapes), *_services(spec, shapes), *mocks, *generators, *setup]
 

@@ -408,11 +408,20 @@ def generator_pod(
 
     # Preferred, not required: on a one-node cluster the run still goes ahead.
     anti = [away_from(names.ROLE_TARGET, 100), away_from(names.ROLE_GENERATOR, 50)]
+    # Generators added during a run (`replicas: auto`) spread over the nodes evenly, as a
+    # preference too: more generators than nodes still schedule.
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "kubernetes.io/hostname",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": run.selector(names.ROLE_GENERATOR)},
+    }
     spec = {
         "securityContext": pod_security(),
         "containers": [container],
         "volumes": [volume],
         "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": anti}},
+        "topologySpreadConstraints": [spread],
     }
     return _pod(run, names.generator_pod_name(index, run.variant), names.ROLE_GENERATOR, spec)
 

@@ -111,8 +111,8 @@ class MetricsBeforeStart(Protocol):
 @runtime_checkable
 class ScalesGenerators(Protocol):
     """A platform that can add generators during a run (`generators.replicas: auto`):
-    the local one. `generators_sized_by_default` says whether an unset `replicas` means
-    auto there."""
+    the local one (processes) and Kubernetes (pods). `generators_sized_by_default` says
+    whether an unset `replicas` means auto there."""
 
     generators_sized_by_default: bool
 

@@ -76,8 +76,11 @@ class Equipment:
         if plan is None or plan.count <= len(self.endpoints.generator_urls):
             return self.endpoints
         assert isinstance(self.platform, ScalesGenerators)  # `sizing` checked it
+        placed = len(self.endpoints.placement)
         self.endpoints = await self.platform.scale_generators(self.endpoints, plan.count)
         line = f"generators ({self.variant}): {plan.reason}"
         log.info("%s", line)
         self.report.placement.append(line)
+        # Where the added generators run (a cluster says which node each pod is on).
+        self.report.placement.extend(self.endpoints.placement[placed:])
         return self.endpoints

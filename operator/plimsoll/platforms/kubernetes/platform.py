@@ -142,6 +142,9 @@ async def _resolved(url: str | None) -> list[str]:
 
 class KubernetesPlatform:
     name = "kubernetes"
+    # An unset generators.replicas runs one pod here; `auto` must be asked for, since each
+    # pod asks the cluster for its own requests (the run's quota covers maxReplicas).
+    generators_sized_by_default = False
 
     def __init__(self, client: KubeClient, run: RunIdentity, options: KubernetesOptions) -> None:
         self._client = client
@@ -152,6 +155,7 @@ class KubernetesPlatform:
         self._detached = False
         self._target: dict[str, Any] | None = None  # as started: placement, node
         self._replacements = ReplacementBudget()
+        self._generator_count = 1  # pods generator-0 .. count-1; auto adds, never removes
         self.target_image: str | None = None  # the image digest the kubelet reported
 
     def detach(self) -> None:
@@ -220,6 +224,7 @@ class KubernetesPlatform:
         self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
     ) -> Endpoints:
         self._spec = spec
+        self._generator_count = spec.generators.fixed_replicas
         run, images, limit = self.run, self._options.images, self._options.ready_timeout
         allowed = {*self._options.allowed_prometheus}
         if self._options.prometheus_url:
@@ -328,8 +333,49 @@ class KubernetesPlatform:
             names.generator_pod_name(i, self.run.variant): manifests.generator_pod(
                 self.run, i, spec.generators, image
             )
-            for i in range(spec.generators.fixed_replicas)
+            for i in range(self._generator_count)
         }
+
+    async def scale_generators(self, endpoints: Endpoints, count: int) -> Endpoints:
+        """Create generator pods until `count` are ready (`generators.replicas: auto`;
+        never fewer than now); `endpoints` with every generator's URL, each new pod's
+        placement added. The pods spread over nodes (`manifests.generator_pod`)."""
+        spec = self._spec
+        if spec is None:
+            raise PlatformError("scale_generators() asked before start()")
+        if count <= self._generator_count:
+            return endpoints
+        before = set(self._generator_pods(spec))
+        self._generator_count = count
+        wanted = self._generator_pods(spec)
+        for name in wanted.keys() - before:
+            await self.fresh(wanted[name])
+        ready = await self._ready(list(wanted), self._options.ready_timeout)
+        added = [
+            f"{name} on {ready[name].get('spec', {}).get('nodeName') or 'unknown node'}"
+            f" ({ready[name]['status']['podIP']})"
+            for name in wanted
+            if name not in before
+        ]
+        return replace(
+            endpoints,
+            generator_urls=await self._generator_urls(ready),
+            placement=[*endpoints.placement, *added],
+        )
+
+    async def _generator_urls(self, generators: dict[str, dict[str, Any]]) -> list[str]:
+        """How the runner reaches each generator: through the API server's pod proxy, or by
+        pod IP."""
+        if self._options.uses_proxy():
+            if self._relay is None:
+                self._relay = PodProxyRelay(self._client)
+                await self._relay.start()
+            relay, ns = self._relay, self.run.namespace
+            return [relay.url_for(ns, name, names.GENERATOR_PORT) for name in generators]
+        return [
+            f"http://{_host(pod['status']['podIP'])}:{names.GENERATOR_PORT}"
+            for pod in generators.values()
+        ]
 
     async def lost_equipment(self) -> dict[str, str]:
         return {f"pod {name}": why for name, why in (await self._lost_pods()).items()}
@@ -457,18 +503,7 @@ class KubernetesPlatform:
         mock: dict[str, Any],
         generators: dict[str, dict[str, Any]],
     ) -> Endpoints:
-        ns = self.run.namespace
-        if self._options.uses_proxy():
-            if self._relay is None:
-                self._relay = PodProxyRelay(self._client)
-                await self._relay.start()
-            relay = self._relay
-            urls = [relay.url_for(ns, name, names.GENERATOR_PORT) for name in generators]
-        else:
-            urls = [
-                f"http://{_host(pod['status']['podIP'])}:{names.GENERATOR_PORT}"
-                for pod in generators.values()
-            ]
+        urls = await self._generator_urls(generators)
         target_node = target.get("spec", {}).get("nodeName") if target is not None else None
         placement, warnings = [], []
         if self._control_peers() is None:
@@ -630,12 +665,6 @@ def _replicas_not_built(spec: CapacityTestSpec) -> list[str]:
             f"target.replicas: {spec.target.replicas} replicas are not built yet on "
             "Kubernetes (one pod is started): set replicas to 1, or prove the plan with "
             "`plimsoll run` on the local platform"
-        )
-    if spec.generators.asked_auto():
-        problems.append(
-            "generators.replicas: auto is not built yet on Kubernetes (the generator pods are "
-            "not scaled during a run): set generators.replicas (and processes) to numbers, "
-            "or use `plimsoll run` on the local platform, where auto is the default"
         )
     if spec.target.zones:
         problems.append(
