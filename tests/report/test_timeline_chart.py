@@ -1,11 +1,14 @@
-"""Each full step's timeline is drawn, and a drifting step's note reaches report.md."""
+"""Each full step's timeline is drawn, and a drifting step's note reaches report.md; a
+fault is marked where it fired."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from plimsoll.api.faults import FaultOutcome
 from plimsoll.decide.steadiness import steadiness
 from plimsoll.report.files import read_report, write_json, write_report
+from plimsoll.report.timeline_chart import LOG_SCALE_RATIO, timeline_figure
 from plimsoll.shared.timeline import points
 from tests.report.test_report_files import _report
 from tests.timelinefixtures import known_timeline
@@ -36,3 +39,24 @@ def test_a_drifting_step_is_drawn_and_noted(tmp_path: Path) -> None:
     assert "- step 1: not steady: p99 rose through the trial from 2" in markdown
     assert "step 0: not steady" not in markdown
     assert "![timeline-step-1.png](timeline-step-1.png)" in markdown
+
+
+def test_a_fault_is_a_dotted_line_and_a_far_bar_puts_the_latency_on_a_log_axis() -> None:
+    report = _report()
+    step = report.steps[0]
+    assert step.client is not None
+    step.client.timeline = known_timeline([2, 2, 2, 9, 3, 2, 2, 2, 2], [0, 0, 0, 4, 0, 0, 0, 0, 0])
+    step.faults = [FaultOutcome(fault="zone a lost at 3 s", at=3.0, recovery_s=1.0, held=True)]
+    bar_ms = max(b.below * 1000 for b in report.spec.pass_when.latency)
+    assert bar_ms > LOG_SCALE_RATIO * 9  # the fixture's bar is far above a 9 ms spike
+    latency_axes, rate_axes = timeline_figure(report, step).axes
+    assert latency_axes.get_yscale() == "log"
+    labels = latency_axes.get_legend_handles_labels()[1]
+    assert "zone a lost at 3 s" in labels
+    assert "until p99 was back within the bar" in labels
+    lines_at = [line.get_xdata()[0] for line in rate_axes.get_lines()[:1]]
+    assert lines_at == [3.0]  # the fault's line on the rate axes too
+
+    step.faults = []
+    report.spec.pass_when.latency[0].below = 0.02  # 20 ms: near the data
+    assert timeline_figure(report, step).axes[0].get_yscale() == "linear"

@@ -4,7 +4,8 @@ Drawn by `plimsoll.report.charts.draw_charts` for every full step that kept a
 timeline: latency over time on top (with the bar's latency bounds as dashed
 lines), the sending rate below, and every slice in which calls failed marked
 with a red cross and its count, so a spike and its recovery show where they
-happened. The figures come from `plimsoll.shared.timeline.points`.
+happened; each fault of `trial.faults` is a dotted line, shaded until p99 was
+back within the bar. The figures come from `plimsoll.shared.timeline.points`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.step import StepResult, TrialKind
 from plimsoll.api.timeline import TimelinePoint
 from plimsoll.shared.timeline import points
+
+LOG_SCALE_RATIO = 10  # a bar this many times the highest latency drawn: log axis
 
 
 def chart_stem(step: StepResult) -> str:
@@ -50,6 +53,29 @@ def timeline_figure(report: RunReport, step: StepResult) -> Figure:
             linewidth=1,
             label=f"bar p{bound.quantile * 100:g} < {bound.below * 1000:g} ms",
         )
+    drawn_latencies = [v for p in series for v in (p.p50_ms, p.p99_ms) if v is not None]
+    highest_bar = max((b.below * 1000 for b in report.spec.pass_when.latency), default=0.0)
+    if drawn_latencies and highest_bar > LOG_SCALE_RATIO * max(drawn_latencies):
+        # A bar far above the data flattens it on a linear axis: a 14 ms spike under a
+        # 400 ms bar drew as a straight line. A log axis shows both.
+        latency_axes.set_yscale("log")
+    for number, fault in enumerate(step.faults):
+        for axes in (latency_axes, rate_axes):
+            axes.axvline(
+                fault.at,
+                linestyle=":",
+                color="black",
+                linewidth=1,
+                label=fault.fault if axes is latency_axes else None,
+            )
+        if fault.recovery_s:
+            latency_axes.axvspan(
+                fault.at,
+                fault.at + fault.recovery_s,
+                color="grey",
+                alpha=0.2,
+                label="until p99 was back within the bar" if number == 0 else None,
+            )
     rate_axes.plot(middles, [p.rate for p in series], color="C2", label="achieved rate")
     failed = [(x, p) for x, p in zip(middles, series, strict=True) if p.errors]
     if failed:
