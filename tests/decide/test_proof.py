@@ -100,6 +100,16 @@ def test_an_overload_after_the_loss_does_not_hold() -> None:
     assert proof.sentence.endswith("it did not hold.")
 
 
+def test_a_p99_in_seconds_reads_in_whole_milliseconds_not_in_exponent_form() -> None:
+    spec = _spec()
+    slices = known_timeline([2, 2, 2, 300, 1200, 2400, 3127, 3100], [0, 0, 0, 2, 0, 0, 0, 0])
+    outcome = judge_fault(slices, 3.5, spec.pass_when, "zone a lost at 3.5 s", ["target"])
+    proof = prove(spec, _step(slices, outcome, Verdict.FAIL))
+    # Seen in a real run: "p99 rose to 3.13e+03 ms".
+    assert "p99 rose to 3,130 ms (bar 10 ms)" in proof.sentence, proof.sentence
+    assert "e+" not in proof.sentence
+
+
 def test_a_proof_without_a_fault_gives_the_whole_trials_p99() -> None:
     spec = _spec().model_copy(update={"trial": _spec().trial.model_copy(update={"faults": []})})
     slices = known_timeline([3] * 4, [0] * 4)

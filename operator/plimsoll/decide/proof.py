@@ -60,7 +60,12 @@ def _who(replicas: int, zones: list[str]) -> str:
 
 
 def _ms(value: float | None) -> str:
-    return "no answer" if value is None else f"{value:.3g} ms"
+    """Three significant figures, never in exponent form: 8.1 ms, 14.2 ms, 3,130 ms."""
+    if value is None:
+        return "no answer"
+    if value >= 100:
+        return f"{float(f'{value:.3g}'):,.0f} ms"
+    return f"{value:.3g} ms"
 
 
 def _rates(loads: list[ReplicaLoad]) -> str:
