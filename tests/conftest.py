@@ -89,6 +89,7 @@ END_TO_END = (
     "controller/test_apiserver_variants.py",  # three two-variant runs: ~90 s in all
     "controller/test_apiserver_shapes.py",  # three shapes' searches in one run: ~4 min
     "controller/test_apiserver_generators_auto.py",  # two runs, one scaled up: ~70 s
+    "controller/test_apiserver_prove.py",  # two proof runs on three zones
     "controller/test_apiserver_peering.py::test_one_replica_runs_the_test_and_the_standby",
     "controller/test_apiserver_peering.py::test_a_stopped_replica_hands_over_at_once",
     "controller/test_apiserver_lifecycle.py::test_stopped_and_killed_mid_run_resumes",

@@ -29,11 +29,11 @@ def micro_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-async def register(api: AdminApi, name: str) -> None:
-    await api.create(
-        "/api/v1/nodes",
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}},
-    )
+async def register(api: AdminApi, name: str, labels: dict[str, str] | None = None) -> None:
+    """Register Node `name`, Ready; `labels` such as its zone
+    (`topology.kubernetes.io/zone`), which a real kubelet takes from its cloud."""
+    metadata = {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}}
+    await api.create("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": metadata})
     ready = {
         "type": "Ready",
         "status": "True",

@@ -33,15 +33,21 @@ def _ready(pod: dict[str, Any]) -> bool:
     return ready and bool(pod["status"].get("podIP"))
 
 
-async def backend_ip(api: AdminApi, service: str, namespace: str) -> str | None:
-    """The IP of a ready pod behind the Service, or None."""
+async def ready_ips(api: AdminApi, service: str, namespace: str) -> list[str]:
+    """The IPs of the ready pods behind the Service, by pod name."""
     found = await api.get(f"/api/v1/namespaces/{namespace}/services/{service}")
     if found is None:
-        return None
+        return []
     selector = ",".join(f"{k}={v}" for k, v in found["spec"].get("selector", {}).items())
     pods = await api.items(f"/api/v1/namespaces/{namespace}/pods", labelSelector=selector)
-    ready = [p for p in pods if _ready(p)]
-    return str(ready[0]["status"]["podIP"]) if ready else None
+    ready = sorted((p for p in pods if _ready(p)), key=lambda p: p["metadata"]["name"])
+    return [str(p["status"]["podIP"]) for p in ready]
+
+
+async def backend_ip(api: AdminApi, service: str, namespace: str) -> str | None:
+    """The IP of a ready pod behind the Service, or None."""
+    ips = await ready_ips(api, service, namespace)
+    return ips[0] if ips else None
 
 
 async def dns(api: AdminApi, value: str, services: ServiceProxies | None = None) -> str | None:

@@ -78,10 +78,11 @@ class RealKubelet:
     # kube-proxy's stand-in: on, a Service name resolves to a stable address whose
     # connections follow the Service to whichever pod is ready behind it now.
     services: ServiceProxies | None = None
+    labels: dict[str, str] = field(default_factory=dict)  # the Node's, e.g. its zone
 
     async def start(self) -> None:
         await self.exporter.start()
-        await node.register(self.api, self.name)
+        await node.register(self.api, self.name, self.labels)
         self._tasks = [
             asyncio.create_task(self._loop()),
             asyncio.create_task(node.heartbeat(self.api, self.name)),

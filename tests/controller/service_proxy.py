@@ -5,9 +5,20 @@ pod's IP into a container's environment (`pod_env.py`), fixed when the container
 starts. In a cluster the name stays on the Service's address and kube-proxy picks a
 ready pod behind it for each connection, so a target keeps reaching a mock pod that
 was replaced under it (new pod, new IP). This does the same on loopback: each
-Service:port gets its own 127.77.x.y listener, and each connection is relayed to a
-ready pod the Service selects, looked up again at most every `REFRESH` seconds or
-when the one it knew stops answering.
+Service:port gets its own 127.77.x.y listener, and each connection is relayed to the
+next ready pod the Service selects, in turn (as kube-proxy's IPVS round robin does),
+the list looked up again at most every `REFRESH` seconds or when the one it picked
+stops answering.
+
+The ready pods stand in for the Service's EndpointSlices, which the controller
+manager cannot write here: the test kubelet's pods have loopback addresses, and the
+API server refuses those in an EndpointSlice ("may not be in the loopback range").
+The controller computes its slices from the same pods' Ready conditions.
+
+With `hosts` set it also stands in for cluster DNS for processes that look a name up
+themselves (a generator given the target Service's name): `watch` gives every
+Service in the cluster its address and a line `ADDRESS NAME.NAMESPACE.svc` in that
+hosts file, removed again by `stop`.
 """
 
 from __future__ import annotations
@@ -17,9 +28,10 @@ import contextlib
 import random
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tests.controller.admin_api import AdminApi
-from tests.controller.pod_env import backend_ip
+from tests.controller.pod_env import ready_ips
 
 REFRESH = 1.0  # seconds a backend is trusted before it is looked up again
 
@@ -30,8 +42,9 @@ class _Route:
     service: str
     port: int
     server: asyncio.Server | None = None
-    backend: str | None = None
+    backends: list[str] = field(default_factory=list)
     looked_up: float = 0.0
+    turn: int = 0  # the next backend's place in `backends`
 
 
 @dataclass
@@ -39,34 +52,67 @@ class ServiceProxies:
     api: AdminApi
     routes: dict[tuple[str, str, int], _Route] = field(default_factory=dict)
     relayed: int = 0  # connections relayed, for tests to see it in use
+    by_backend: dict[str, int] = field(default_factory=dict)  # connections per pod IP
+    hosts: Path | None = None  # a hosts file to publish each Service's name in
+    _marker: str = field(default_factory=lambda: f"# plimsoll-test-{random.getrandbits(32):08x}")
+    _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def address(self, namespace: str, service: str, port: int) -> str | None:
         """The stable address of Service:port, or None while no pod behind it is ready
         (a kubelet keeps the dependent pod waiting, as without the proxy)."""
         key = (namespace, service, port)
-        route = self.routes.get(key)
-        if route is None:
-            route = _Route(namespace, service, port)
-            if await self._backend(route, fresh=True) is None:
-                return None
-            for _ in range(50):
-                ip = f"127.77.{random.randrange(1, 255)}.{random.randrange(1, 255)}"
-                with contextlib.suppress(OSError):  # taken: another session's, try again
-                    route.server = await asyncio.start_server(
-                        lambda r, w, route=route: self._relay(route, r, w), ip, port
-                    )
-                    break
-            else:
-                raise RuntimeError(f"no free 127.77.x.y address for {service}:{port}")
-            self.routes[key] = route
+        async with self._opening:  # one listener per Service:port, asked from several tasks
+            route = self.routes.get(key)
+            if route is None:
+                route = await self._open(_Route(namespace, service, port))
+                if route is None:
+                    return None
+                self.routes[key] = route
         assert route.server is not None
         return str(route.server.sockets[0].getsockname()[0])
 
+    async def _open(self, route: _Route) -> _Route | None:
+        if await self._backend(route, fresh=True) is None:
+            return None
+        for _ in range(50):
+            ip = f"127.77.{random.randrange(1, 255)}.{random.randrange(1, 255)}"
+            with contextlib.suppress(OSError):  # taken: another session's, try again
+                route.server = await asyncio.start_server(
+                    lambda r, w, route=route: self._relay(route, r, w), ip, route.port
+                )
+                return route
+        raise RuntimeError(f"no free 127.77.x.y address for {route.service}:{route.port}")
+
     async def _backend(self, route: _Route, *, fresh: bool = False) -> str | None:
-        if fresh or route.backend is None or time.monotonic() - route.looked_up > REFRESH:
-            route.backend = await backend_ip(self.api, route.service, route.namespace)
+        if fresh or not route.backends or time.monotonic() - route.looked_up > REFRESH:
+            route.backends = await ready_ips(self.api, route.service, route.namespace)
             route.looked_up = time.monotonic()
-        return route.backend
+        if not route.backends:
+            return None
+        route.turn = (route.turn + 1) % len(route.backends)
+        return route.backends[route.turn]
+
+    async def watch(self, every: float = 0.5) -> None:
+        """Give every Service of the cluster its address and, with `hosts`, its name in
+        the hosts file, as kube-proxy and cluster DNS would; until cancelled."""
+        published: set[tuple[str, str]] = set()
+        while True:
+            for service in await self.api.items("/api/v1/services"):
+                meta = service["metadata"]
+                namespace, name = meta["namespace"], meta["name"]
+                selector = service["spec"].get("selector")
+                if not selector or (namespace, name) in published:
+                    continue
+                ports = [p["port"] for p in service["spec"].get("ports", [])]
+                addresses = {await self.address(namespace, name, port) for port in ports}
+                if None in addresses or len(addresses) != 1:
+                    continue  # no ready pod yet: next time
+                if self.hosts is not None:
+                    line = f"{addresses.pop()} {name}.{namespace}.svc {self._marker}\n"
+                    with self.hosts.open("a") as hosts:
+                        hosts.write(line)
+                published.add((namespace, name))
+            await asyncio.sleep(every)
 
     async def _relay(
         self, route: _Route, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -83,6 +129,9 @@ class ServiceProxies:
             writer.close()  # as kube-proxy does with no ready endpoint: refused
             return
         self.relayed += 1
+        peer = upstream[1].get_extra_info("peername")
+        if peer:
+            self.by_backend[peer[0]] = self.by_backend.get(peer[0], 0) + 1
         await asyncio.gather(_pipe(reader, upstream[1]), _pipe(upstream[0], writer))
 
     async def stop(self) -> None:
@@ -90,6 +139,9 @@ class ServiceProxies:
             if route.server is not None:
                 route.server.close()
         self.routes.clear()
+        if self.hosts is not None and self.hosts.exists():
+            lines = self.hosts.read_text().splitlines(keepends=True)
+            self.hosts.write_text("".join(x for x in lines if self._marker not in x))
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -15,6 +15,7 @@ from plimsoll.api.spec import CapacityTestSpec, PassWhen
 from plimsoll.api.step import StepResult, Verdict
 from plimsoll.api.timeline import TimelineSlice
 from plimsoll.shared import histogram
+from plimsoll.shared.pod_names import target_replica
 
 _UNITS = {"rps": "requests/s", "users": "modeled users"}
 
@@ -29,10 +30,6 @@ def p99_bound_ms(bar: PassWhen) -> float | None:
     return min(bounds, default=None)
 
 
-def _replica_names(count: int) -> list[str]:
-    return ["target" if i == 0 else f"target-{i}" for i in range(count)]
-
-
 def remaining_load(
     slices: list[TimelineSlice], outcome: FaultOutcome, zones: list[str], replicas: int
 ) -> list[ReplicaLoad]:
@@ -41,7 +38,7 @@ def remaining_load(
     seconds = sum(s.seconds for s in rest)
     if not rest or seconds <= 0:
         return []
-    names = _replica_names(replicas)
+    names = [target_replica(i) for i in range(replicas)]
     loads = []
     for index, name in enumerate(names):
         if name in outcome.taken:

@@ -93,7 +93,7 @@ def _pods(spec: CapacityTestSpec, shapes: KnownShapes) -> list[PodShape]:
 def _target(spec: CapacityTestSpec, shapes: KnownShapes) -> list[PodShape]:
     if spec.target.url is not None:  # an existing service: no target pod
         return []
-    return [spec.target.resources or shapes.undeclared]
+    return [spec.target.resources or shapes.undeclared] * spec.target.replicas
 
 
 def _services(spec: CapacityTestSpec, shapes: KnownShapes) -> list[PodShape]:

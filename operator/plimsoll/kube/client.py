@@ -333,14 +333,16 @@ class KubeClient:
             content_type=MERGE_PATCH,
         )
 
-    async def delete(self, kind: Kind, namespace: str | None, name: str) -> bool:
-        """Delete (children in the background); False when it was already gone."""
+    async def delete(
+        self, kind: Kind, namespace: str | None, name: str, *, grace: int | None = None
+    ) -> bool:
+        """Delete (children in the background); False when it was already gone. `grace`:
+        the seconds a pod gets to stop (0: removed at once); None: the object's own."""
+        query = [("propagationPolicy", "Background")]
+        if grace is not None:
+            query.append(("gracePeriodSeconds", str(grace)))
         try:
-            await self._call(
-                "DELETE",
-                self.path(kind, namespace, name),
-                query=[("propagationPolicy", "Background")],
-            )
+            await self._call("DELETE", self.path(kind, namespace, name), query=query)
         except NotFoundError:
             return False
         return True

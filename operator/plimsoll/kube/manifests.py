@@ -290,8 +290,42 @@ def target_env(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, str]:
     return env
 
 
-def target_pod(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
-    """The target's pod; `spec` is the spec as its variant sees it (`for_variant`)."""
+def replica_zone(spec: CapacityTestSpec, index: int) -> str | None:
+    """The zone replica `index` runs in: `target.zones` taken in turn, as locally."""
+    zones = spec.target.zones
+    return zones[index % len(zones)] if zones else None
+
+
+def _replica_placement(run: RunIdentity, spec: CapacityTestSpec, index: int) -> dict[str, Any]:
+    """Where replica `index` may run. With zones, a required node affinity for its own
+    zone (`replica_zone`), and its zone on the pod as a label: a fault that removes a zone
+    finds its pods by that label, so the operator never reads Nodes (no cluster-wide
+    right), and the spread is even by construction, so a topology spread constraint over
+    zones would add nothing. Without zones, several replicas spread over nodes as a
+    preference (a one-node cluster still runs them)."""
+    zone = replica_zone(spec, index)
+    if zone is not None:
+        term = {"key": names.ZONE_TOPOLOGY_KEY, "operator": "In", "values": [zone]}
+        required = {"nodeSelectorTerms": [{"matchExpressions": [term]}]}
+        return {
+            "affinity": {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
+            }
+        }
+    if spec.target.replicas == 1:
+        return {}
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "kubernetes.io/hostname",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": run.selector(names.ROLE_TARGET)},
+    }
+    return {"topologySpreadConstraints": [spread]}
+
+
+def target_pod(run: RunIdentity, spec: CapacityTestSpec, index: int = 0) -> dict[str, Any]:
+    """Replica `index` of the target; `spec` is the spec as its variant sees it
+    (`for_variant`). Every replica is the same pod but for its name, zone and placement."""
     target = spec.target
     command, args = target.command, target.args
     container: dict[str, Any] = {
@@ -312,8 +346,15 @@ def target_pod(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
         container["args"] = list(args)
     if target.resources is not None:
         container["resources"] = guaranteed(target.resources)
-    spec_doc = {"securityContext": pod_security(run_as_user=None), "containers": [container]}
-    pod = _pod(run, names.target_pod_name(run.variant), names.ROLE_TARGET, spec_doc)
+    spec_doc = {
+        "securityContext": pod_security(run_as_user=None),
+        "containers": [container],
+        **_replica_placement(run, spec, index),
+    }
+    pod = _pod(run, names.target_pod_name(run.variant, index), names.ROLE_TARGET, spec_doc)
+    zone = replica_zone(spec, index)
+    if zone is not None:
+        pod["metadata"]["labels"][names.LABEL_ZONE] = zone
     if target.pod_template:
         template = target.pod_template
         if "metadata" in template:
@@ -322,10 +363,29 @@ def target_pod(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
             }
             pod["metadata"] = merge_template(pod["metadata"], extra)
             pod["metadata"]["labels"].update(run.labels(names.ROLE_TARGET))  # ours win
+            if zone is not None:
+                pod["metadata"]["labels"][names.LABEL_ZONE] = zone
         if "spec" in template:
             pod["spec"] = merge_template(pod["spec"], template["spec"])
         _reassert_shape_and_security(pod, target.resources)
+        if zone is not None:
+            _reassert_zone(pod, zone)
     return pod
+
+
+def _reassert_zone(pod: dict[str, Any], zone: str) -> None:
+    """After a podTemplate merge the replica still runs in its own zone: our zone term is
+    added to each of the template's node selector terms (they are ORed; the expressions
+    inside one are ANDed), or stands alone when the template has none."""
+    ours = {"key": names.ZONE_TOPOLOGY_KEY, "operator": "In", "values": [zone]}
+    affinity = pod["spec"].setdefault("affinity", {})
+    node = affinity.setdefault("nodeAffinity", {})
+    required = node.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    terms = required.get("nodeSelectorTerms") or [{}]
+    for term in terms:
+        expressions = [e for e in term.get("matchExpressions", []) if e != ours]
+        term["matchExpressions"] = [*expressions, ours]
+    required["nodeSelectorTerms"] = terms
 
 
 def _reassert_shape_and_security(pod: dict[str, Any], shape: PodShape | None) -> None:

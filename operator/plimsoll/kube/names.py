@@ -35,6 +35,8 @@ LABEL_OWNER_NAMESPACE = "plimsoll.dev/owner-namespace"
 LABEL_RUN = "plimsoll.dev/run"
 LABEL_ROLE = "plimsoll.dev/role"
 LABEL_VARIANT = "plimsoll.dev/variant"
+LABEL_ZONE = "plimsoll.dev/zone"  # a target replica's zone (`target.zones`)
+ZONE_TOPOLOGY_KEY = "topology.kubernetes.io/zone"  # the well-known label nodes carry
 MANAGER = "plimsoll"
 
 ROLE_TARGET = "target"

@@ -60,8 +60,14 @@ def child_pattern(base_pattern: str, variant: str = DEFAULT_VARIANT) -> str:
     return base_pattern if variant == DEFAULT_VARIANT else f"{base_pattern}-{variant_slug(variant)}"
 
 
-def target_pod_name(variant: str = DEFAULT_VARIANT) -> str:
-    return child_name("target", variant)
+def target_replica(index: int) -> str:
+    """Replica `index` of the target: `target`, `target-1`, `target-2`, ... (the first keeps
+    the plain name, so a one-replica run reads as before)."""
+    return "target" if index == 0 else f"target-{index}"
+
+
+def target_pod_name(variant: str = DEFAULT_VARIANT, index: int = 0) -> str:
+    return child_name(target_replica(index), variant)
 
 
 def mock_pod_name(index: int, variant: str = DEFAULT_VARIANT) -> str:
@@ -77,6 +83,8 @@ def service_pod_name(name: str, variant: str = DEFAULT_VARIANT) -> str:
 
 
 def target_pod_pattern(variant: str = DEFAULT_VARIANT) -> str:
+    """Replica 0's pod: as locally, the verdict reads the first replica's resources and
+    the others run beside it (`platforms.local.target.replica_role`)."""
     return child_pattern("target", variant)
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from plimsoll.api.faults import Fault
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
@@ -75,6 +76,7 @@ from plimsoll.metrics.source import (
 from plimsoll.platforms.base import Endpoints, PlatformError, Restored
 from plimsoll.platforms.kubernetes.pod_restarts import PodStatusRestarts
 from plimsoll.platforms.replacements import ReplacementBudget
+from plimsoll.shared.pod_names import target_replica
 
 REACH_POD_IP = "pod-ip"
 REACH_PROXY = "proxy"
@@ -153,7 +155,9 @@ class KubernetesPlatform:
         self._spec: CapacityTestSpec | None = None
         self._relay: PodProxyRelay | None = None
         self._detached = False
-        self._target: dict[str, Any] | None = None  # as started: placement, node
+        # Every replica's pod as started (placement, node); [] for an existing service.
+        self._targets: list[dict[str, Any]] = []
+        self._held: set[int] = set()  # replicas a fault took away, until brought back
         self._replacements = ReplacementBudget()
         self._generator_count = 1  # pods generator-0 .. count-1; auto adds, never removes
         self.target_image: str | None = None  # the image digest the kubelet reported
@@ -244,7 +248,6 @@ class KubernetesPlatform:
                 for i, named in enumerate(spec.upstreams)
             ),
             _replay_not_built(spec),
-            *_replicas_not_built(spec),
         ]
         if any(problems):
             raise PlatformError("; ".join(p for p in problems if p))
@@ -285,18 +288,19 @@ class KubernetesPlatform:
             mock_names + [names.service_pod_name(s.name, run.variant) for s in services], limit
         )
 
-        target: dict[str, Any] | None = None
+        self._targets = []
         if spec.target.url is None:  # else an existing service: nothing to start or pin
-            await self.apply(manifests.target_pod(run, spec))
+            for index in range(spec.target.replicas):
+                await self.apply(manifests.target_pod(run, spec, index))
             await self.apply(
                 manifests.cluster_service(
                     run, names.TARGET_SERVICE, names.ROLE_TARGET, spec.target.port
                 )
             )
-            target_name = names.target_pod_name(run.variant)
-            target = (await self._ready([target_name], spec.target.startup_timeout))[target_name]
-            self._target = target
-            for container in target.get("status", {}).get("containerStatuses", []) or []:
+            replicas = self._replica_pod_names(spec)
+            ready = await self._ready(replicas, spec.target.startup_timeout)
+            self._targets = [ready[name] for name in replicas]
+            for container in self._targets[0].get("status", {}).get("containerStatuses", []) or []:
                 if container.get("name") == "target" and container.get("imageID"):
                     self.target_image = container["imageID"]
 
@@ -309,8 +313,11 @@ class KubernetesPlatform:
         for body in generators_wanted.values():
             await self.fresh(body)
         generators = await self._ready(list(generators_wanted), limit)
-        endpoints = await self._endpoints(spec, target, mocks[mock_names[0]], generators)
+        endpoints = await self._endpoints(spec, mocks[mock_names[0]], generators)
         return replace(endpoints, control_token=token)
+
+    def _replica_pod_names(self, spec: CapacityTestSpec) -> list[str]:
+        return [names.target_pod_name(self.run.variant, i) for i in range(spec.target.replicas)]
 
     def _mock_pods(self, spec: CapacityTestSpec) -> dict[str, dict[str, Any]]:
         images, variant = self._options.images, self.run.variant
@@ -419,7 +426,6 @@ class KubernetesPlatform:
         ready = await self._ready([*mocks, *generators], self._options.ready_timeout)
         fresh = await self._endpoints(
             spec,
-            self._target,
             ready[next(iter(mocks))],
             {name: ready[name] for name in generators},
         )
@@ -499,12 +505,12 @@ class KubernetesPlatform:
     async def _endpoints(
         self,
         spec: CapacityTestSpec,
-        target: dict[str, Any] | None,
         mock: dict[str, Any],
         generators: dict[str, dict[str, Any]],
     ) -> Endpoints:
         urls = await self._generator_urls(generators)
-        target_node = target.get("spec", {}).get("nodeName") if target is not None else None
+        targets = self._targets
+        target_nodes = {t.get("spec", {}).get("nodeName") for t in targets} - {None}
         placement, warnings = [], []
         if self._control_peers() is None:
             warnings.append(OPEN_CONTROL_WARNING)
@@ -513,28 +519,32 @@ class KubernetesPlatform:
                 "target.teardown runs on the local platform only: here the run's namespace, "
                 "with its services and what the setup put in them, is deleted at cleanup"
             )
-        if target is None:
+        if not targets:
             shown = redact_url(spec.target.url or "")
             placement.append(f"target: existing service at {shown} (not started)")
             warning = manifests.external_target_warning(spec)
             if warning is not None:
                 warnings.append(warning)
-        for pod in [p for p in (target, mock, *generators.values()) if p is not None]:
+        for pod in [*targets, mock, *generators.values()]:
             node = pod.get("spec", {}).get("nodeName") or "unknown node"
-            placement.append(f"{pod['metadata']['name']} on {node} ({pod['status']['podIP']})")
-            if (
-                pod is not target
-                and target_node
-                and pod.get("spec", {}).get("nodeName") == target_node
-            ):
-                warnings.append(
-                    f"{pod['metadata']['name']} shares node {target_node} with the target"
-                )
-        target_url = (
-            f"http://{_host(target['status']['podIP'])}:{spec.target.port}"
-            if target is not None
-            else str(spec.target.url).rstrip("/")
-        )
+            zone = pod["metadata"].get("labels", {}).get(names.LABEL_ZONE)
+            in_zone = f", zone {zone}" if zone else ""
+            line = f"{pod['metadata']['name']} on {node} ({pod['status']['podIP']}{in_zone})"
+            placement.append(line)
+            if pod not in targets and pod.get("spec", {}).get("nodeName") in target_nodes:
+                node = pod["spec"]["nodeName"]
+                warnings.append(f"{pod['metadata']['name']} shares node {node} with the target")
+        endpoints_faults: KubernetesPlatform | None = self if targets else None
+        if len(targets) > 1:
+            # Through the Service, as the deployment's clients reach it: the cluster's DNS
+            # names its address and kube-proxy picks a ready replica for each connection,
+            # so traffic follows the EndpointSlices around a replica a fault took away.
+            service = manifests.service_host(self.run, self.run.child(names.TARGET_SERVICE))
+            target_url = f"http://{service}:{spec.target.port}"
+        elif targets:
+            target_url = f"http://{_host(targets[0]['status']['podIP'])}:{spec.target.port}"
+        else:
+            target_url = str(spec.target.url).rstrip("/")
         return Endpoints(
             target_url=target_url,
             upstream_url=f"http://{_host(mock['status']['podIP'])}:{spec.upstream.port}",
@@ -549,6 +559,7 @@ class KubernetesPlatform:
             refused_target_networks=refused_networks(
                 spec.target.url, self._api_server_hosts(), self._options.allowed_target_hosts
             ),
+            faults=endpoints_faults,
         )
 
     async def ensure_ready(self) -> None:
@@ -560,28 +571,69 @@ class KubernetesPlatform:
             raise PlatformError("ensure_ready() asked before start()")
         if spec.target.url is not None:
             return  # an existing service: not ours to wait for
-        name = names.target_pod_name(self.run.variant)
-        pod = await self._client.get(PODS, self.run.namespace, name)
+        # Replicas a fault took away in the last trial come back first, as locally.
+        for index in sorted(self._held):
+            await self.apply(manifests.target_pod(self.run, spec, index))
+        self._held.clear()
+        replicas = self._replica_pod_names(spec)
+        pods = [await self._client.get(PODS, self.run.namespace, name) for name in replicas]
         # A real kubelet backs off before restarting an OOM-killed container (10 s,
         # doubling): CrashLoopBackOff then means "later", not "never".
-        after_oom = pod is not None and oom_killed(pod)
+        after_oom = any(pod is not None and oom_killed(pod) for pod in pods)
         limit = spec.target.startup_timeout + (MAX_RESTART_BACKOFF if after_oom else 0.0)
         try:
             await wait_pods_ready(
                 self._client,
                 self.run.namespace,
-                [name],
+                replicas,
                 limit,
                 self._options.poll,
                 after_oom=after_oom,
             )
         except NotReadyError as exc:
-            pod = await self._client.get(
-                PODS, self.run.namespace, names.target_pod_name(self.run.variant)
+            pods = [await self._client.get(PODS, self.run.namespace, name) for name in replicas]
+            last = next(
+                (t for pod in pods if pod is not None and (t := last_termination(pod))), None
             )
-            last = last_termination(pod) if pod is not None else None
             reason = f"the target cannot run: {exc}" + (f"; {last}" if last else "")
             raise PlatformError(reason) from exc
+
+    async def fire(self, fault: Fault) -> list[str]:
+        """Take replicas away mid-trial, or bring a zone back; the replicas it touched.
+        `kill` deletes the last running ones, `remove` every one in the zone, both with
+        grace period 0 (the pod is gone at once, as when its node is lost); they stay
+        away until `restore` or the next trial. `restore` creates the zone's pods again
+        and returns once they are ready: the EndpointSlices then route to them again."""
+        spec = self._spec
+        if spec is None:
+            raise PlatformError("fire() asked before start()")
+        variant, namespace = self.run.variant, self.run.namespace
+        if fault.restore is not None:
+            zone = fault.restore.zone
+            back = [i for i in sorted(self._held) if manifests.replica_zone(spec, i) == zone]
+            for index in back:
+                await self.apply(manifests.target_pod(self.run, spec, index))
+            await self._ready(
+                [names.target_pod_name(variant, i) for i in back], spec.target.startup_timeout
+            )
+            self._held -= set(back)
+            return [target_replica(i) for i in back]
+        running = [i for i in range(spec.target.replicas) if i not in self._held]
+        if fault.kill is not None:
+            victims = running[len(running) - fault.kill.replicas :]
+        elif fault.remove is not None:
+            zone = fault.remove.zone
+            victims = [i for i in running if manifests.replica_zone(spec, i) == zone]
+        else:
+            victims = []
+        self._held |= set(victims)
+        await asyncio.gather(
+            *(
+                self._client.delete(PODS, namespace, names.target_pod_name(variant, i), grace=0)
+                for i in victims
+            )
+        )
+        return [target_replica(i) for i in victims]
 
     def metrics_before_start(self, spec: CapacityTestSpec) -> MetricsSource | None:
         """The Prometheus the trials will be read from, before the pods exist: its scrape
@@ -653,27 +705,3 @@ def _replay_not_built(spec: CapacityTestSpec) -> str | None:
         "workload.model 'replay' is not built yet on Kubernetes (the generator pods have no "
         "volume for workload.replay.log): run it with `plimsoll run` on the local platform"
     )
-
-
-def _replicas_not_built(spec: CapacityTestSpec) -> list[str]:
-    """Several replicas behind the Service, zone spread and faults are built for the local
-    platform only so far: a spec that asks for them on a cluster is refused, not run as one
-    pod with its faults ignored."""
-    problems = []
-    if spec.target.replicas > 1:
-        problems.append(
-            f"target.replicas: {spec.target.replicas} replicas are not built yet on "
-            "Kubernetes (one pod is started): set replicas to 1, or prove the plan with "
-            "`plimsoll run` on the local platform"
-        )
-    if spec.target.zones:
-        problems.append(
-            "target.zones is not built yet on Kubernetes (no topologySpreadConstraints are "
-            "written): leave it out, or use `plimsoll run` on the local platform"
-        )
-    if spec.trial.faults:
-        problems.append(
-            "trial.faults is not built yet on Kubernetes (no pod is deleted mid-trial): "
-            "leave it out, or use `plimsoll run` on the local platform"
-        )
-    return problems

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plimsoll.api.spec import CapacityTestSpec
-from plimsoll.metrics.source import ROLE_TARGET
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.pieces import target_command
@@ -26,6 +25,7 @@ from plimsoll.platforms.local.processes import (
     wait_ready,
 )
 from plimsoll.platforms.local.restarter import Restarter
+from plimsoll.shared.pod_names import target_replica
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Replica:
 
 def replica_role(index: int) -> str:
     """Replica 0 is the target the verdict reads; the others are measured beside it."""
-    return ROLE_TARGET if index == 0 else f"{ROLE_TARGET}-{index}"
+    return target_replica(index)
 
 
 async def start_target(
