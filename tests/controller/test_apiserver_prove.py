@@ -152,6 +152,9 @@ async def test_the_two_zones_left_carry_a_load_under_their_ceiling_and_not_one_o
         node = line.split(" on ")[1].split(" ")[0]
         assert nodes[node] == line.rsplit(", zone ", 1)[1].rstrip(")"), line
     assert len(services.by_backend) >= 3, services.by_backend
+    # The other replicas are measured beside the first, each as its own role.
+    assert {"target-1", "target-2"} <= step["others"].keys(), step["others"].keys()
+    assert step["others"]["target-1"]["cpuMeanCores"] > 0, step["others"]["target-1"]
 
     proof = over["proof"]
     assert proof["held"] is False, proof

@@ -658,6 +658,10 @@ class KubernetesPlatform:
             ROLE_MOCK: Selector(ns, names.mock_pod_pattern(variant)),
             ROLE_GENERATOR: Selector(ns, names.generator_pod_pattern(variant)),
         }
+        # The other replicas are measured beside replica 0, each as its own role, as locally.
+        for index in range(1, spec.target.replicas):
+            pod = names.target_pod_name(variant, index)
+            selectors[target_replica(index)] = Selector(ns, pod, container="target")
         for service in spec.services:
             selectors[service.name] = Selector(ns, names.service_pod_name(service.name, variant))
         for named in spec.upstreams:
