@@ -32,7 +32,7 @@ import httpx
 
 from plimsoll.metrics.exporter import CadvisorExporter, ExportedContainer
 from plimsoll.platforms.local.exported import _oom_kills
-from tests.controller import node
+from tests.controller import node, pod_addresses
 from tests.controller.admin_api import AdminApi, ApiError
 from tests.controller.kubelet import _listening_ips
 from tests.controller.pinning import NodeCgroups
@@ -79,6 +79,10 @@ class RealKubelet:
     # connections follow the Service to whichever pod is ready behind it now.
     services: ServiceProxies | None = None
     labels: dict[str, str] = field(default_factory=dict)  # the Node's, e.g. its zone
+    # Pod addresses PREFIX.2 .. PREFIX.241 on `lo` instead of 127.0.0.x, so the controller
+    # manager can write the Services' EndpointSlices (`pod_addresses`); None: loopback.
+    pod_prefix: str | None = None
+    _claimed: set[str] = field(default_factory=set)
 
     async def start(self) -> None:
         await self.exporter.start()
@@ -137,6 +141,10 @@ class RealKubelet:
         if env is None:
             return  # a ConfigMap or a Service backend is not there yet: try next tick
         self._next_ip = self._next_ip % 240 + 2
+        if self.pod_prefix is not None:
+            if not pod_addresses.claim(ip):
+                return  # another kubelet's pod took it meanwhile: the next one, next tick
+            self._claimed.add(ip)
         argv = [expand(a, env) for a in container.get("command", []) + container.get("args", [])]
         if argv and argv[0] == "python":
             argv[0] = sys.executable
@@ -240,14 +248,18 @@ class RealKubelet:
         if run is None:
             return
         self._stop_process(run)
+        if run.state.ip in self._claimed:
+            self._claimed.discard(run.state.ip)
+            pod_addresses.release(run.state.ip)
         with contextlib.suppress(ValueError):
             self.exporter.containers.remove(run.exported)
 
     def _pick_ip(self) -> str:
         """The next 127.0.0.x that no one listens on (ours, or another session's)."""
         busy = {r.state.ip for r in self.running.values()} | _listening_ips()
+        prefix = self.pod_prefix or "127.0.0."
         for _ in range(240):
-            ip = f"127.0.0.{self._next_ip}"
+            ip = f"{prefix}{self._next_ip}"
             if ip not in busy:
                 return ip
             self._next_ip = self._next_ip % 240 + 2

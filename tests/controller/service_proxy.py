@@ -10,10 +10,12 @@ next ready pod the Service selects, in turn (as kube-proxy's IPVS round robin do
 the list looked up again at most every `REFRESH` seconds or when the one it picked
 stops answering.
 
-The ready pods stand in for the Service's EndpointSlices, which the controller
-manager cannot write here: the test kubelet's pods have loopback addresses, and the
-API server refuses those in an EndpointSlice ("may not be in the loopback range").
-The controller computes its slices from the same pods' Ready conditions.
+With `slices` on, the ready endpoints are those of the Service's EndpointSlices, as
+the real controller manager writes them, as kube-proxy reads them. That needs pods
+off loopback (`RealKubelet.pod_prefix`): the API server refuses a loopback address in
+an EndpointSlice ("may not be in the loopback range"). Off, the ready pods the
+Service selects stand in for them (the controller computes its slices from the same
+pods' Ready conditions).
 
 With `hosts` set it also stands in for cluster DNS for processes that look a name up
 themselves (a generator given the target Service's name): `watch` gives every
@@ -54,6 +56,9 @@ class ServiceProxies:
     relayed: int = 0  # connections relayed, for tests to see it in use
     by_backend: dict[str, int] = field(default_factory=dict)  # connections per pod IP
     hosts: Path | None = None  # a hosts file to publish each Service's name in
+    slices: bool = False  # follow the EndpointSlices (pods off loopback), not the pods
+    # Each Service's ready backends, every time they changed: tests see them follow a loss.
+    history: dict[str, list[list[str]]] = field(default_factory=dict)
     _marker: str = field(default_factory=lambda: f"# plimsoll-test-{random.getrandbits(32):08x}")
     _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -85,7 +90,11 @@ class ServiceProxies:
 
     async def _backend(self, route: _Route, *, fresh: bool = False) -> str | None:
         if fresh or not route.backends or time.monotonic() - route.looked_up > REFRESH:
-            route.backends = await ready_ips(self.api, route.service, route.namespace)
+            find = slice_ips if self.slices else ready_ips
+            route.backends = await find(self.api, route.service, route.namespace)
+            seen = self.history.setdefault(route.service, [])
+            if not seen or seen[-1] != route.backends:
+                seen.append(list(route.backends))
             route.looked_up = time.monotonic()
         if not route.backends:
             return None
@@ -142,6 +151,22 @@ class ServiceProxies:
         if self.hosts is not None and self.hosts.exists():
             lines = self.hosts.read_text().splitlines(keepends=True)
             self.hosts.write_text("".join(x for x in lines if self._marker not in x))
+
+
+async def slice_ips(api: AdminApi, service: str, namespace: str) -> list[str]:
+    """The ready endpoints of the Service's EndpointSlices (ready unset counts as ready,
+    as the API defines it), in a stable order."""
+    slices = await api.items(
+        f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices",
+        labelSelector=f"kubernetes.io/service-name={service}",
+    )
+    ips = {
+        endpoint["addresses"][0]
+        for piece in slices
+        for endpoint in piece.get("endpoints") or []
+        if (endpoint.get("conditions") or {}).get("ready") is not False and endpoint["addresses"]
+    }
+    return sorted(ips)
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

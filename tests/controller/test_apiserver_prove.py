@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from bench.real_shapes import ROOT
+from tests.controller import pod_addresses
 from tests.controller.admin_api import wait_for
 from tests.controller.apiserver_fixtures import ApiServer
 from tests.controller.conftest import OperatorProcess, forbidden, quickstart
@@ -39,7 +40,8 @@ LOST_AT = 3.0
 async def zone_kubelets(
     apiserver: ApiServer, tmp_path: Path
 ) -> AsyncIterator[tuple[list[RealKubelet], ServiceProxies]]:
-    services = ServiceProxies(apiserver.api, hosts=Path("/etc/hosts"))
+    services = ServiceProxies(apiserver.api, hosts=Path("/etc/hosts"), slices=True)
+    prefix = pod_addresses.random_prefix()  # off loopback: the slices may hold them
     kubelets = []
     for zone in ZONES:
         workdir = tmp_path / f"kubelet-{zone}"
@@ -48,6 +50,7 @@ async def zone_kubelets(
             apiserver.api,
             workdir,
             services=services,
+            pod_prefix=prefix,
             labels={"topology.kubernetes.io/zone": zone},
         )
         await kubelet.start()
@@ -151,7 +154,15 @@ async def test_the_two_zones_left_carry_a_load_under_their_ceiling_and_not_one_o
     for line in placed:
         node = line.split(" on ")[1].split(" ")[0]
         assert nodes[node] == line.rsplit(", zone ", 1)[1].rstrip(")"), line
+    # The stand-in took its backends from the EndpointSlices the controller manager wrote:
+    # three pod addresses off loopback, then the two left once zone c's pod was deleted.
+    counts = [len(ips) for ips in services.history["plimsoll-target"]]
+    assert 3 in counts, services.history
+    assert 2 in counts[counts.index(3) :], services.history
     assert len(services.by_backend) >= 3, services.by_backend
+    prefix = kubelets[0].pod_prefix
+    assert prefix is not None
+    assert all(ip.startswith(prefix) for ip in services.by_backend), services.by_backend
     # The other replicas are measured beside the first, each as its own role.
     assert {"target-1", "target-2"} <= step["others"].keys(), step["others"].keys()
     assert step["others"]["target-1"]["cpuMeanCores"] > 0, step["others"]["target-1"]
