@@ -69,7 +69,10 @@ async def test_a_cpu_bound_target_is_given_more_cpu_and_the_cheapest_is_named(
     assert second.predicted is not None
     assert second.predicted > first.ceiling
     assert "bracketed" in table.stop_reason
-    assert table.cheapest in {first.name, second.name}
+    # 250m and 500m price within 3% per request at their analytic ceilings (12.5, 25):
+    # either may be cheapest as measured, but the one named must be the lower-priced row.
+    priced = [r for r in table.rows if r.cost_per_thousand is not None]
+    assert table.cheapest == min(priced, key=lambda r: r.cost_per_thousand or 0.0).name
     assert table.headline.endswith(".")
     assert "is the cheapest shape" in table.headline
     assert table.headline in (out / "report.md").read_text()
