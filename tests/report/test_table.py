@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from plimsoll.api.step import Judgement, StepResult, Verdict
+from plimsoll.api.step import Judgement, ResourceUsage, StepResult, Verdict
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
 from plimsoll.decide.step_summary import record_of
-from plimsoll.report.table import COLUMNS, row
+from plimsoll.report.table import COLUMNS, beside_rows, row
 from plimsoll.shared import histogram
 from tests.reportfixtures import T0
 
@@ -78,3 +78,21 @@ def test_each_step_shows_how_many_generator_processes_sent_it() -> None:
     record = record_of(result)
     assert (record.generators, record.generator_cores, record.generator_peak_cpu) == (3, 0.75, 0.3)
     assert cell(result, "generators") == "3"
+
+
+def test_the_replicas_total_is_the_last_row_beside_the_target() -> None:
+    def usage(cpu: float, mib: int) -> ResourceUsage:
+        return ResourceUsage(source="cgroup", cpu_mean_cores=cpu, memory_max_bytes=mib * 2**20)
+
+    result = step(TrialResult(id="t", state=TrialState.DONE, level=1)).model_copy(
+        update={
+            "target": usage(0.2, 40),
+            "others": {"mock-0": usage(0.5, 90), "target-1": usage(0.15, 38)},
+        }
+    )
+    names = [cells[3:] for cells in beside_rows(result)]
+    assert names == [
+        ["mock-0", "cgroup", "0.50", "90 MiB"],
+        ["target-1", "cgroup", "0.15", "38 MiB"],
+        ["target, all 2 replicas", "sum of replicas", "0.35", "78 MiB"],
+    ]

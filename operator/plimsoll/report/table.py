@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plimsoll.api.step import StepRecord, StepResult
+from plimsoll.api.step import ResourceUsage, StepRecord, StepResult
+from plimsoll.decide.replica_total import replica_total
 from plimsoll.report.sentence import format_bytes
 
 COLUMNS = [
@@ -102,18 +103,22 @@ BESIDE_COLUMNS = ["#", "variant", "level", "process", "source", "CPU", "memory"]
 
 def beside_rows(result: StepResult) -> list[list[str]]:
     """What the services, the mock and the generators used in one step, beside the target."""
-    rows = []
-    for name, usage in sorted(result.others.items()):
-        memory = usage.memory_max_bytes
-        rows.append(
-            [
-                str(result.index),
-                result.variant,
-                f"{result.level:,}",
-                name,
-                usage.source,
-                _num(usage.cpu_mean_cores, 2),
-                "—" if memory is None else format_bytes(memory),
-            ]
-        )
+    rows = [_beside_row(result, name, usage) for name, usage in sorted(result.others.items())]
+    total = replica_total(result)
+    if total is not None:
+        replicas, usage = total
+        rows.append(_beside_row(result, f"target, all {replicas} replicas", usage))
     return rows
+
+
+def _beside_row(result: StepResult, name: str, usage: ResourceUsage) -> list[str]:
+    memory = usage.memory_max_bytes
+    return [
+        str(result.index),
+        result.variant,
+        f"{result.level:,}",
+        name,
+        usage.source,
+        _num(usage.cpu_mean_cores, 2),
+        "—" if memory is None else format_bytes(memory),
+    ]
