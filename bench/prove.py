@@ -8,14 +8,17 @@ CPU per request, each replica pinned to 0.25 CPU: about 25 requests/s a replica)
    must carry the load after the loss, two replicas, found by the doubling
    search (no faults);
 2. the proof: three replicas in three zones at 70% of that ceiling
-   (`search.strategy: prove`), one replica killed a third of the way in.
+   (`search.strategy: prove`), one replica killed a third of the way in;
+3. the same proof at 130% of that ceiling, which the two replicas left cannot
+   carry: it must not hold (`held_over` false), or the verdict is wrong one way.
 
 Figures: the reference ceiling, the proof's level and outcome, the p99 of the
 windows before and during the fault (`steps[].faults[].windows`), the requests
 that failed, the seconds until p99 was back within the bar, and what each
 remaining replica carried. The last line is one JSON object:
 {"replicas", "held_level", "p99_before_ms", "p99_during_ms", "failed_requests",
-"recovery_s", ...}; `held_level` is the level when the proof held, else null.
+"recovery_s", "over_level", "held_over", ...}; `held_level` is the level when the
+proof held, else null.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 PLIMSOLL = str(Path(sys.executable).parent / "plimsoll")
 SHARE = 0.7  # of the reference ceiling: the proof's level
+OVER = 1.3  # of the reference ceiling: a proof that must not hold
 
 
 def _target(replicas: int) -> dict[str, Any]:
@@ -113,21 +117,27 @@ def main() -> None:
         if ceiling is None:
             raise SystemExit("the reference found no ceiling: the host is too busy")
         level = max(1, int(ceiling * SHARE))
+        over_level = int(ceiling * OVER) + 1
         kill_at = round(args.duration / 3, 1)
-        proof_report = _run(
-            _spec(
-                "prove-three",
-                3,
-                {
-                    "duration": f"{args.duration:g}s",
-                    "warmUp": "2s",
-                    "slice": "500ms",
-                    "faults": [{"at": f"{kill_at:g}s", "kill": {"replicas": 1}}],
-                },
-                {"strategy": "prove", "level": level},
-            ),
-            folder,
-        )
+        proofs = [
+            _run(
+                _spec(
+                    name,
+                    3,
+                    {
+                        "duration": f"{args.duration:g}s",
+                        "warmUp": "2s",
+                        "slice": "500ms",
+                        "faults": [{"at": f"{kill_at:g}s", "kill": {"replicas": 1}}],
+                    },
+                    {"strategy": "prove", "level": proof_level},
+                ),
+                folder,
+            )
+            for name, proof_level in (("prove-three", level), ("prove-over", over_level))
+        ]
+    proof_report, over_report = proofs
+    over = over_report["proof"]
     proof = proof_report["proof"]
     [step] = proof_report["steps"]
     [outcome] = step["faults"]
@@ -136,6 +146,7 @@ def main() -> None:
     print(f"reference: 2 replicas' ceiling {ceiling} requests/s (analytic 50)")
     print(f"proof: {proof['sentence']}")
     print(f"level / reference ceiling: {level / ceiling:.2f}; per remaining replica: {remaining}")
+    print(f"over the ceiling ({over_level / ceiling:.2f}): {over['sentence']}")
     figures = {
         "replicas": proof["replicas"],
         "held_level": level if proof["held"] else None,
@@ -147,6 +158,8 @@ def main() -> None:
         "reference_ceiling": ceiling,
         "held": proof["held"],
         "remaining_rps": remaining,
+        "over_level": over_level,
+        "held_over": over["held"],
     }
     print(json.dumps(figures))
 
