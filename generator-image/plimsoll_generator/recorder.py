@@ -23,14 +23,20 @@ SHED_STATUSES = frozenset({429, 503})
 
 class Series:
     """Latency samples in microseconds, buffered then folded into a histogram, and into
-    `also` (the current timeline slice's, shared by every operation) when there is one."""
+    `also` (the current timeline slice's, shared by every operation) when there is one.
 
-    __slots__ = ("also", "buffer", "histogram")
+    With `also`, a fold records each distinct value once, into `part`, and adds `part`
+    to both histograms with hdrh's array addition (C): recording into both costs two
+    pure-Python `record_value` calls per distinct value (1.6 ms for a slice of 5,000
+    answers, 677 distinct values, measured), and the fold runs on the event loop."""
+
+    __slots__ = ("also", "buffer", "histogram", "part")
 
     def __init__(self, also: HdrHistogram | None = None) -> None:
         self.buffer: list[int] = []
         self.histogram: HdrHistogram = histogram.new_histogram()
         self.also = also
+        self.part: HdrHistogram | None = histogram.new_histogram() if also is not None else None
 
     def add(self, seconds: float) -> None:
         buffer = self.buffer
@@ -39,14 +45,18 @@ class Series:
             self.fold()
 
     def fold(self) -> None:
-        record = self.histogram.record_value
-        also = self.also.record_value if self.also is not None else None
+        if not self.buffer:
+            return
+        part = self.part
+        into = self.histogram if part is None else part
+        record = into.record_value
         for micros, n in Counter(self.buffer).items():
-            clamped = histogram.clamped_us(micros)
-            record(clamped, n)
-            if also is not None:
-                also(clamped, n)
+            record(histogram.clamped_us(micros), n)
         self.buffer.clear()
+        if part is not None and self.also is not None:
+            self.histogram.add(part)
+            self.also.add(part)
+            histogram.clear(part)
 
     def encoded(self) -> str:
         self.fold()

@@ -52,7 +52,7 @@ class TimelineCutter:
         recorder.fold()
         shared = recorder.slice_latency
         latency = histogram.encode(shared) if histogram.count(shared) else None
-        shared.reset()
+        histogram.clear(shared)
         ok, errors = recorder.totals()
         self.slices.append(
             TimelineSlice(

@@ -9,6 +9,8 @@ their samples, which averaging percentiles never would.
 
 from __future__ import annotations
 
+import ctypes
+import sys
 from collections.abc import Iterable
 
 from hdrh.histogram import HdrHistogram
@@ -31,6 +33,21 @@ def clamped_us(micros: int) -> int:
     """`micros` within the histogram's range: the one clamping rule, for the generator's
     folded buffers too (a value outside is kept at the edge, never dropped)."""
     return min(max(micros, LOWEST_US), HIGHEST_US)
+
+
+def clear(histogram: HdrHistogram) -> None:
+    """`histogram.reset()` at C speed: hdrh's reset zeroes its 23,552 counters one by one
+    in Python (1.0 ms, measured), which a generator does at every timeline slice on its
+    event loop, holding back every answer that lands meanwhile; the counters are one ctypes
+    array, zeroed here by one memset (5 us). The fields set after it are reset()'s own
+    (hdrh 0.10); tests/shared/test_histogram.py holds the two to the same result."""
+    counts = histogram.counts
+    ctypes.memset(ctypes.addressof(counts), 0, ctypes.sizeof(counts))
+    histogram.total_count = 0
+    histogram.min_value = sys.maxsize
+    histogram.max_value = 0
+    histogram.start_time_stamp_msec = sys.maxsize
+    histogram.end_time_stamp_msec = 0
 
 
 def encode(histogram: HdrHistogram) -> str:
