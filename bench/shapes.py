@@ -17,10 +17,14 @@ and a memory-bound example, three explicit shapes each, pinned by cgroups throug
 `plimsoll run`): every ceiling against its analytic capacity, and the cheapest
 shape found against the analytically cheapest. Those runs search each shape
 independently (from `search.start`), so `trials_independent` is measured and
-`trials_guided` is null: a guided search on the real targets is not built into
-this benchmark yet. About six minutes; run it under `quietrun`.
+`trials_guided` is null. About six minutes; run it under `quietrun`.
 
-    .venv/bin/python bench/shapes.py [--noise | --real]
+`--real-guided` runs the guided search on the same real targets (`REAL_GRIDS`: a
+grid this two-core machine can grant, at most one CPU), then searches the very
+shapes it measured independently, each from `search.start`, at the same
+precision: both trial counts are measured, on real processes. About ten minutes.
+
+    .venv/bin/python bench/shapes.py [--noise | --real | --real-guided]
 """
 
 from __future__ import annotations
@@ -30,8 +34,10 @@ import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from real_shapes import SPECS, judge, run_spec, spec_of
+import yaml
+from real_shapes import SPECS, Judged, judge, run_spec, spec_of
 from simulated_targets import SimTarget, run
 
 from plimsoll.api.shapes import Cost, CpuRange, MemoryRange, ShapeSearch, shape_label
@@ -238,6 +244,76 @@ def bench_real() -> None:
     )
 
 
+# The guided search's grid and start on each real target: no shape above one CPU (a
+# 1200m shape was granted about 1.05 cores here); the memory-bound target keeps one CPU
+# on every shape (tests/e2e/specs/shapes-memory-bound.yaml says why).
+REAL_GRIDS: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
+    "cpu-bound": (
+        {"cpu": {"min": "250m", "max": "1"}, "memory": {"min": "1Gi", "max": "4Gi"}},
+        {"cpu": "250m", "memory": "4Gi"},
+    ),
+    "memory-bound": (
+        {"cpu": {"min": "1", "max": "1"}, "memory": {"min": "128Mi", "max": "512Mi"}},
+        {"cpu": "1", "memory": "128Mi"},
+    ),
+}
+
+
+def _variant_file(name: str, folder: Path, shapes: dict[str, Any], start: Any) -> Path:
+    """The target's spec file with `shapes` (and the start shape) replaced."""
+    document = yaml.safe_load(SPECS[name].read_text())
+    document["spec"]["shapes"] = shapes
+    document["spec"]["target"]["resources"] = start
+    path = folder / f"{name}-{next(iter(shapes))}.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def _print_judged(title: str, result: Judged) -> None:
+    print(f"\n{title}: {result.trials} trials")
+    for row in result.rows:
+        error = "—" if row.error is None else f"{row.error:+.1%}"
+        print(
+            f"  {row.label:>18} analytic {row.analytic:6.1f} found {row.found or 0:4d} "
+            f"{error:>7} {row.limited_by:>7} ${(row.cost_per_thousand or 0):.4f}/1k/h"
+        )
+    print(f"  cheapest found {result.cheapest_found}; analytically {result.cheapest_analytic}")
+
+
+def bench_real_guided() -> None:
+    """The guided search on the real targets, and the same shapes searched independently."""
+    guided_trials = independent_trials = 0
+    verdicts: dict[str, Judged] = {}
+    with tempfile.TemporaryDirectory(prefix="shapes-guided-") as tmp:
+        folder = Path(tmp)
+        for name, (space, start) in REAL_GRIDS.items():
+            spec = spec_of(name)
+            search = {**space, "steps": 3, "maxShapes": 5}
+            guided_file = _variant_file(name, folder, {"search": search}, start)
+            guided = judge(spec, run_spec(guided_file, folder / f"{name}-guided"))
+            _print_judged(f"{name}, guided from {start}", guided)
+            shapes = [{"cpu": r.shape.cpu, "memory": r.shape.memory} for r in guided.rows]
+            alone_file = _variant_file(name, folder, {"explicit": shapes}, start)
+            alone = judge(spec, run_spec(alone_file, folder / f"{name}-alone"))
+            _print_judged(f"{name}, the same shapes independently", alone)
+            guided_trials += guided.trials
+            independent_trials += alone.trials
+            verdicts[name] = guided
+    print(
+        json.dumps(
+            {
+                "shapes": sum(len(r.rows) for r in verdicts.values()),
+                "trials_guided": guided_trials,
+                "trials_independent": independent_trials,
+                "saved_pct": round(100 * (1 - guided_trials / independent_trials), 1),
+                "cheapest": "; ".join(f"{n}: {r.cheapest_found}" for n, r in verdicts.items()),
+                "cheapest_correct": all(r.cheapest_correct for r in verdicts.values()),
+                "within_10pct": all(row.within for r in verdicts.values() for row in r.rows),
+            }
+        )
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
@@ -245,9 +321,17 @@ def main() -> None:
     mode.add_argument(
         "--real", action="store_true", help="measure the real example targets (minutes)"
     )
+    mode.add_argument(
+        "--real-guided",
+        action="store_true",
+        help="the guided search on the real targets, against independent searches (minutes)",
+    )
     args = parser.parse_args()
     if args.real:
         bench_real()
+        return
+    if args.real_guided:
+        bench_real_guided()
         return
     print(f"grid {SPACE.to_wire()}, start {shape_label(START)}, prices {COST.to_wire()}")
     print(f"trial search {SEARCH.to_wire()}")
