@@ -120,13 +120,13 @@ _WHOLE = 4096
 
 
 class _LeanCallbacks:
-    """What the lean parser calls: head complete and message complete, nothing per header."""
+    """What the lean parser calls: message complete, nothing per header nor at the head's
+    end (the connection finds the head's end in the bytes it feeds, a cheaper search)."""
 
-    __slots__ = ("on_headers_complete", "on_message_complete")
+    __slots__ = ("on_message_complete",)
 
     def __init__(self, conn: Connection) -> None:
-        self.on_headers_complete = conn.on_lean_headers_complete
-        self.on_message_complete = conn.on_message_complete
+        self.on_message_complete = conn.on_lean_message_complete
 
 
 class Connection(asyncio.Protocol):
@@ -168,7 +168,15 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.pool.bytes_in += len(data)
         if self.head_pending:
-            self.head_parts.append(data)
+            # A lean response's head: read its Server-Timing once it has all come. Almost
+            # always it comes whole in the first chunk, which is searched where it lies.
+            end = data.find(b"\r\n\r\n") if not self.head_parts else -1
+            if end >= 0:
+                self.head_pending = False
+                if data.find(b"dur=", 0, end) >= 0 and self.exchange is not None:
+                    self.exchange.server_timing = server_timing_of(data)
+            else:
+                self.gather_head(data)
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
@@ -192,27 +200,45 @@ class Connection(asyncio.Protocol):
         if self.exchange is not None:
             self.exchange.on_body(body)
 
-    def on_lean_headers_complete(self) -> None:
-        self.head_pending = False
+    def gather_head(self, data: bytes) -> None:
+        """A lean head split over chunks: kept until its end has come."""
         parts = self.head_parts
-        head = parts[0] if len(parts) == 1 else b"".join(parts)
+        parts.append(data)
+        head = b"".join(parts)
+        if b"\r\n\r\n" not in head:
+            return
+        self.head_pending = False
         parts.clear()
+        # Only an `upstream;dur=` metric is ever read from a lean answer (`upstream_seconds`).
+        if b"dur=" in head and self.exchange is not None:
+            self.exchange.server_timing = server_timing_of(head)
+
+    def on_lean_message_complete(self) -> None:
+        # `on_message_complete` with the status read here (the lean parser has no head
+        # callback); written out, not called: this runs once per answer.
         exchange = self.exchange
+        self.exchange = None
+        parser = self.lean_parser
+        if not parser.should_keep_alive():
+            self.close()
         if exchange is not None:
-            exchange.status = self.parser.get_status_code()
-            # Only an `upstream;dur=` metric is ever read from a lean answer
-            # (`upstream_seconds`): a head without "dur=" skips the case-blind search.
-            exchange.server_timing = server_timing_of(head) if b"dur=" in head else None
+            exchange.status = parser.get_status_code()
+            if exchange.callback is not None:
+                exchange.callback(exchange)
+        if self.exchange is None and self.reusable:
+            self.pool.idle.append(self)
 
     def on_message_complete(self) -> None:
         exchange = self.exchange
         self.exchange = None
-        if self.parser.should_keep_alive() and self.reusable:
-            self.pool.idle.append(self)
-        else:
+        if not self.parser.should_keep_alive():
             self.close()
         if exchange is not None and exchange.callback is not None:
-            exchange.callback(exchange)  # `finish(None)` without its call: error stays None
+            # `finish(None)` without its call (error stays None). The callback may send its
+            # next request on this very connection (`send`): a closed loop's user does.
+            exchange.callback(exchange)
+        if self.exchange is None and self.reusable:
+            self.pool.idle.append(self)
 
     # failures ------------------------------------------------------------
     def fail(self, reason: str) -> None:

@@ -138,33 +138,40 @@ class HttpDriver:
 
     def on_done(self, exchange: Exchange) -> None:
         timed: TimedExchange = exchange  # type: ignore[assignment]  # only ours call back
-        ctx = self.ctx
-        ctx.in_flight -= 1
         now = _perf()
         if timed.record:
-            entry = timed.entry
-            stats = self.stats[entry.name]
-            error = timed.error
-            if error is None and self.plain_judge and timed.status in entry.expected:
-                stats.ok += 1  # the common answer, without the judge's call
+            self.tally(timed, now)
+        self.after_answer(timed, now)
+
+    def tally(self, timed: TimedExchange, now: float) -> None:
+        """Count one answer inside the measured window and keep its latency."""
+        entry = timed.entry
+        stats = self.stats[entry.name]
+        error = timed.error
+        if error is None and self.plain_judge and timed.status in entry.expected:
+            stats.ok += 1  # the common answer, without the judge's call
+        else:
+            outcome, message = self.judge(timed)
+            if outcome == "ok":
+                stats.ok += 1
             else:
-                outcome, message = self.judge(timed)
-                if outcome == "ok":
-                    stats.ok += 1
-                else:
-                    ctx.recorder.outcome(stats, outcome, message)
-            if error is None:
-                elapsed = now - timed.start
-                # Series.add without its call: this runs once per answer.
-                buffer = stats.latency.buffer
-                buffer.append(int(elapsed * 1e6))
-                if len(buffer) >= FOLD_AT:
-                    stats.latency.fold()
-                timing = timed.server_timing
-                if timing is not None:
-                    upstream = upstream_seconds(timing)
-                    if upstream is not None:
-                        stats.added.add(max(elapsed - upstream, 0.0))
+                self.ctx.recorder.outcome(stats, outcome, message)
+        if error is None:
+            elapsed = now - timed.start
+            # Series.add without its call: this runs once per answer.
+            buffer = stats.latency.buffer
+            buffer.append(int(elapsed * 1e6))
+            if len(buffer) >= FOLD_AT:
+                stats.latency.fold()
+            timing = timed.server_timing
+            if timing is not None:
+                upstream = upstream_seconds(timing)
+                if upstream is not None:
+                    stats.added.add(max(elapsed - upstream, 0.0))
+
+    def after_answer(self, timed: TimedExchange, now: float) -> None:
+        """The answer is out of flight: its exchange is free again, and `after` runs."""
+        self.ctx.in_flight -= 1
         if timed.lean:
             self.spare.append(timed)  # nothing refers to it any more: the next send reuses it
         self.after(timed, now)
@@ -256,6 +263,40 @@ class ClosedLoop(HttpDriver):
             ctx.on_time += 1  # a closed loop has no schedule to fall behind
         self.send(self.only or self.mix.choose(ctx.rng), now, record, user, now)
 
+    def on_done(self, exchange: Exchange) -> None:
+        """The user's answer, then at once its next request, on the exchange and the
+        connection the answer just freed: no trip through `spare` and the pool's idle
+        list (bench/generator.py: 0.55 us of Python a request less, with the lean
+        connection's single callback). Errors, kept bodies and the trial's end go the
+        general way (`after`)."""
+        timed: TimedExchange = exchange  # type: ignore[assignment]  # only ours call back
+        ctx = self.ctx
+        now = _perf()
+        if timed.record:
+            self.tally(timed, now)
+        if timed.error is not None or not timed.lean or now >= ctx.end or not self.running:
+            self.after_answer(timed, now)
+            return
+        record = now >= ctx.measure_from
+        if record:
+            ctx.intended += 1
+            ctx.on_time += 1  # a closed loop has no schedule to fall behind
+            ctx.sent += 1
+        timed.start = timed.sent_at = now
+        timed.record = record
+        timed.status = 0
+        timed.server_timing = None
+        entry = self.only or self.mix.choose(ctx.rng)
+        timed.entry = entry
+        payload = entry.static if self.plain_payload else None
+        if payload is None:
+            payload = self.payload(timed, timed.user)
+        conn = timed.conn
+        if conn is not None and conn.exchange is None and conn.reusable:
+            conn.send(payload, timed)
+        else:
+            ctx.pool.send(payload, timed)
+
     def after(self, exchange: TimedExchange, now: float) -> None:
         if exchange.error is not None:
             # A refused or reset connection answers at once: pause instead of spinning.
@@ -263,12 +304,4 @@ class ClosedLoop(HttpDriver):
                 0.01, self._next, exchange.user, now + 0.01
             )
             return
-        # `_next` without its call: this runs once per answer.
-        ctx = self.ctx
-        if now >= ctx.end or not self.running:
-            return
-        record = now >= ctx.measure_from
-        if record:
-            ctx.intended += 1
-            ctx.on_time += 1
-        self.send(self.only or self.mix.choose(ctx.rng), now, record, exchange.user, now)
+        self._next(exchange.user, now)

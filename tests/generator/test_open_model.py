@@ -63,6 +63,24 @@ async def test_added_latency_subtracts_the_upstream_server_timing(
     assert histogram.quantile_ms(added, 0.5) < histogram.quantile_ms(total, 0.5)  # type: ignore[operator]
 
 
+async def test_each_closed_loop_user_keeps_its_connection_and_its_upstream_timing(
+    target: tuple[TargetState, str],
+) -> None:
+    # A user's next request goes out on the connection its answer just freed (the
+    # closed loop's short cut past the pool): three users, three connections, however
+    # many requests, and each answer's Server-Timing still read on the way.
+    state, url = target
+    state.upstream_ms = 0.5
+    workload = {"model": "users", "mix": [{"name": "hello"}]}
+    result = await run(request(url, workload, level=3, duration=1))
+    op = result.operations["hello"]
+    assert op.outcomes.ok > 100
+    assert result.sent == result.intended == op.outcomes.ok
+    assert len({conn for _, conn, _ in state.arrivals}) == 3
+    assert op.added is not None
+    assert histogram.count(histogram.decode(op.added)) == op.outcomes.ok
+
+
 async def test_refused_connections_are_transport_errors_not_a_crash() -> None:
     with socket.socket() as sock:  # a port that nobody listens on
         sock.bind(("127.0.0.1", 0))
