@@ -6,7 +6,11 @@ body) is pinned to core 0; wrk and the generator take turns on core 1. Figures:
 - closed loop, 64 connections, 5 s each, three interleaved rounds, the best
   round of each client kept: requests/s and CPU microseconds per request
   (process CPU seconds / requests: steadier than requests/s, since nginx may
-  cap both); `ratio_vs_wrk` = wrk's CPU per request / the generator's;
+  cap both); `ratio_vs_wrk` = wrk's CPU per request / the generator's. The
+  third client in each round is `RAW_LOOP`, the least any uvloop + httptools
+  client can spend (`raw_cpu_us_per_req`; `ratio_vs_raw` = its CPU per request
+  / the generator's): what is left between it and wrk is Python's and
+  uvloop's, not the generator's;
 - open model at 5,000 requests/s (uniform): latency from the intended start,
   p50/p99; nginx sends no Server-Timing and its `$request_time` reads 0.000 at
   this size, so the whole client latency is the generator-added figure, an
@@ -17,7 +21,10 @@ body) is pinned to core 0; wrk and the generator take turns on core 1. Figures:
   intended start, so it flatters wrk a little. Both take turns, ROUNDS times,
   each keeping its best round; `open_p99_ratio` = the generator's p99 / wrk's
   (`wrk_p99_ms_5k`): the host's tail is in both, the ratio is what the
-  generator adds to it;
+  generator adds to it. The bench waits out each trial before it polls for the
+  result: a poll costs CPU on the host being measured, which wrk's runs do not
+  pay (polling every 0.2 s had put the generator's p99 at 2.4x wrk's; 1.3x
+  without);
 - memory per held SSE stream: generator RSS growth holding 10,000 streams
   against a minimal SSE server written here (pinned to core 0);
 - memory per held WebSocket stream (`ws_stream_kib`): a fresh generator holding
@@ -140,6 +147,53 @@ def run_wrk(port: int) -> tuple[float, float]:
     return rps, (usage.ru_utime + usage.ru_stime) / total * 1e6
 
 
+# The Python floor: the least a uvloop + httptools closed loop can do per request (no
+# recording, no pool, no timeouts, no counters). It shows how much of the generator's
+# CPU per request is its own Python and how much any Python client on this host pays.
+RAW_LOOP = """
+import asyncio, resource, sys, time, httptools, uvloop
+port, conns, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+request = b"GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n"
+done = [0]
+class Client(asyncio.Protocol):
+    def connection_made(self, transport):
+        self.transport, self.parser = transport, httptools.HttpResponseParser(self)
+        transport.write(request)
+    def data_received(self, data):
+        self.parser.feed_data(data)
+    def on_message_complete(self):
+        done[0] += 1
+        if time.monotonic() < end:
+            self.transport.write(request)
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+async def main():
+    global end, before
+    before = cpu()
+    end = time.monotonic() + seconds
+    loop = asyncio.get_running_loop()
+    for _ in range(conns):
+        await loop.create_connection(Client, "127.0.0.1", port)
+    await asyncio.sleep(seconds + 0.2)
+uvloop.run(main())
+print(done[0], (cpu() - before) / done[0] * 1e6)
+"""
+
+
+def run_raw_loop(port: int) -> tuple[float, float]:
+    """(requests/s, CPU microseconds per request) of RAW_LOOP, the Python floor, from the
+    loop's start (the interpreter's start and imports left out)."""
+    command = ["taskset", "-c", CLIENT_CORE, sys.executable, "-c", RAW_LOOP]
+    out = subprocess.run(
+        [*command, str(port), str(CONNECTIONS), str(SECONDS)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return int(out[0]) / SECONDS, float(out[1])
+
+
 # wrk's `delay()` is asked before each request how many ms to wait: each request takes
 # the next slot of a fixed schedule at RATE/s (LuaJIT's FFI reads the monotonic clock;
 # wrk's Lua has none finer than a second). Whole ms only, as wrk's timers are: a request
@@ -201,7 +255,11 @@ def trial(control: str, body: dict[str, Any], during: Any = None) -> TrialResult
         answer = client.post("/trials", json=body)
         answer.raise_for_status()
         trial_id = answer.json()["id"]
+        started = time.monotonic()
         extra = during() if during else None
+        # No poll while the trial runs: each one costs this process and the generator
+        # CPU on the host the trial measures, which wrk's runs never pay.
+        time.sleep(max(started + body.get("warmUp", 0) + body["duration"] - time.monotonic(), 0))
         while True:
             result = TrialResult.model_validate(client.get(f"/trials/{trial_id}").json())
             if result.state.value != "running":
@@ -312,9 +370,10 @@ def main() -> None:
         # wrk and the generator take turns, ROUNDS times; each keeps its best round.
         # One round's CPU per request moves by ~15% with the host's other load.
         mix = [{"name": "hello", "path": "/"}]
-        wrk_rounds, gen_rounds = [], []
+        wrk_rounds, gen_rounds, raw_rounds = [], [], []
         for _ in range(ROUNDS):
             wrk_rounds.append(run_wrk(nginx_port))
+            raw_rounds.append(run_raw_loop(nginx_port))
             closed = trial(
                 control,
                 {
@@ -330,6 +389,7 @@ def main() -> None:
             )
         wrk_rps, wrk_cpu = min(wrk_rounds, key=lambda r: r[1])
         gen_rps, gen_cpu = min(gen_rounds, key=lambda r: r[1])
+        raw_rps, raw_cpu = min(raw_rounds, key=lambda r: r[1])
         print(
             f"wrk        closed loop {CONNECTIONS} conns: {wrk_rps:,.0f} req/s, "
             f"{wrk_cpu:.2f} us CPU/req (best of {[round(r[1], 2) for r in wrk_rounds]})"
@@ -337,6 +397,11 @@ def main() -> None:
         print(
             f"generator  closed loop {CONNECTIONS} conns: {gen_rps:,.0f} req/s, "
             f"{gen_cpu:.2f} us CPU/req (best of {[round(r[1], 2) for r in gen_rounds]})"
+        )
+        print(
+            f"raw loop   closed loop {CONNECTIONS} conns: {raw_rps:,.0f} req/s, "
+            f"{raw_cpu:.2f} us CPU/req (best of {[round(r[1], 2) for r in raw_rounds]}): "
+            "the Python floor"
         )
 
         # The open model: the generator and the paced wrk take turns at OPEN_RATE.
@@ -409,6 +474,8 @@ def main() -> None:
                 "gen_cpu_us_per_req": round(gen_cpu, 2),
                 "wrk_cpu_us_per_req": round(wrk_cpu, 2),
                 "ratio_vs_wrk": round(wrk_cpu / gen_cpu, 3),
+                "raw_cpu_us_per_req": round(raw_cpu, 2),
+                "ratio_vs_raw": round(raw_cpu / gen_cpu, 3),
                 "added_p50_ms_5k": round(p50, 3),
                 "added_p99_ms_5k": round(p99, 3),
                 "cpu_pct_5k": round(cpu_pct, 1),
