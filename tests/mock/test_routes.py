@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 import re
 import time
 from typing import Any
 
 import httpx
 
+from plimsoll.api.upstream import Route
+from plimsoll_mock import wire
+from plimsoll_mock.routes import PlainRoute
 from tests.mock.conftest import base_url
 
 TIMING = re.compile(r"^upstream;dur=(\d+\.\d+)$")
@@ -18,6 +22,24 @@ TIMING = re.compile(r"^upstream;dur=(\d+\.\d+)$")
 def binomial_bounds(n: int, p: float, sigmas: float = 5.0) -> tuple[float, float]:
     spread = sigmas * math.sqrt(n * p * (1 - p))
     return n * p - spread, n * p + spread
+
+
+def test_only_a_route_that_answers_every_call_alike_has_one_prepared_body() -> None:
+    rng = random.Random(0)
+
+    def route(**fields: Any) -> PlainRoute:
+        return PlainRoute(Route.model_validate({"name": "r", "path": "/r", **fields}), rng)
+
+    assert route(sizes=[{"bytes": "100"}]).same_body == wire.padded_json(100, "r")
+    for varying in (
+        {"latency": {"fixed": "1ms"}},
+        {"latency": {"fixed": "2ms", "jitter": "1ms"}},
+        {"latency": {"p50": "1ms", "p95": "5ms"}},
+        {"errors": {"fraction": 0.1}},
+        {"sizes": [{"bytes": "1"}, {"bytes": "2"}]},
+        {"echo": True},
+    ):
+        assert route(**varying).same_body is None, varying
 
 
 async def test_fixed_body_has_the_configured_size_and_server_timing(mock_server: Any) -> None:
