@@ -224,7 +224,10 @@ class PacedDriver(HttpDriver):
         rel = now - ctx.t0
         start_due = self.start_due
         for offset, record in self.pacer.due(rel, ctx.in_flight):
-            start_due(offset, min(ctx.t0 + offset, now), record, now)
+            # Each send reads the clock: an early start counts from its own send, not from
+            # the wake-up, which would add the sends before it in the burst to its latency.
+            sent = _perf()
+            start_due(offset, min(ctx.t0 + offset, sent), record, sent)
         wake = self.pacer.next_wake(rel)
         if wake is None or ctx.stopped.is_set():
             self.handle = None

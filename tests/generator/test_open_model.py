@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+
 from plimsoll.api.trial import TrialState
 from plimsoll.shared import histogram
+from plimsoll_generator import open_model
+from plimsoll_generator.context import TrialContext
+from plimsoll_generator.recorder import Recorder
 from tests.generator.helpers import p, request, run
 from tests.generator.target import TargetState
 
@@ -121,3 +126,30 @@ async def test_an_abort_returns_the_partial_result(target: tuple[TargetState, st
     assert result.state is TrialState.ABORTED
     assert 0.5 < result.measured_seconds < 5
     assert 50 < result.sent < 500
+
+
+async def test_each_early_start_in_a_burst_counts_from_its_own_send(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One wake-up sends every start due within LEAD. Sending takes time, so the clock is
+    # read at each send: a start's latency must not include the sends before it.
+    clock = iter(float(n) * 1e-4 for n in range(1_000_000))  # 0.1 ms a read
+    monkeypatch.setattr(open_model, "_perf", lambda: next(clock))
+    req = request("http://127.0.0.1:9", {"mix": [{"name": "hello"}], "arrival": "uniform"})
+    ctx = TrialContext.create(req.model_copy(update={"level": 1000.0}), Recorder(["hello"]))
+    ctx.t0 = ctx.measure_from = 0.0
+    ctx.end = 10.0
+    sent: list[open_model.TimedExchange] = []
+    monkeypatch.setattr(ctx.pool, "send", lambda payload, exchange: sent.append(exchange))
+    driver = open_model.OpenModel(ctx, 1000.0)
+    try:
+        driver._tick()  # at 0.0: the starts due in [0, LEAD), one every ms
+    finally:
+        driver.stop()
+        ctx.one_pool().close()
+    assert len(sent) > 1
+    starts = [exchange.start for exchange in sent]
+    assert starts == sorted(set(starts))  # none shares the wake-up's clock read
+    # Each counts from its intended start or its own send, whichever came first.
+    assert all(exchange.start <= exchange.sent_at for exchange in sent)
+    assert sum(exchange.start == exchange.sent_at for exchange in sent) >= len(sent) - 1
