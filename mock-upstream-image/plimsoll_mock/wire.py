@@ -36,6 +36,14 @@ def status_line(status: int) -> bytes:
 
 
 TIMING_PREFIX = b"server-timing: " + SERVER_TIMING_METRIC.encode() + b";dur="
+
+
+def head_lead(status: int, ctype: bytes) -> bytes:
+    """A response head up to its Server-Timing value: the part that depends only on the
+    status and the content type (`Connection` appends the time, then the rest)."""
+    return b"%scontent-type: %s\r\n%s" % (status_line(status), ctype, TIMING_PREFIX)
+
+
 CLOSE = b"connection: close\r\n"
 KEEP_ALIVE = b"connection: keep-alive\r\n"
 STREAM_HEADERS = (

@@ -11,9 +11,11 @@ from typing import Any
 
 import httpx
 
-from plimsoll.api.upstream import Route
+from plimsoll.api.upstream import Route, Upstream
 from plimsoll_mock import wire
-from plimsoll_mock.routes import PlainRoute
+from plimsoll_mock.connection import Connection
+from plimsoll_mock.routes import PlainRoute, Router
+from plimsoll_mock.state import State
 from tests.mock.conftest import base_url
 
 TIMING = re.compile(r"^upstream;dur=(\d+\.\d+)$")
@@ -40,6 +42,44 @@ def test_only_a_route_that_answers_every_call_alike_has_one_prepared_body() -> N
         {"echo": True},
     ):
         assert route(**varying).same_body is None, varying
+
+
+class _Captured:
+    """A transport that keeps what the connection writes."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    def close(self) -> None:
+        pass
+
+
+async def test_a_prepared_answer_is_byte_for_byte_the_general_one() -> None:
+    config = Upstream.model_validate(
+        {"routes": [{"name": "r", "path": "/r", "status": 201, "sizes": [{"bytes": "300"}]}]}
+    )
+    state = State(config.max_in_flight)
+    router = Router(config, state, random.Random(0))
+    route = router.exact[(b"GET", b"/r")]
+    assert isinstance(route, PlainRoute)
+    assert route.prepared is not None
+    answers = []
+    for prepared in (route.prepared, None):
+        route.prepared = prepared
+        for request in (b"GET /r HTTP/1.1\r\nHost: x\r\n\r\n", b"GET /r HTTP/1.0\r\n\r\n"):
+            conn = Connection(state, router, asyncio.get_running_loop())
+            captured = _Captured()
+            conn.connection_made(captured)  # type: ignore[arg-type]
+            conn.data_received(request)
+            answers.append(re.sub(rb"dur=[0-9.]+", b"dur=T", captured.data))
+    assert answers[:2] == answers[2:]
+    assert answers[0].startswith(b"HTTP/1.1 201 Created\r\n")
+    assert answers[0].endswith(b"\r\n\r\n" + wire.padded_json(300, "r"))
+    assert b"connection: close" in answers[1]
+    assert state.requests[("r", 201)] == 4
 
 
 async def test_fixed_body_has_the_configured_size_and_server_timing(mock_server: Any) -> None:
