@@ -32,9 +32,12 @@ Handler = Callable[["Connection", Request], None]
 
 class Connection(asyncio.Protocol):
     __slots__ = (
+        "_arrived",
+        "_began",
         "_body",
         "_closed",
         "_handler",
+        "_headers",
         "_loop",
         "_parser",
         "_queue",
@@ -53,7 +56,9 @@ class Connection(asyncio.Protocol):
         self._loop = loop
         self._parser: Any = httptools.HttpRequestParser(self)
         self._req: Request | None = None
+        self._arrived = self._began = 0.0
         self._url = b""
+        self._headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
         self._queue: deque[Request] = deque()
         self._closed = False
@@ -87,6 +92,7 @@ class Connection(asyncio.Protocol):
         self._state.connections.discard(self)
 
     def data_received(self, data: bytes) -> None:
+        self._arrived = _perf()
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -103,28 +109,31 @@ class Connection(asyncio.Protocol):
             self.transport.resume_reading()
 
     # httptools callbacks ------------------------------------------------------------
-
-    def on_message_begin(self) -> None:
-        self._req = Request(_perf())
-        self._url = b""
-        self._body = []
+    # There is no on_message_begin: each callback httptools finds on the protocol
+    # costs a call per request. A request starts with its URL, and it came when the
+    # chunk holding that URL arrived; the Request is built once its head is whole.
 
     def on_url(self, url: bytes) -> None:
+        if not self._url:
+            self._began = self._arrived
         self._url += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        assert self._req is not None
-        self._req.headers.append((name.lower(), value))
+        self._headers.append((name.lower(), value))
 
     def on_headers_complete(self) -> None:
-        req = self._req
-        assert req is not None
         parser = self._parser
-        req.method = parser.get_method()
-        req.keep_alive = parser.should_keep_alive()
-        req.http10 = parser.get_http_version() == "1.0"
-        path, _, req.query = self._url.partition(b"?")
-        req.path = path
+        path, _, query = self._url.partition(b"?")
+        self._req = Request(
+            self._began,
+            parser.get_method(),
+            path,
+            query,
+            self._headers,
+            parser.should_keep_alive(),
+        )
+        self._url = b""
+        self._headers = []
 
     def on_body(self, body: bytes) -> None:
         self._body.append(body)
@@ -186,7 +195,7 @@ class Connection(asyncio.Protocol):
             return
         body = wire.error_body(status, message)
         self._state.count("bad-request", status)
-        started = self._req.started if self._req is not None else _perf()
+        started = self._req.started if self._req is not None else self._arrived
         self.transport.write(
             wire.status_line(status)
             + b"content-type: application/json\r\ncontent-length: %d\r\n" % len(body)
@@ -200,9 +209,11 @@ class Connection(asyncio.Protocol):
 
     def _head(self, req: Request, lead: bytes, rest: bytes) -> bytes:
         """`lead` (`wire.head_lead`), the time since the request came, the connection
-        header the client needs, then `rest` (more header lines, and what follows)."""
+        header, then `rest` (more header lines, and what follows). Keep-alive is said
+        to every client, as nginx does: an HTTP/1.0 client needs it, an HTTP/1.1 client
+        ignores it, and asking the parser which version it was costs 0.2 µs a call."""
         elapsed_ms = (_perf() - req.started) * 1000.0
-        conn = wire.CLOSE if not req.keep_alive else (wire.KEEP_ALIVE if req.http10 else b"")
+        conn = wire.KEEP_ALIVE if req.keep_alive else wire.CLOSE
         return b"%s%.3f\r\n%s%s" % (lead, elapsed_ms, conn, rest)
 
     # the response API the router uses -----------------------------------------------

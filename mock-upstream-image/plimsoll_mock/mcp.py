@@ -98,7 +98,7 @@ class McpServer:
         self._capabilities = capabilities
         self._server_info = server_info
 
-    def __call__(self, conn: Connection, req: Request) -> None:
+    def answer(self, conn: Connection, req: Request) -> None:
         session = req.header(SESSION)
         extra = b"mcp-session-id: %s\r\n" % session if session else b""
         if req.method == b"GET":

@@ -16,7 +16,6 @@ class Request:
         "body",
         "counted",
         "headers",
-        "http10",
         "keep_alive",
         "method",
         "path",
@@ -25,15 +24,22 @@ class Request:
         "started",
     )
 
-    def __init__(self, started: float) -> None:
+    def __init__(
+        self,
+        started: float,
+        method: bytes,
+        path: bytes,
+        query: bytes,
+        headers: list[tuple[bytes, bytes]],
+        keep_alive: bool,
+    ) -> None:
         self.started = started
-        self.method = b""
-        self.path = b""
-        self.query = b""
-        self.headers: list[tuple[bytes, bytes]] = []
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.keep_alive = keep_alive
         self.body = b""
-        self.keep_alive = True
-        self.http10 = False
         self.route = "unknown"
         self.counted = False
 

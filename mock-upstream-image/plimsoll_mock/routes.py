@@ -1,7 +1,7 @@
 """Plain HTTP routes from `Upstream.routes`, and the router that picks a handler.
 
 The server builds one `Router` at start-up; every request goes through
-`Router.__call__`. Exact paths are a dict lookup on (method, path); routes
+`Router.dispatch`. Exact paths are a dict lookup on (method, path); routes
 ending in `*` are prefixes, scanned in configuration order. Built-in paths
 (`/healthz`, `/metrics`, the MCP path, the LLM paths) are registered first and
 the configuration loader refuses routes that would shadow them.
@@ -53,10 +53,12 @@ class PlainRoute:
                 b"content-length: %d\r\n\r\n%s" % (len(self.same_body), self.same_body),
             )
 
-    def __call__(self, conn: Connection, req: Request) -> None:
+    def answer(self, conn: Connection, req: Request) -> None:
         req.route = self.name
-        if self.prepared is not None and req.method != b"HEAD":
-            conn.respond_prepared(req, self.status, *self.prepared)
+        prepared = self.prepared
+        if prepared is not None and req.method != b"HEAD":
+            lead, rest = prepared  # not *prepared: a starred call is the slow call path
+            conn.respond_prepared(req, self.status, lead, rest)
             return
         if self.same_body is not None:
             conn.respond(req, self.status, self.same_body)
@@ -107,7 +109,7 @@ class Router:
 
             mcp = McpServer(config.mcp, state, rng)
             for method in (b"GET", b"POST", b"DELETE"):
-                self.exact[(method, config.mcp.path.encode())] = mcp
+                self.exact[(method, config.mcp.path.encode())] = mcp.answer
         if config.llm is not None:
             from plimsoll_mock.llm import LlmServer
 
@@ -115,14 +117,14 @@ class Router:
             self.exact[(b"POST", b"/v1/chat/completions")] = llm.openai
             self.exact[(b"POST", b"/v1/messages")] = llm.anthropic
         for route in config.routes:
-            handler = PlainRoute(route, rng)
+            handler = PlainRoute(route, rng).answer
             method, path = route.method.encode(), route.path.encode()
             if path.endswith(b"*"):
                 self.prefixes.append((method, path[:-1], handler))
             else:
                 self.exact[(method, path)] = handler
 
-    def __call__(self, conn: Connection, req: Request) -> None:
+    def dispatch(self, conn: Connection, req: Request) -> None:
         handler = self.exact.get((req.method, req.path))
         if handler is None:
             handler = self._slow_match(req)

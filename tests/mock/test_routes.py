@@ -63,14 +63,14 @@ async def test_a_prepared_answer_is_byte_for_byte_the_general_one() -> None:
     )
     state = State(config.max_in_flight)
     router = Router(config, state, random.Random(0))
-    route = router.exact[(b"GET", b"/r")]
+    route = getattr(router.exact[(b"GET", b"/r")], "__self__", None)
     assert isinstance(route, PlainRoute)
     assert route.prepared is not None
     answers = []
     for prepared in (route.prepared, None):
         route.prepared = prepared
         for request in (b"GET /r HTTP/1.1\r\nHost: x\r\n\r\n", b"GET /r HTTP/1.0\r\n\r\n"):
-            conn = Connection(state, router, asyncio.get_running_loop())
+            conn = Connection(state, router.dispatch, asyncio.get_running_loop())
             captured = _Captured()
             conn.connection_made(captured)  # type: ignore[arg-type]
             conn.data_received(request)
@@ -80,6 +80,25 @@ async def test_a_prepared_answer_is_byte_for_byte_the_general_one() -> None:
     assert answers[0].endswith(b"\r\n\r\n" + wire.padded_json(300, "r"))
     assert b"connection: close" in answers[1]
     assert state.requests[("r", 201)] == 4
+
+
+async def test_a_request_is_timed_from_the_chunk_that_brought_its_first_byte() -> None:
+    # The mock has no on_message_begin: a request's start is when the chunk holding
+    # its URL arrived, so a head split over two reads counts from the first.
+    config = Upstream.model_validate({"routes": [{"name": "r", "path": "/r"}]})
+    state = State(config.max_in_flight)
+    router = Router(config, state, random.Random(0))
+    conn = Connection(state, router.dispatch, asyncio.get_running_loop())
+    captured = _Captured()
+    conn.connection_made(captured)  # type: ignore[arg-type]
+    conn.data_received(b"GET /r HTTP/1.1\r\n")
+    time.sleep(0.05)
+    conn.data_received(b"Host: x\r\n\r\nGET /r HTTP/1.1\r\nHost: x\r\n\r\n")
+    durations = [float(d) for d in re.findall(rb"dur=([0-9.]+)", captured.data)]
+    assert len(durations) == 2
+    assert durations[0] >= 50.0  # from the first read
+    assert durations[1] < 50.0  # the pipelined one came with the second read
+    assert captured.data.count(b"connection: keep-alive\r\n") == 2  # as nginx says it
 
 
 async def test_fixed_body_has_the_configured_size_and_server_timing(mock_server: Any) -> None:
