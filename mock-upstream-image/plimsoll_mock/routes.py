@@ -45,21 +45,20 @@ class PlainRoute:
             if alike and len(route.sizes) == 1 and not route.echo
             else None
         )
-        # ...and, up to 64 KiB, from a head prepared with it (`Connection.respond_prepared`).
-        self.prepared: tuple[bytes, bytes] | None = None
+        # ...and, up to 64 KiB, as a whole answer the connection writes without a call
+        # here (`Connection.on_message_complete`); a HEAD, or a call queued behind a held
+        # one, comes here and is answered from `same_body`, the same bytes.
+        self.prepared: wire.Prepared | None = None
         if self.same_body is not None and len(self.same_body) <= 65536:
-            self.prepared = (
+            self.prepared = wire.Prepared(
+                self.name,
+                self.status,
                 wire.head_lead(self.status, wire.JSON),
                 b"content-length: %d\r\n\r\n%s" % (len(self.same_body), self.same_body),
             )
 
     def answer(self, conn: Connection, req: Request) -> None:
         req.route = self.name
-        prepared = self.prepared
-        if prepared is not None and req.method != b"HEAD":
-            lead, rest = prepared  # not *prepared: a starred call is the slow call path
-            conn.respond_prepared(req, self.status, lead, rest)
-            return
         if self.same_body is not None:
             conn.respond(req, self.status, self.same_body)
             return
@@ -116,13 +115,17 @@ class Router:
             llm = LlmServer(config.llm, rng)
             self.exact[(b"POST", b"/v1/chat/completions")] = llm.openai
             self.exact[(b"POST", b"/v1/messages")] = llm.anthropic
+        # Exact routes whose whole answer is prepared: the connection answers these itself.
+        self.prepared: dict[tuple[bytes, bytes], wire.Prepared] = {}
         for route in config.routes:
-            handler = PlainRoute(route, rng).answer
+            plain = PlainRoute(route, rng)
             method, path = route.method.encode(), route.path.encode()
             if path.endswith(b"*"):
-                self.prefixes.append((method, path[:-1], handler))
+                self.prefixes.append((method, path[:-1], plain.answer))
             else:
-                self.exact[(method, path)] = handler
+                self.exact[(method, path)] = plain.answer
+                if plain.prepared is not None and method != b"HEAD":
+                    self.prepared[(method, path)] = plain.prepared
 
     def dispatch(self, conn: Connection, req: Request) -> None:
         handler = self.exact.get((req.method, req.path))

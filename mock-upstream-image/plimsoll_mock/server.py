@@ -88,7 +88,7 @@ async def start(
     state = State(config.max_in_flight)
     router = Router(config, state, random.Random(seed))
     server = await loop.create_server(
-        lambda: Connection(state, router.dispatch, loop),
+        lambda: Connection(state, router.dispatch, loop, router.prepared),
         host,
         port,
         ssl=tls,

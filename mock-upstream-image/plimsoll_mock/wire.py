@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from http import HTTPStatus
-from typing import Any
+from typing import Any, NamedTuple
 
 from plimsoll.api.upstream import SERVER_TIMING_METRIC
 
@@ -42,6 +42,17 @@ def head_lead(status: int, ctype: bytes) -> bytes:
     """A response head up to its Server-Timing value: the part that depends only on the
     status and the content type (`Connection` appends the time, then the rest)."""
     return b"%scontent-type: %s\r\n%s" % (status_line(status), ctype, TIMING_PREFIX)
+
+
+class Prepared(NamedTuple):
+    """A whole answer built at start-up for a route that answers every call alike
+    (`routes.PlainRoute`): `Connection` writes `lead`, the time, the connection header
+    and `rest` (content length, blank line, body), and counts it under (`route`, `status`)."""
+
+    route: str
+    status: int
+    lead: bytes
+    rest: bytes
 
 
 CLOSE = b"connection: close\r\n"

@@ -59,27 +59,46 @@ class _Captured:
 
 async def test_a_prepared_answer_is_byte_for_byte_the_general_one() -> None:
     config = Upstream.model_validate(
-        {"routes": [{"name": "r", "path": "/r", "status": 201, "sizes": [{"bytes": "300"}]}]}
+        {
+            "routes": [
+                {"name": "r", "path": "/r", "status": 201, "sizes": [{"bytes": "300"}]},
+                {"name": "slow", "path": "/slow", "latency": {"fixed": "1ms"}},
+            ]
+        }
     )
     state = State(config.max_in_flight)
     router = Router(config, state, random.Random(0))
-    route = getattr(router.exact[(b"GET", b"/r")], "__self__", None)
-    assert isinstance(route, PlainRoute)
-    assert route.prepared is not None
-    answers = []
-    for prepared in (route.prepared, None):
-        route.prepared = prepared
-        for request in (b"GET /r HTTP/1.1\r\nHost: x\r\n\r\n", b"GET /r HTTP/1.0\r\n\r\n"):
-            conn = Connection(state, router.dispatch, asyncio.get_running_loop())
+    assert list(router.prepared) == [(b"GET", b"/r")]  # a held route is never prepared
+    requests = (
+        b"GET /r HTTP/1.1\r\nHost: x\r\n\r\nGET /r?q=1 HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"HEAD /r HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /r HTTP/1.0\r\n\r\n",
+    )
+    answers: dict[str, list[bytes]] = {}
+    handled: dict[str, int] = {}
+    for way, prepared in (("prepared", router.prepared), ("general", {})):
+        answers[way], handled[way] = [], 0
+
+        def dispatch(conn: Connection, req: Any, way: str = way) -> None:
+            handled[way] += 1
+            router.dispatch(conn, req)
+
+        for request in requests:
+            conn = Connection(state, dispatch, asyncio.get_running_loop(), prepared)
             captured = _Captured()
             conn.connection_made(captured)  # type: ignore[arg-type]
             conn.data_received(request)
-            answers.append(re.sub(rb"dur=[0-9.]+", b"dur=T", captured.data))
-    assert answers[:2] == answers[2:]
-    assert answers[0].startswith(b"HTTP/1.1 201 Created\r\n")
-    assert answers[0].endswith(b"\r\n\r\n" + wire.padded_json(300, "r"))
-    assert b"connection: close" in answers[1]
-    assert state.requests[("r", 201)] == 4
+            answers[way].append(re.sub(rb"dur=[0-9.]+", b"dur=T", captured.data))
+    assert answers["prepared"] == answers["general"]
+    assert handled == {"prepared": 1, "general": 4}  # only the HEAD went to a handler
+    pipelined, head, http10 = answers["prepared"]
+    body = wire.padded_json(300, "r")
+    assert pipelined.startswith(b"HTTP/1.1 201 Created\r\n")
+    assert pipelined.count(b"\r\n\r\n" + body) == 2
+    assert head.endswith(b"content-length: 300\r\n\r\n")  # a HEAD gets no body
+    assert b"connection: close" in http10
+    assert state.requests[("r", 201)] == 8
+    assert state.in_flight == 0
 
 
 async def test_a_request_is_timed_from_the_chunk_that_brought_its_first_byte() -> None:
@@ -92,7 +111,7 @@ async def test_a_request_is_timed_from_the_chunk_that_brought_its_first_byte() -
     captured = _Captured()
     conn.connection_made(captured)  # type: ignore[arg-type]
     conn.data_received(b"GET /r HTTP/1.1\r\n")
-    time.sleep(0.05)
+    await asyncio.sleep(0.05)
     conn.data_received(b"Host: x\r\n\r\nGET /r HTTP/1.1\r\nHost: x\r\n\r\n")
     durations = [float(d) for d in re.findall(rb"dur=([0-9.]+)", captured.data)]
     assert len(durations) == 2
