@@ -10,7 +10,9 @@ body) is pinned to core 0; wrk and the generator take turns on core 1. Figures:
   third client in each round is `RAW_LOOP`, the least any uvloop + httptools
   client can spend (`raw_cpu_us_per_req`; `ratio_vs_raw` = its CPU per request
   / the generator's): what is left between it and wrk is Python's and
-  uvloop's, not the generator's;
+  uvloop's, not the generator's. `raw_ratio_vs_wrk` = wrk's CPU per request /
+  the floor's: the most any Python client on this stack could score as
+  `ratio_vs_wrk` in that run;
 - open model at 5,000 requests/s (uniform): latency from the intended start,
   p50/p99; nginx sends no Server-Timing and its `$request_time` reads 0.000 at
   this size, so the whole client latency is the generator-added figure, an
@@ -476,6 +478,7 @@ def main() -> None:
                 "ratio_vs_wrk": round(wrk_cpu / gen_cpu, 3),
                 "raw_cpu_us_per_req": round(raw_cpu, 2),
                 "ratio_vs_raw": round(raw_cpu / gen_cpu, 3),
+                "raw_ratio_vs_wrk": round(wrk_cpu / raw_cpu, 3),
                 "added_p50_ms_5k": round(p50, 3),
                 "added_p99_ms_5k": round(p99, 3),
                 "cpu_pct_5k": round(cpu_pct, 1),
