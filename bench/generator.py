@@ -12,7 +12,12 @@ body) is pinned to core 0; wrk and the generator take turns on core 1. Figures:
   / the generator's): what is left between it and wrk is Python's and
   uvloop's, not the generator's. `raw_ratio_vs_wrk` = wrk's CPU per request /
   the floor's: the most any Python client on this stack could score as
-  `ratio_vs_wrk` in that run;
+  `ratio_vs_wrk` in that run. The fourth is `RECORDING_LOOP`, the floor plus
+  what every answer costs a client that measures it (a clock read, the latency
+  kept, the status judged, keep-alive read, Server-Timing looked for, bytes
+  counted), all in one class: `recording_ratio_vs_wrk` is the most an honest
+  Python generator could score, `ratio_vs_recording` how near the generator
+  comes to it;
 - open model at 5,000 requests/s (uniform): latency from the intended start,
   p50/p99; nginx sends no Server-Timing and its `$request_time` reads 0.000 at
   this size, so the whole client latency is the generator-added figure, an
@@ -149,24 +154,23 @@ def run_wrk(port: int) -> tuple[float, float]:
     return rps, (usage.ru_utime + usage.ru_stime) / total * 1e6
 
 
-# The Python floor: the least a uvloop + httptools closed loop can do per request (no
-# recording, no pool, no timeouts, no counters). It shows how much of the generator's
-# CPU per request is its own Python and how much any Python client on this host pays.
-RAW_LOOP = """
+# The Python floors: the least a uvloop + httptools closed loop can spend per request.
+# RAW_LOOP's client only reads and sends (no recording, no pool, no timeouts, no counters):
+# it shows how much of the generator's CPU per request is its own Python and how much any
+# Python client on this host pays. RECORDING_LOOP's client also does what every answer
+# costs a client that measures, in one class and no call it could do without: a clock
+# read, the latency kept, the status judged, keep-alive read, the head searched for
+# Server-Timing, the bytes counted. Nothing a generator could drop and stay honest.
+_FLOOR_LOOP = """
 import asyncio, resource, sys, time, httptools, uvloop
 port, conns, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 request = b"GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n"
 done = [0]
-class Client(asyncio.Protocol):
-    def connection_made(self, transport):
-        self.transport, self.parser = transport, httptools.HttpResponseParser(self)
-        transport.write(request)
-    def data_received(self, data):
-        self.parser.feed_data(data)
-    def on_message_complete(self):
-        done[0] += 1
-        if time.monotonic() < end:
-            self.transport.write(request)
+ok = [0]
+latencies = []
+_perf = time.perf_counter
+EXPECTED = frozenset({200})
+CLIENT_CLASS
 def cpu():
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -179,21 +183,69 @@ async def main():
         await loop.create_connection(Client, "127.0.0.1", port)
     await asyncio.sleep(seconds + 0.2)
 uvloop.run(main())
-print(done[0], (cpu() - before) / done[0] * 1e6)
+print(done[0], (cpu() - before) / done[0] * 1e6, ok[0], len(latencies))
 """
+RAW_LOOP = _FLOOR_LOOP.replace(
+    "CLIENT_CLASS",
+    """
+class Client(asyncio.Protocol):
+    def connection_made(self, transport):
+        self.transport, self.parser = transport, httptools.HttpResponseParser(self)
+        transport.write(request)
+    def data_received(self, data):
+        self.parser.feed_data(data)
+    def on_message_complete(self):
+        done[0] += 1
+        if time.monotonic() < end:
+            self.transport.write(request)
+""",
+)
+RECORDING_LOOP = _FLOOR_LOOP.replace(
+    "CLIENT_CLASS",
+    """
+class Client(asyncio.Protocol):
+    def connection_made(self, transport):
+        self.transport, self.parser = transport, httptools.HttpResponseParser(self)
+        self.bytes_in = self.bytes_out = 0
+        self.timing = None
+        self.start = _perf()
+        self.bytes_out += len(request)
+        transport.write(request)
+    def data_received(self, data):
+        self.bytes_in += len(data)
+        head_end = data.find(b"\\r\\n\\r\\n")
+        if data.find(b"dur=", 0, head_end) >= 0:
+            self.timing = data
+        self.parser.feed_data(data)
+    def on_message_complete(self):
+        now = _perf()
+        parser = self.parser
+        done[0] += 1
+        if parser.get_status_code() in EXPECTED:
+            ok[0] += 1
+        latencies.append(int((now - self.start) * 1e6))
+        if parser.should_keep_alive() and time.monotonic() < end:
+            self.start = now
+            self.bytes_out += len(request)
+            self.transport.write(request)
+""",
+)
 
 
-def run_raw_loop(port: int) -> tuple[float, float]:
-    """(requests/s, CPU microseconds per request) of RAW_LOOP, the Python floor, from the
-    loop's start (the interpreter's start and imports left out)."""
-    command = ["taskset", "-c", CLIENT_CORE, sys.executable, "-c", RAW_LOOP]
+def run_floor(code: str, port: int) -> tuple[float, float]:
+    """(requests/s, CPU microseconds per request) of a floor loop, from the loop's start
+    (the interpreter's start and imports left out)."""
+    command = ["taskset", "-c", CLIENT_CORE, sys.executable, "-c", code]
     out = subprocess.run(
         [*command, str(port), str(CONNECTIONS), str(SECONDS)],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    return int(out[0]) / SECONDS, float(out[1])
+    answered, ok, recorded = int(out[0]), int(out[2]), int(out[3])
+    if code is RECORDING_LOOP and not answered == ok == recorded:
+        raise RuntimeError(f"the recording floor lost answers: {answered}, {ok} ok, {recorded}")
+    return answered / SECONDS, float(out[1])
 
 
 # wrk's `delay()` is asked before each request how many ms to wait: each request takes
@@ -359,6 +411,18 @@ def held_kib(
     return kib
 
 
+def best_closed(
+    label: str, rounds: list[tuple[float, float]], note: str = ""
+) -> tuple[float, float]:
+    """The round with the least CPU per request of one closed-loop client, printed."""
+    rps, cpu = min(rounds, key=lambda r: r[1])
+    print(
+        f"{label:10} closed loop {CONNECTIONS} conns: {rps:,.0f} req/s, {cpu:.2f} us CPU/req "
+        f"(best of {[round(r[1], 2) for r in rounds]}){note}"
+    )
+    return rps, cpu
+
+
 def main() -> None:
     raise_nofile()
     workdir = Path(tempfile.mkdtemp(prefix="plimsoll-bench-"))
@@ -372,10 +436,11 @@ def main() -> None:
         # wrk and the generator take turns, ROUNDS times; each keeps its best round.
         # One round's CPU per request moves by ~15% with the host's other load.
         mix = [{"name": "hello", "path": "/"}]
-        wrk_rounds, gen_rounds, raw_rounds = [], [], []
+        wrk_rounds, gen_rounds, raw_rounds, recording_rounds = [], [], [], []
         for _ in range(ROUNDS):
             wrk_rounds.append(run_wrk(nginx_port))
-            raw_rounds.append(run_raw_loop(nginx_port))
+            raw_rounds.append(run_floor(RAW_LOOP, nginx_port))
+            recording_rounds.append(run_floor(RECORDING_LOOP, nginx_port))
             closed = trial(
                 control,
                 {
@@ -389,22 +454,10 @@ def main() -> None:
             gen_rounds.append(
                 (closed.sent / closed.measured_seconds, closed.cpu_seconds / closed.sent * 1e6)
             )
-        wrk_rps, wrk_cpu = min(wrk_rounds, key=lambda r: r[1])
-        gen_rps, gen_cpu = min(gen_rounds, key=lambda r: r[1])
-        raw_rps, raw_cpu = min(raw_rounds, key=lambda r: r[1])
-        print(
-            f"wrk        closed loop {CONNECTIONS} conns: {wrk_rps:,.0f} req/s, "
-            f"{wrk_cpu:.2f} us CPU/req (best of {[round(r[1], 2) for r in wrk_rounds]})"
-        )
-        print(
-            f"generator  closed loop {CONNECTIONS} conns: {gen_rps:,.0f} req/s, "
-            f"{gen_cpu:.2f} us CPU/req (best of {[round(r[1], 2) for r in gen_rounds]})"
-        )
-        print(
-            f"raw loop   closed loop {CONNECTIONS} conns: {raw_rps:,.0f} req/s, "
-            f"{raw_cpu:.2f} us CPU/req (best of {[round(r[1], 2) for r in raw_rounds]}): "
-            "the Python floor"
-        )
+        wrk_rps, wrk_cpu = best_closed("wrk", wrk_rounds)
+        gen_rps, gen_cpu = best_closed("generator", gen_rounds)
+        _, raw_cpu = best_closed("raw loop", raw_rounds, ": the Python floor")
+        _, recording_cpu = best_closed("recording", recording_rounds, ": the floor that records")
 
         # The open model: the generator and the paced wrk take turns at OPEN_RATE.
         gen_open, wrk_open = [], []
@@ -479,6 +532,9 @@ def main() -> None:
                 "raw_cpu_us_per_req": round(raw_cpu, 2),
                 "ratio_vs_raw": round(raw_cpu / gen_cpu, 3),
                 "raw_ratio_vs_wrk": round(wrk_cpu / raw_cpu, 3),
+                "recording_cpu_us_per_req": round(recording_cpu, 2),
+                "ratio_vs_recording": round(recording_cpu / gen_cpu, 3),
+                "recording_ratio_vs_wrk": round(wrk_cpu / recording_cpu, 3),
                 "added_p50_ms_5k": round(p50, 3),
                 "added_p99_ms_5k": round(p99, 3),
                 "cpu_pct_5k": round(cpu_pct, 1),
