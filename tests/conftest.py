@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from hatch_build import stale_modules
 from tests.controller.apiserver_fixtures import control_plane_installed
 from tests.hostshare import OVERLAPS, host_share, shared_folder, under_xdist
 from tests.localrun import ROOT
@@ -115,6 +116,19 @@ END_TO_END = (
     # here on 2026-12-04. The queue rules keep their unit tests (tests/decide/test_run_queue.py).
     "controller/test_apiserver_runs.py::test_queued_runs_start_in_order_and_a_held_lock",
 )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Stop before a test runs old compiled code: the generator's hot path is compiled in
+    place (hatch_build.py), and a compiled module shadows its edited source."""
+    stale = stale_modules()
+    if stale:
+        pytest.exit(
+            f"the compiled generator hot path is older than its source ({', '.join(stale)}): "
+            "run `make hot-path` (make test does it), or delete "
+            "generator-image/plimsoll_generator/*.so to test the Python as it is",
+            returncode=4,
+        )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

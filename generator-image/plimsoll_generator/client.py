@@ -24,7 +24,7 @@ import asyncio
 import ssl
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import httptools
 
@@ -129,11 +129,14 @@ class _LeanCallbacks:
         self.on_message_complete = conn.on_lean_message_complete
 
 
-class Connection(asyncio.Protocol):
+class Connection:
     """One keep-alive connection: at most one exchange at a time (no pipelining).
 
     Two parsers, one per kind of exchange (see the module docstring); each sees
     whole responses only, so switching between them at a send is safe.
+
+    An asyncio protocol by its methods, not by `asyncio.Protocol` as a base: compiled
+    (client.pxd) it is an extension type, which cannot derive from a Python class.
     """
 
     def __init__(self, pool: Pool) -> None:
@@ -298,10 +301,11 @@ class Pool:
 
     async def _connect_and_send(self, payload: bytes, exchange: Exchange) -> None:
         exchange.sent_at = _perf()
+        conn = Connection(self)
         try:
-            _, conn = await asyncio.wait_for(
+            await asyncio.wait_for(
                 self.loop.create_connection(
-                    lambda: Connection(self),
+                    lambda: cast(asyncio.Protocol, conn),
                     self.address or self.host,
                     self.port,
                     ssl=self.tls,
