@@ -38,6 +38,8 @@ RUN echo 'plimsoll:x:65532:65532:plimsoll:/tmp:/usr/sbin/nologin' >> /etc/passwd
     && echo 'plimsoll:x:65532:' >> /etc/group \
     && python3 -m venv --without-pip /opt/plimsoll
 
+# The wheel holds the generator's hot path compiled on the build host for Python 3.11
+# (hatch_build.py), the Python of both roots; scripts/build-images refuses another.
 # The wheel, the constraints and the build host's CA bundle (pip trusts what the
 # host trusts, e.g. a proxy's CA) are bind-mounted, so none stays in a layer.
 # Their digest is an argument so that a changed wheel misses the layer cache

@@ -7,19 +7,22 @@ tmpfs, every capability dropped, no privilege escalation. They share a podman
 network of the test's own, each at a fixed address standing in for its pod IP;
 this host reaches them on that network's bridge. The operator image is run the
 same way (the chart's security context) for `--version`, `crd`, and an import of
-every module the operator runs in a pod.
+every module the operator runs in a pod; the generator's, for its compiled hot path.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import time
 from importlib.metadata import version
+from pathlib import Path
 
 import httpx
 import pytest
 
+from hatch_build import HOT_PATH, compiled_name
 from plimsoll.api.spec import Generators, PodShape
 from plimsoll.api.trial import CONTROL_TOKEN_HEADER, TrialResult, TrialState
 from plimsoll.api.upstream import Latency, Route, Upstream
@@ -59,6 +62,12 @@ OPERATOR_POD_FLAGS = [
 def _in_operator_image(
     images: Images, *command: str, entrypoint: str | None = None
 ) -> subprocess.CompletedProcess[str]:
+    return _in_image(images.operator, *command, entrypoint=entrypoint)
+
+
+def _in_image(
+    image: str, *command: str, entrypoint: str | None = None
+) -> subprocess.CompletedProcess[str]:
     prefix = podman_command()
     assert prefix is not None
     override = ["--entrypoint", entrypoint] if entrypoint else []
@@ -66,7 +75,7 @@ def _in_operator_image(
         [
             *prefix, "run", "--rm", "--network", "none",
             *flags("podman_run_flags"), *OPERATOR_POD_FLAGS, *override,
-            images.operator, *command,
+            image, *command,
         ],
         capture_output=True,
         text=True,
@@ -160,6 +169,18 @@ def test_the_operator_image_imports_everything_a_pod_runs(images: Images) -> Non
     done = _in_operator_image(images, "-c", script, entrypoint="python")
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) > 50
+
+
+def test_the_generator_image_runs_its_hot_path_compiled(images: Images) -> None:
+    """The wheel the images install carries the Cython-compiled hot path (hatch_build.py)
+    for the image's own Python, so the generator in a pod spends what the bench measured."""
+    modules = ", ".join(repr(f"plimsoll_generator.{m}") for m in HOT_PATH)
+    script = f"import importlib; print([importlib.import_module(m).__file__ for m in ({modules})])"
+    done = _in_image(images.generator, "-c", script, entrypoint="python")
+    assert done.returncode == 0, done.stderr
+    files = ast.literal_eval(done.stdout)
+    # The image's Python is the build host's Debian python3 (images/base.Dockerfile).
+    assert [Path(file).name for file in files] == [compiled_name(m) for m in HOT_PATH]
 
 
 def test_each_image_is_under_the_size_goal(images: Images) -> None:

@@ -4,8 +4,9 @@ These tests read the Dockerfiles and run the script's dry run, so they hold on
 any machine: the Dockerfiles share one base pinned by a required argument,
 install only from the project's wheel without a pip cache, and end as a
 non-root user with the right entrypoint; the build script builds that wheel
-(with all three packages), plans the four builds for Docker and for podman, and
-says clearly when it cannot build. test_containers.py builds and runs them.
+(with all three packages and the generator's compiled hot path), plans the four
+builds for Docker and for podman, and says clearly when it cannot build.
+test_containers.py builds and runs them.
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from hatch_build import HOT_PATH, compiled_name
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = ROOT / "images" / "base.Dockerfile"
@@ -109,6 +113,12 @@ def test_dry_run_builds_the_wheel_and_plans_four_images() -> None:
         "plimsoll_mock/__main__.py",
     ):
         assert module in names
+    # The generator's hot path compiled for this platform beside its sources (hatch_build.py).
+    for module in HOT_PATH:
+        assert f"plimsoll_generator/{compiled_name(module)}" in names
+    python = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    assert wheels[0].name.endswith(f"-{python}-{python}-{platform}.whl"), wheels[0].name
     constraints = (ROOT / "dist" / "images" / "constraints.txt").read_text()
     assert re.search(r"^pydantic==", constraints, re.MULTILINE)
     builds = [line for line in result.stdout.splitlines() if " buildx build " in line]
