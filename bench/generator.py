@@ -17,7 +17,10 @@ body) is pinned to core 0; wrk and the generator take turns on core 1. Figures:
   kept, the status judged, keep-alive read, Server-Timing looked for, bytes
   counted), all in one class: `recording_ratio_vs_wrk` is the most an honest
   Python generator could score, `ratio_vs_recording` how near the generator
-  comes to it;
+  comes to it. Both floors run as plain Python; the generator's hot path is
+  compiled by Cython from its own source when the install built it
+  (hatch_build.py, the README's set-up does), so `ratio_vs_recording` can pass
+  1. `hot_path` says which ran: "compiled" or "python";
 - open model at 5,000 requests/s (uniform): latency from the intended start,
   p50/p99; nginx sends no Server-Timing and its `$request_time` reads 0.000 at
   this size, so the whole client latency is the generator-added figure, an
@@ -128,6 +131,18 @@ def wait_port(port: int, limit: float = 15.0) -> None:
                 return
         time.sleep(0.05)
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
+
+
+def hot_path() -> str:
+    """Whether the generator this bench starts (`-m plimsoll_generator`, this interpreter
+    and install) runs its hot path compiled (hatch_build.py) or as Python."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import plimsoll_generator.client as c; print(c.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return "python" if done.stdout.strip().endswith(".py") else "compiled"
 
 
 def run_wrk(port: int) -> tuple[float, float]:
@@ -543,6 +558,7 @@ def main() -> None:
                 "wrk_p99_ms_5k": round(wrk_p99, 3),
                 "wrk_rps_5k": round(wrk_open_rps),
                 "open_p99_ratio": round(p99 / wrk_p99, 3),
+                "hot_path": hot_path(),
             }
         )
     )
