@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from plimsoll.controller.handlers import FINALIZER, KOPF_PREFIX
 from tests.controller.admin_api import wait_for
 from tests.controller.apiserver_fixtures import ApiServer
 from tests.controller.conftest import OperatorProcess, quickstart
@@ -62,11 +63,28 @@ async def test_each_pod_template_crash_class_ends_in_spec_valid_false(
         assert (condition["status"], condition["reason"]) == ("False", "InvalidSpec"), name
         assert f"{field}: must be a list" in condition["message"], (name, condition)
         assert "namespace" not in status  # nothing was started
-    versions = {n: (await apiserver.get(n) or {})["metadata"]["resourceVersion"] for n in CASES}
+    # kopf's own writes (its finalizer, then its last-handled annotation) race the
+    # daemon's status write: kopf spawns daemons before it adds the finalizer. Count
+    # from when both are on the object, so a later version can only be another write of
+    # ours. (CI once saw 639 where 638 was expected: kopf's annotation, landed after.)
+    versions = {}
+    for name in CASES:
+        settled = await wait_for(lambda n=name: _kopf_settled(apiserver, n), 60, name)
+        versions[name] = settled["metadata"]["resourceVersion"]
     await asyncio.sleep(3)  # written once: no retried daemon, no crash loop
     for name, version in versions.items():
-        assert (await apiserver.get(name) or {})["metadata"]["resourceVersion"] == version
+        assert (await apiserver.get(name) or {})["metadata"]["resourceVersion"] == version, name
+        warnings = [e for e in await apiserver.events(name) if e["reason"] == "InvalidSpec"]
+        assert len(warnings) == 1, (name, warnings)
     assert "Traceback" not in sa_operator.log()
+
+
+async def _kopf_settled(apiserver: ApiServer, name: str) -> dict[str, Any] | None:
+    """The object once kopf's bookkeeping is on it (finalizer and last-handled state)."""
+    found = await apiserver.get(name) or {}
+    meta = found.get("metadata", {})
+    handled = f"{KOPF_PREFIX}/last-handled-configuration" in (meta.get("annotations") or {})
+    return found if FINALIZER in meta.get("finalizers", []) and handled else None
 
 
 async def test_a_cron_that_never_fires_is_refused_in_the_condition(
