@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import shutil
+import time
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -26,7 +27,17 @@ import pytest
 
 from hatch_build import stale_modules
 from tests.controller.apiserver_fixtures import control_plane_installed
-from tests.hostshare import OVERLAPS, host_share, shared_folder, under_xdist
+from tests.hostshare import (
+    OVERLAPS,
+    HostTime,
+    hold_for_test,
+    ledger_folder,
+    ledger_summary,
+    read_ledger,
+    record,
+    shared_folder,
+    under_xdist,
+)
 from tests.localrun import ROOT
 from tests.metrics.conftest import PrometheusServer
 
@@ -118,9 +129,13 @@ END_TO_END = (
 )
 
 
+_SESSION_STARTED = [time.monotonic()]
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Stop before a test runs old compiled code: the generator's hot path is compiled in
     place (hatch_build.py), and a compiled module shadows its edited source."""
+    _SESSION_STARTED[0] = time.monotonic()
     stale = stale_modules()
     if stale:
         pytest.exit(
@@ -140,17 +155,40 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
 
 
-@pytest.fixture(autouse=True)
-def _share_the_host(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[None]:
-    """Under `pytest -n 2`: run alone unless marked `overlaps` (tests/hostshare.py)."""
-    if not under_xdist():
-        yield
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """Hold the host around the whole test, set-up of module and session fixtures
+    included (they are built before any function fixture could take a lock), and put
+    the time held and the time waited in the ledger (tests/hostshare.py)."""
+    factory: pytest.TempPathFactory = item.config._tmp_path_factory  # type: ignore[attr-defined]
+    alone = item.get_closest_marker(OVERLAPS) is None
+    started = time.monotonic()
+    if under_xdist():
+        with hold_for_test(shared_folder(factory), alone=alone) as hold:
+            outcome = yield
+        waited = hold.waited
+    else:
+        outcome = yield
+        waited = 0.0
+    held = time.monotonic() - started - waited
+    record(ledger_folder(factory), HostTime(item.nodeid, alone, round(waited, 2), round(held, 2)))
+    return outcome
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    """The session's time on the host: its total, and the tests that held it longest."""
+    if under_xdist():
         return
-    alone = request.node.get_closest_marker(OVERLAPS) is None
-    with host_share(shared_folder(tmp_path_factory), alone=alone):
-        yield
+    factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
+    lines = ledger_summary(
+        read_ledger(ledger_folder(factory)), wall_s=time.monotonic() - _SESSION_STARTED[0]
+    )
+    if lines:
+        terminalreporter.section("time on the host")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture
