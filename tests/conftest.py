@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import shutil
 import time
 import uuid
@@ -132,6 +133,20 @@ END_TO_END = (
 _SESSION_STARTED = [time.monotonic()]
 
 
+# Measurements whose answer depends on a quiet host: `make truth` runs them serially,
+# alone, and prints one JSON line per case; neither `make test` nor `make e2e` (CI) runs
+# them. Each judges a ceiling against a truth known another way: the real node's
+# against the same spec run locally, the calibration round trip's fitted ceiling against
+# the original's, the local shapes and local ceilings against their analytic values.
+# `make e2e` keeps a short run of each kind proving the capability works.
+TRUTH = (
+    "realnode/test_real_node.py::test_the_quickstart_on_a_real_node_finds_the_local_ceiling",
+    "e2e/test_calibration_round_trip.py::test_the_fitted_workload_finds_the_same_ceiling",
+    "e2e/test_shapes_real.py",
+    "e2e/test_local_ceilings.py",
+)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Stop before a test runs old compiled code: the generator's hot path is compiled in
     place (hatch_build.py), and a compiled module shadows its edited source."""
@@ -151,7 +166,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         where = Path(str(item.path)).relative_to(ROOT / "tests").as_posix()
         if where.startswith(OVERLAPPING):
             item.add_marker(OVERLAPS)
-        if f"{where}::{item.name}".startswith(END_TO_END):
+        if f"{where}::{item.name}".startswith(TRUTH):
+            item.add_marker(pytest.mark.truth)
+        elif f"{where}::{item.name}".startswith(END_TO_END):
             item.add_marker(pytest.mark.e2e)
 
 
@@ -189,6 +206,26 @@ def pytest_terminal_summary(
         terminalreporter.section("time on the host")
         for line in lines:
             terminalreporter.write_line(line)
+    cases = truth_cases(terminalreporter)
+    if cases:
+        terminalreporter.section("truth: one JSON line per case")
+        for case in cases:
+            terminalreporter.write_line(json.dumps(case))
+
+
+def truth_cases(terminalreporter: pytest.TerminalReporter) -> list[dict[str, object]]:
+    """Each truth test's outcome and the figures it recorded (`record_property`)."""
+    cases = []
+    for outcome in ("passed", "failed", "error"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if "truth" not in report.keywords or report.when not in ("call", "setup"):
+                continue
+            if report.when == "setup" and outcome != "error":
+                continue
+            cases.append(
+                {"case": report.nodeid, "outcome": outcome, **dict(report.user_properties)}
+            )
+    return cases
 
 
 @pytest.fixture
