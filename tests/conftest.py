@@ -86,19 +86,18 @@ END_TO_END = (
     "realnode/test_real_node.py",  # a real kubelet, containerd and the chart (tests/realnode)
     "run/test_shapes_local.py",  # a guided shape search over two real shapes: ~30 s
     "run/test_stop_signals.py",  # four real runs, each stopped mid-trial: about a minute
-    "controller/test_operator_variants.py::test_two_variants_run_in_turn_with_their_own_env",
     "controller/test_bounded_status.py::test_a_200_step_run_keeps_a_small_status",
     "run/test_variant_comparison.py::test_identical_variants_are_within_noise",
     "run/test_interrupt.py::test_sigint_stops_everything_and_keeps_the_steps",
     "cli/test_run_baseline.py::test_a_run_below_its_baseline_fails_the_gate",
-    "run/test_kill_fault.py",  # two real runs of three replicas, one killed: about 30 s
-    "run/test_prove_local.py",  # three real proof runs of three replicas: about 45 s
+    # three real proof runs of three replicas (a zone lost, a replica killed, a zone
+    # restored), which are the kill and remove faults' own runs too: about 45 s
+    "run/test_prove_local.py",
     # Over ~15 s each on 2 cores (`pytest --durations`, time held on the host), most of
     # them the operator running whole capacity tests on the real API server. `make test`
     # keeps a shorter run of each kind: a failing setup job, a delete mid-run, an invalid
     # spec, the rights of both chart modes, one real Prometheus against the cgroup.
     "controller/test_apiserver_equipment.py",  # pods deleted mid-run, a ceiling: ~40 s
-    "controller/test_apiserver_gate.py",  # a run, then a gated run below it: ~25 s
     "controller/test_apiserver_variants.py",  # three two-variant runs: ~90 s in all
     "controller/test_apiserver_shapes.py",  # three shapes' searches in one run: ~4 min
     "controller/test_apiserver_generators_auto.py",  # two runs, one scaled up: ~70 s
@@ -107,7 +106,8 @@ END_TO_END = (
     "controller/test_apiserver_peering.py::test_a_stopped_replica_hands_over_at_once",
     "controller/test_apiserver_lifecycle.py::test_stopped_and_killed_mid_run_resumes",
     "controller/test_apiserver_lifecycle.py::test_spec_change_and_rerun_token_start_new_runs",
-    "controller/test_apiserver_runs.py::test_quickstart_reaches_a_cpu_bound_ceiling",
+    # with the regression gate on the same run (it was a second, identical run)
+    "controller/test_apiserver_runs.py::test_quickstart_reaches_a_cpu_bound_ceiling_gated",
     "controller/test_apiserver_runs.py::test_concurrency_limit_queues_the_second_run",
     "controller/test_apiserver_rbac.py::test_namespaced_operator_runs_a_test_with_a_pod",
     "controller/test_apiserver_rbac.py::test_the_admission_policy_keeps_the_operator",
