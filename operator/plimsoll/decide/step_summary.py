@@ -9,6 +9,9 @@ report.md, the charts and the comparisons are the same numbers.
 
 from __future__ import annotations
 
+from hdrh.histogram import HdrHistogram
+
+from plimsoll.api.spec import LatencyBound
 from plimsoll.api.step import StepRecord, StepResult
 from plimsoll.api.trial import Outcomes, TrialResult
 from plimsoll.shared import histogram
@@ -37,6 +40,26 @@ def added_ms(client: TrialResult | None, quantile: float) -> float | None:
     if not encoded:
         return None
     return histogram.quantile_ms(histogram.merge(encoded), quantile)
+
+
+def bound_histogram(client: TrialResult, bound: LatencyBound) -> HdrHistogram:
+    """The latency a bound judges: its metric (total, ttft or added) of its operation, or of
+    every operation merged for '*'. The verdict judges this and the HTML report draws it, so
+    a chart's bar is never held against another operation's or metric's figures."""
+    if bound.operation == "*":
+        parts = list(client.operations.values())
+    else:
+        found = client.operations.get(bound.operation)
+        parts = [found] if found is not None else []
+    field = "latency" if bound.metric == "total" else bound.metric
+    return histogram.merge(getattr(part, field) for part in parts)
+
+
+def bound_ms(client: TrialResult | None, bound: LatencyBound) -> float | None:
+    """The bound's quantile of what it judges, in milliseconds (None: nothing answered)."""
+    if client is None:
+        return None
+    return histogram.quantile_ms(bound_histogram(client, bound), bound.quantile)
 
 
 def error_rate(client: TrialResult | None) -> float | None:

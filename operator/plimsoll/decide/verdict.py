@@ -54,7 +54,7 @@ from hdrh.histogram import HdrHistogram
 
 from plimsoll.api.spec import Attribution, Generators, LatencyBound, Noise, PassWhen
 from plimsoll.api.step import Contention, Criterion, Judgement, ResourceUsage, Verdict
-from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
+from plimsoll.api.trial import Outcomes, TrialResult, TrialState
 from plimsoll.api.workload import LoadModel
 from plimsoll.decide.attribution import saturated
 from plimsoll.decide.confidence import (
@@ -65,7 +65,7 @@ from plimsoll.decide.confidence import (
 )
 from plimsoll.decide.contention import TARGET_WAIT
 from plimsoll.decide.status_steps import without_queries
-from plimsoll.decide.step_summary import floor_ms
+from plimsoll.decide.step_summary import bound_histogram, floor_ms
 from plimsoll.shared import histogram
 
 # Names in `StepInput.others` that are measuring equipment, not the system under test:
@@ -308,17 +308,7 @@ def _criteria(result: StepInput, client: TrialResult, bar: PassWhen) -> list[Cri
 
 
 def _latency(client: TrialResult, bound: LatencyBound) -> Criterion:
-    parts: list[OperationResult] = (
-        list(client.operations.values())
-        if bound.operation == "*"
-        else [client.operations[bound.operation]]
-        if bound.operation in client.operations
-        else []
-    )
-    encoded = [
-        getattr(part, "latency" if bound.metric == "total" else bound.metric) for part in parts
-    ]
-    merged: HdrHistogram = histogram.merge(encoded)
+    merged: HdrHistogram = bound_histogram(client, bound)
     measured = histogram.quantile_ms(merged, bound.quantile)
     limit = bound.below * 1000.0
     operation = "all operations" if bound.operation == "*" else bound.operation
