@@ -1,5 +1,5 @@
 """The comparison in words and tables: the headline sentence and the Markdown report.md opens
-with, which `plimsoll compare` prints too.
+with, which `plimsoll compare` prints too, and the same tables as blocks for report.html.
 
 "postgres holds 12% fewer modeled users than embedded (outside noise)." The figures
 come from `plimsoll.api.comparison.Comparison` (built by `plimsoll.decide.comparison`);
@@ -7,6 +7,8 @@ this module only words and lays them out.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from plimsoll.api.comparison import ComparedVariant, Comparison, Difference
 from plimsoll.api.report import RunReport
@@ -90,10 +92,20 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
-def comparison_markdown(comparison: Comparison) -> str:
-    """The comparison tables: ceilings and Δ, figures at the common level, per-unit costs."""
+@dataclass(frozen=True)
+class Block:
+    """One part of the comparison: a sentence before, a table, a sentence after (each
+    optional), so report.md and report.html lay out the same figures."""
+
+    header: list[str]
+    rows: list[list[str]]
+    before: str = ""
+    after: str = ""
+
+
+def comparison_blocks(comparison: Comparison) -> list[Block]:
+    """The comparison's tables: ceilings and Δ, figures at the common level, per-unit costs."""
     unit = comparison.unit
-    lines = [f"**{comparison.headline or headline(comparison)}**", ""]
     rows = []
     for row in comparison.variants:
         value = "" if row.value is None else f"{row.value:g} {row.value_unit}".rstrip()
@@ -110,13 +122,8 @@ def comparison_markdown(comparison: Comparison) -> str:
             ]
         )
     header = ["variant", "ceiling", "range", "spread", "noise band", "limited by", "Δ vs baseline"]
-    lines += _table(header, rows)
-    lines += ["", f"Within noise: {comparison.rule}.", ""]
+    blocks = [Block(header, rows, after=f"Within noise: {comparison.rule}.")]
     if comparison.common_level is not None:
-        lines += [
-            f"At {comparison.common_level:,} {unit}, the highest level every variant passed:",
-            "",
-        ]
         figures = []
         for row in comparison.variants:
             at = row.at_common_level
@@ -133,22 +140,37 @@ def comparison_markdown(comparison: Comparison) -> str:
                     memory,
                 ]
             )
-        lines += _table(["variant", "p50 ms", "p95 ms", "p99 ms", "CPU (cores)", "memory"], figures)
-        lines.append("")
+        before = f"At {comparison.common_level:,} {unit}, the highest level every variant passed:"
+        header = ["variant", "p50 ms", "p95 ms", "p99 ms", "CPU (cores)", "memory"]
+        blocks.append(Block(header, figures, before=before))
     else:
-        lines += ["No level passed in every variant: latency and resources are not compared.", ""]
+        before = "No level passed in every variant: latency and resources are not compared."
+        blocks.append(Block([], [], before=before))
     costs = [
         [row.name, c.name, format_quantity(c.value, c.unit), _cost_delta(row, c.delta_percent)]
         for row in comparison.variants
         for c in row.costs
     ]
     if costs:
-        lines += [*_table(["variant", "cost", "value", "Δ vs baseline"], costs), ""]
+        blocks.append(Block(["variant", "cost", "value", "Δ vs baseline"], costs))
     features = [
         [row.name, f.name, format_quantity(f.value, f.unit)]
         for row in comparison.variants
         for f in row.feature_costs
     ]
     if features:
-        lines += [*_table(["variant", "feature cost", "value"], features), ""]
+        blocks.append(Block(["variant", "feature cost", "value"], features))
+    return blocks
+
+
+def comparison_markdown(comparison: Comparison) -> str:
+    """The headline in bold, then each block of `comparison_blocks` as Markdown."""
+    lines = [f"**{comparison.headline or headline(comparison)}**", ""]
+    for block in comparison_blocks(comparison):
+        if block.before:
+            lines += [block.before, ""]
+        if block.header:
+            lines += [*_table(block.header, block.rows), ""]
+        if block.after:
+            lines += [block.after, ""]
     return "\n".join(lines)

@@ -53,38 +53,49 @@ def _prediction(row: ShapeResult) -> str:
     return f"{row.predicted:,} ({row.ceiling / row.predicted - 1:+.0%} measured)"
 
 
-def shapes_markdown(table: ShapeTable, currency: str) -> str:
-    """The cost table, one row per shape, the cheapest in bold, and why the search stopped."""
-    header = [
-        "shape",
-        "ceiling",
-        "limited by",
-        "headroom",
-        "predicted",
-        "cost/hour",
-        "per 1,000 units/hour",
-        "replicas",
-        "monthly",
-    ]
-    lines = [f"**{table.headline}**", "", "| " + " | ".join(header) + " |"]
-    lines.append("|" + " --- |" * len(header))
+SHAPE_COLUMNS = [
+    "shape",
+    "ceiling",
+    "limited by",
+    "headroom",
+    "predicted",
+    "cost/hour",
+    "per 1,000 units/hour",
+    "replicas",
+    "monthly",
+]
+
+
+def shapes_rows(table: ShapeTable, currency: str) -> list[list[str]]:
+    """One row of cells per shape, in `SHAPE_COLUMNS` order (report.md and report.html)."""
+    rows = []
     for row in table.rows:
-        name = f"**{row.label}**" if row.cheapest else row.label
         ceiling = "none" if row.ceiling is None else f"{row.ceiling:,} {row.unit}"
         if not row.complete:
             ceiling += " (stopped early)"
-        cells = [
-            name,
-            ceiling,
-            row.limited_by.value,
-            row.headroom or "—",
-            _prediction(row),
-            _money(currency, row.cost_per_hour),
-            _cell(row.cost_per_thousand, _money(currency, row.cost_per_thousand or 0.0)),
-            _cell(row.replicas, f"{row.replicas}"),
-            _cell(row.monthly_cost, _money(currency, row.monthly_cost or 0.0)),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
+        rows.append(
+            [
+                row.label,
+                ceiling,
+                row.limited_by.value,
+                row.headroom or "—",
+                _prediction(row),
+                _money(currency, row.cost_per_hour),
+                _cell(row.cost_per_thousand, _money(currency, row.cost_per_thousand or 0.0)),
+                _cell(row.replicas, f"{row.replicas}"),
+                _cell(row.monthly_cost, _money(currency, row.monthly_cost or 0.0)),
+            ]
+        )
+    return rows
+
+
+def shapes_markdown(table: ShapeTable, currency: str) -> str:
+    """The cost table, one row per shape, the cheapest in bold, and why the search stopped."""
+    lines = [f"**{table.headline}**", "", "| " + " | ".join(SHAPE_COLUMNS) + " |"]
+    lines.append("|" + " --- |" * len(SHAPE_COLUMNS))
+    for row, cells in zip(table.rows, shapes_rows(table, currency), strict=True):
+        name = f"**{cells[0]}**" if row.cheapest else cells[0]
+        lines.append("| " + " | ".join([name, *cells[1:]]) + " |")
     if table.stop_reason:
         lines += ["", f"The guided search stopped: {table.stop_reason}."]
     return "\n".join(lines) + "\n"
