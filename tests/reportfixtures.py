@@ -11,11 +11,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from plimsoll.api.faults import FaultOutcome
 from plimsoll.api.report import Outcome, RunReport, UnitCost
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import Judgement, LimitedBy, ResourceUsage, StepResult, Verdict
+from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
 from plimsoll.decide.step_summary import record_of
+from plimsoll.shared import histogram
+from tests.timelinefixtures import known_timeline
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -116,3 +120,136 @@ def save(report: RunReport, folder: Path) -> Path:
     path = folder / "report.json"
     path.write_text(report.model_dump_json(by_alias=True, indent=2))
     return path
+
+
+def _histogram(ms: float, count: int = 200) -> str:
+    recorded = histogram.new_histogram()
+    for _ in range(count):
+        histogram.record_seconds(recorded, ms / 1000)
+    return histogram.encode(recorded)
+
+
+# The LLM proxy's shape: a streamed chat whose answers last ~2.3 s while its first token
+# comes far sooner, and a quick model listing; the bar judges chat's TTFT at p95 and the
+# listing's total at p99. Merged across operations, every step would sit near 2,300 ms.
+LLM_LEVELS = [20, 40, 80, 160, 320]
+LLM_TTFT_MS = [300.0, 350.0, 450.0, 700.0, 1200.0]
+LLM_TOTAL_MS = 2300.0
+LLM_MODELS_MS = [10.0, 10.0, 12.0, 15.0, 60.0]
+
+
+def llm_proxy_report() -> RunReport:
+    """A finished run of five steps, the last failing its TTFT bar, with timelines (one step
+    sent to two replicas, one with a fault) and the target's resources."""
+    test = CapacityTest.model_validate(
+        {
+            "metadata": {"name": "llm-proxy"},
+            "spec": {
+                "target": {
+                    "command": ["./proxy"],
+                    "resources": {"cpu": "0.5", "memory": "96Mi"},
+                },
+                "workload": {
+                    "model": "rate",
+                    "mix": [
+                        {"name": "chat", "path": "/v1/chat/completions", "method": "POST"},
+                        {"name": "models", "path": "/v1/models"},
+                    ],
+                },
+                "passWhen": {
+                    "latency": [
+                        {
+                            "operation": "chat",
+                            "metric": "ttft",
+                            "quantile": "p95",
+                            "below": "900ms",
+                        },
+                        {"operation": "models", "quantile": "p99", "below": "100ms"},
+                    ]
+                },
+            },
+        }
+    )
+    report = RunReport(
+        test_name="llm-proxy",
+        spec=test.spec,
+        started_at=T0,
+        ended_at=T0 + timedelta(minutes=3),
+        platform="local",
+        pinned=True,
+        outcome=Outcome.SUCCEEDED,
+    )
+    for index, level in enumerate(LLM_LEVELS):
+        ttft = LLM_TTFT_MS[index]
+        failed = ttft > 900
+        slices = known_timeline([LLM_TOTAL_MS * 0.99] * 6, [0, 0, 3 if failed else 0, 0, 0, 0])
+        if index == 1:  # two replicas shared this step's load
+            slices = [
+                s.model_copy(update={"replica_sent": [s.sent // 2, s.sent - s.sent // 2]})
+                for s in slices
+            ]
+        client = TrialResult(
+            id=f"t{index}",
+            state=TrialState.DONE,
+            level=level,
+            operations={
+                "chat": OperationResult(
+                    latency=_histogram(LLM_TOTAL_MS),
+                    ttft=_histogram(ttft),
+                    outcomes=Outcomes(ok=200),
+                ),
+                "models": OperationResult(
+                    latency=_histogram(LLM_MODELS_MS[index]), outcomes=Outcomes(ok=200)
+                ),
+            },
+            sent=400,
+            measured_seconds=6.0,
+            timeline=slices,
+        )
+        start = T0 + timedelta(seconds=30 * index)
+        faults = (
+            [
+                FaultOutcome(
+                    fault="1 replica killed at 2 s",
+                    at=2.0,
+                    taken=["replica 1"],
+                    caused_errors=0,
+                    recovery_s=1.0,
+                    held=True,
+                )
+            ]
+            if index == 2
+            else []
+        )
+        reasons = [f"p95 ttft latency of chat {ttft:g} ms > 900 ms"] if failed else []
+        step = StepResult(
+            index=index,
+            level=level,
+            started_at=start,
+            ended_at=start + timedelta(seconds=6),
+            duration=6.0,
+            client=client,
+            target=ResourceUsage(
+                source="cgroup",
+                cpu_mean_cores=0.08 * (index + 1),
+                memory_max_bytes=(40 + 8 * index) * 2**20,
+            ),
+            judgement=Judgement(verdict=Verdict.FAIL if failed else Verdict.PASS, reasons=reasons),
+            faults=faults,
+        )
+        report.add_step(step, record_of(step))
+    report.ceiling = Ceiling(
+        level=160,
+        unit="rps",
+        low=160,
+        high=320,
+        spread=[160],
+        limited_by=LimitedBy.NEITHER,
+        complete=True,
+        basis="passed 1 of 1; 320 failed 1 of 1",
+    )
+    report.ceilings = [report.ceiling]
+    report.summary = [
+        "0.5 CPU / 96 MiB sustains 160 requests per second; neither CPU nor memory limited it."
+    ]
+    return report

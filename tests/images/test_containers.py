@@ -156,7 +156,7 @@ def test_the_operator_image_prints_the_checked_in_crd(images: Images) -> None:
 
 def test_the_operator_image_imports_everything_a_pod_runs(images: Images) -> None:
     """Every module but the chart modules (`plimsoll.report.charts` and each
-    `plimsoll.report.*_chart`: a workstation's report, matplotlib; files.py imports them
+    `plimsoll.report.*_chart`: a workstation's report, matplotlib or plotly; imported
     only when drawing): nothing missing from the image's smaller extra, `operator-image`,
     and kopf without the kubernetes client."""
     script = (

@@ -270,7 +270,7 @@ def run(
         typer.echo(report.comparison.headline)
     if report.message:
         typer.echo(report.message, err=True)
-    typer.echo(f"report: {written[1]} (and report.json, charts) in {out}")
+    typer.echo(f"report: {written[1]} (and report.html, report.json, charts) in {out}")
     regressed = _against_baseline(old, report, threshold) if old is not None else False
     if report.outcome is not Outcome.SUCCEEDED:
         raise typer.Exit(EXIT_INCOMPLETE)

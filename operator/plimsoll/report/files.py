@@ -1,8 +1,9 @@
-"""Writing a run's output folder: report.json, report.md and the charts.
+"""Writing a run's output folder: report.json, report.html, report.md and the charts.
 
-`plimsoll run` calls `write_json` after every step (so an interrupted run
-keeps what it measured) and `write_report` at the end; `plimsoll report FILE`
-calls `write_report` on a report.json read back with `read_report`.
+`plimsoll run` calls `write_progress` after every step (report.json and report.html,
+so an interrupted run keeps what it measured and the page shows it) and
+`write_report` at the end; `plimsoll report FILE` calls `write_report` on a
+report.json read back with `read_report`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,23 @@ def write_json(report: RunReport, out: Path) -> Path:
     return path
 
 
+def write_html(report: RunReport, out: Path) -> Path:
+    """report.html, replaced whole: a browser reloading it mid-run never reads half a page."""
+    from plimsoll.report.html import render_html  # plotly: only where a page is drawn
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "report.html"
+    partial = path.with_suffix(".html.tmp")
+    partial.write_text(render_html(report), encoding="utf-8")
+    os.replace(partial, path)
+    return path
+
+
+def write_progress(report: RunReport, out: Path) -> list[Path]:
+    """After a step: report.json and report.html (the Markdown and PNGs wait for the end)."""
+    return [write_json(report, out), write_html(report, out)]
+
+
 def read_report(path: Path) -> RunReport:
     """A report.json read back; one written before reports kept each step's record gets
     its records derived here, so every reader finds them."""
@@ -33,7 +51,8 @@ def read_report(path: Path) -> RunReport:
 
 
 def write_report(report: RunReport, out: Path) -> list[Path]:
-    """report.json, report.md and the charts; the paths written."""
+    """report.json, report.md, report.html and the charts; the paths written (report.md
+    second: `plimsoll run` names it)."""
     from plimsoll.report.charts import draw_charts
     from plimsoll.report.comparison import compare_variants
     from plimsoll.report.markdown import render_markdown
@@ -45,5 +64,6 @@ def write_report(report: RunReport, out: Path) -> list[Path]:
     markdown = out / "report.md"
     markdown.write_text(render_markdown(report, charts), encoding="utf-8")
     written.append(markdown)
+    written.append(write_html(report, out))
     written.extend(out / name for name in charts)
     return written

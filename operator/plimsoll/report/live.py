@@ -6,8 +6,9 @@ the bracket low … high and how it narrowed, and a table of the steps so far
 with their verdicts and key figures; phases and reasons print above it. Where
 the output is not a terminal (CI logs, a pipe) it prints plain lines instead,
 one event per line, which read well in a log. Either way it rewrites
-report.json after every step, so an interrupted run keeps everything it
-measured. `--quiet` keeps only the files and the final sentence.
+report.json and report.html after every step, so an interrupted run keeps
+everything it measured and the page shows the steps so far. `--quiet` keeps
+only the files and the final sentence.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import Ceiling, CurrentStep, Phase
 from plimsoll.api.step import StepRecord, StepResult, TrialKind, Verdict
-from plimsoll.report.files import write_json
+from plimsoll.report.files import write_json, write_progress
 from plimsoll.report.table import COLUMNS, OPTIONAL_COLUMNS, row
 
 _STYLES = {"pass": "green", "fail": "red", "invalid": "magenta", "noisy": "yellow"}
@@ -205,7 +206,7 @@ class ConsoleSink:
         elif record.reasons:  # why a step did not pass stays in the scrollback
             verdict = f"[{style}]{record.verdict.value}[/{style}]"
             self.console.print(f"step {record.index} {verdict}: " + "; ".join(record.reasons))
-        write_json(self._partial(), self.out)
+        write_progress(self._partial(), self.out)
 
     async def equipment_replaced(self, message: str) -> None:
         self.console.print(f"[yellow]{message}[/yellow]")
