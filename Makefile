@@ -18,9 +18,10 @@ STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 # import the --save archives as kind and k3d do.
 # postgresql, redis-server and their Prometheus exporters: the real services the seed
 # examples and their tests start in a run's work dir (Debian bookworm ships Redis, not Valkey).
+# chromium: the browser test opens report.html headless (tests/report/test_html_browser.py).
 DEBIAN_PACKAGES := prometheus nginx-light wrk curl openssl xz-utils iproute2 util-linux \
 	podman runc mmdebstrap containerd postgresql redis-server prometheus-postgres-exporter \
-	prometheus-redis-exporter containernetworking-plugins gcc
+	prometheus-redis-exporter containernetworking-plugins gcc chromium
 OUT ?= plimsoll-out
 
 .PHONY: hot-path run test e2e truth docs check lint typecheck contracts crd debian bench images examples clean

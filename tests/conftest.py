@@ -93,6 +93,8 @@ END_TO_END = (
     # three real proof runs of three replicas (a zone lost, a replica killed, a zone
     # restored), which are the kill and remove faults' own runs too: about 45 s
     "run/test_prove_local.py",
+    # A real run's report.html in headless Chromium: ~25 s (the fixture's page stays in make test).
+    "report/test_html_browser.py::test_a_real_runs_page_draws_every_chart_offline",
     # Over ~15 s each on 2 cores (`pytest --durations`, time held on the host), most of
     # them the operator running whole capacity tests on the real API server. `make test`
     # keeps a shorter run of each kind: a failing setup job, a delete mid-run, an invalid
