@@ -29,10 +29,12 @@ from plimsoll.kube import names
 from plimsoll.kube.client import KubeClient
 from plimsoll.kube.session import configuration
 from tests.api.test_bad_input import BASE
+from tests.browser import chromium_missing
 from tests.controller.admin_api import ApiError
 from tests.controller.apiserver_fixtures import ApiServer
 from tests.controller.log_endpoint import LogNode
-from tests.reportfixtures import Run, ladder, make_report
+from tests.report.test_html_browser import assert_every_chart_drew, open_page
+from tests.reportfixtures import Run, ladder, llm_proxy_report, make_report
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()
@@ -92,6 +94,27 @@ async def test_report_renders_the_markdown_and_saves_charts_on_request(
     missing = await _invoke(apiserver, "report", "nothing")
     assert missing.exit_code == 1
     assert f"no report for {apiserver.namespace}/nothing yet" in missing.output
+
+
+@pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
+async def test_report_html_from_the_stored_report_draws_every_chart_in_chromium(
+    apiserver: ApiServer, tmp_path: Path
+) -> None:
+    client = _client(apiserver)
+    try:
+        owner = await _test(apiserver, "proxy")
+        await write_report_config_map(client, owner, llm_proxy_report())
+    finally:
+        await client.aclose()
+    page = tmp_path / "proxy.html"
+    result = await _invoke(apiserver, "report", "proxy", "--html", str(page))
+    assert result.exit_code == 0, result.output
+    assert f"html: {page}" in result.stdout
+    # The operator's ConfigMap kept this small report whole, histograms included: the bars'
+    # charts are drawn from it as from a local run's report.json.
+    visit = await asyncio.to_thread(open_page, page, tmp_path / "proxy.png")
+    charts = [chart["id"] for chart in assert_every_chart_drew(visit)]
+    assert charts[:4] == ["chart-bar-0", "chart-bar-1", "chart-operations", "chart-resources"]
 
 
 async def test_compare_puts_two_tests_latest_reports_side_by_side(apiserver: ApiServer) -> None:

@@ -6,7 +6,9 @@ from the kubeconfig as kubectl does (`--kubeconfig`, `KUBECONFIG`, `--context`) 
 talks to the API server through `plimsoll.kube.client`, like the operator:
 
 - `report NAME` renders the report ConfigMap's Markdown in the terminal (rich);
-  `--charts DIR` also draws its charts there from report.json;
+  `--charts DIR` also draws its charts there from report.json, and `--html FILE`
+  writes the interactive report.html from it (the operator image has no plotly, so
+  the page is drawn here, on the reader's side);
 - `rerun NAME` sets the `plimsoll.dev/rerun` annotation, so the operator runs it again;
 - `compare A B` compares two CapacityTests' latest reports (as `plimsoll compare`);
 - `logs NAME` prints the current step's generator and target logs.
@@ -104,18 +106,37 @@ def report(
     charts: Annotated[
         Path | None, typer.Option(help="Also draw the report's charts (PNG, SVG) here.")
     ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(help="Also write the report as one self-contained HTML page here."),
+    ] = None,
     kubeconfig_path: Kubeconfig = None,
     context: Context = None,
 ) -> None:
     """Show the latest report of a CapacityTest, rendered for the terminal."""
     found, markdown = _run(kubeconfig_path, context, lambda c: _report_of(c, namespace, name))
     Console().print(Markdown(markdown))
+    if html is not None:
+        _write_html(found, html)
     if charts is not None:
         from plimsoll.report.charts import draw_charts  # matplotlib: only when asked
 
         charts.mkdir(parents=True, exist_ok=True)
         for file_name in draw_charts(found, charts):
             typer.echo(f"chart: {charts / file_name}")
+
+
+def _write_html(found: RunReport, path: Path) -> None:
+    from plimsoll.report.html import PlotlyMissingError, render_html  # plotly: only when asked
+
+    try:
+        page = render_html(found)
+    except PlotlyMissingError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(1) from exc
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    typer.echo(f"html: {path}")
 
 
 @app.command()
