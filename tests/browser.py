@@ -211,3 +211,21 @@ class Browser:
                 visit.console_errors.append(params["entry"].get("text", ""))
         self.call("Target.closeTarget", {"targetId": target})
         return visit
+
+
+def main() -> None:
+    """`python -m tests.browser PAGE.html SHOT.png`: report.html's screenshot for the docs
+    (scripts/docs-pictures), after the browser test's own checks on the page."""
+    import sys
+
+    from tests.report.test_html_browser import READ, READY, assert_every_chart_drew
+
+    page, shot = Path(sys.argv[1]), Path(sys.argv[2])
+    with Browser() as browser:
+        visit = browser.visit(page, READY, READ, max_height=2400)
+    assert_every_chart_drew(visit)
+    shot.write_bytes(visit.screenshot)
+
+
+if __name__ == "__main__":
+    main()
