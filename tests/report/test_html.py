@@ -5,12 +5,14 @@ test_html_browser.py."""
 
 from __future__ import annotations
 
+import io
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from plotly.offline import get_plotlyjs
+from rich.console import Console
 
 from plimsoll.api.sizing import SizingSpec
 from plimsoll.decide.sizing import plan_deployment
@@ -19,7 +21,9 @@ from plimsoll.report.comparison import compare_variants
 from plimsoll.report.files import write_progress, write_report
 from plimsoll.report.html import PlotlyMissingError, render_html
 from plimsoll.report.html_chart import BROKEN, HELD, bound_chart
+from plimsoll.report.live import ConsoleSink
 from plimsoll.report.table import COLUMNS
+from tests.localrun import short_cpu_test
 from tests.report.test_shapes_report import table as shape_table
 from tests.reportfixtures import (
     LLM_MODELS_MS,
@@ -175,6 +179,16 @@ def test_plimsoll_run_writes_the_page_after_each_step_and_at_the_end(tmp_path: P
     names = [p.name for p in write_report(report, tmp_path / "end")]
     assert names[:3] == ["report.json", "report.md", "report.html"]
     assert not list((tmp_path / "end").glob("*.tmp"))
+
+
+async def test_the_live_view_rewrites_the_page_after_each_step(tmp_path: Path) -> None:
+    steps = llm_proxy_report().step_pairs()
+    sink = ConsoleSink(short_cpu_test(), tmp_path, console=Console(file=io.StringIO()))
+    for count, (step, record) in enumerate(steps, start=1):
+        await sink.step_finished(record, step)
+        page = (tmp_path / "report.html").read_text()
+        assert len(_parsed(page).steps) == 1 + count  # the heading and the steps so far
+        assert "in progress (partial report)" in page
 
 
 def test_without_plotly_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,4 @@
-"""`plimsoll report FILE`: render report.md and the charts again from a report.json.
+"""`plimsoll report FILE`: render report.md, report.html and the charts again from a report.json.
 
 For a report produced elsewhere (the operator's ConfigMap, a CI artifact) or
 after changing the template: the JSON is the source of truth, everything else
@@ -22,7 +22,7 @@ def report(
         Path | None, typer.Option(help="Folder to write into (default: beside it).")
     ] = None,
 ) -> None:
-    """Render report.md and charts (PNG, SVG) from a report.json."""
+    """Render report.md, report.html and charts (PNG, SVG) from a report.json."""
     try:
         loaded = read_report(file)
     except (OSError, ValidationError) as exc:

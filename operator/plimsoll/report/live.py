@@ -13,6 +13,7 @@ only the files and the final sentence.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -206,7 +207,9 @@ class ConsoleSink:
         elif record.reasons:  # why a step did not pass stays in the scrollback
             verdict = f"[{style}]{record.verdict.value}[/{style}]"
             self.console.print(f"step {record.index} {verdict}: " + "; ".join(record.reasons))
-        write_progress(self._partial(), self.out)
+        # Drawing the page takes a second or so (plotly): off the event loop, which still
+        # serves the run's exporter and watches its processes.
+        await asyncio.to_thread(write_progress, self._partial(), self.out)
 
     async def equipment_replaced(self, message: str) -> None:
         self.console.print(f"[yellow]{message}[/yellow]")
