@@ -181,6 +181,17 @@ def test_plimsoll_run_writes_the_page_after_each_step_and_at_the_end(tmp_path: P
     assert not list((tmp_path / "end").glob("*.tmp"))
 
 
+def test_a_run_that_stopped_before_any_step_still_gets_a_page_saying_why() -> None:
+    report = llm_proxy_report()
+    report.steps, report.records, report.ceilings, report.summary = [], [], [], []
+    report.ceiling = None
+    report.message = "the target did not become ready in 20 s"
+    page = render_html(report)
+    assert "the target did not become ready in 20 s" in page
+    assert "No ceiling yet" in page
+    assert _parsed(page).steps == [[*COLUMNS, "reasons"]]
+
+
 async def test_the_live_view_rewrites_the_page_after_each_step(tmp_path: Path) -> None:
     steps = llm_proxy_report().step_pairs()
     sink = ConsoleSink(short_cpu_test(), tmp_path, console=Console(file=io.StringIO()))

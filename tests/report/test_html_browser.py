@@ -79,6 +79,7 @@ def assert_every_chart_drew(visit: Visit) -> list[dict[str, Any]]:
     return charts
 
 
+@pytest.mark.overlaps  # it judges a page, not a timing: another test beside it changes nothing
 def test_the_fixture_page_draws_every_chart_offline(tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     page.write_text(render_html(llm_proxy_report()))
