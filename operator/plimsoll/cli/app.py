@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from plimsoll import DISTRIBUTION
 from plimsoll.api.crd import render_crd
 from plimsoll.api.resource import SpecError
 from plimsoll.cli.calibrate import calibrate
@@ -38,7 +39,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"plimsoll {package_version('plimsoll')}")
+        typer.echo(f"plimsoll {package_version(DISTRIBUTION)}")
         raise typer.Exit()
 
 
