@@ -18,7 +18,9 @@ def test_the_search_starts_at_a_round_quarter_of_the_probed_rate() -> None:
     assert made.start == 200
 
 
-@pytest.mark.parametrize(("answers", "start"), [(2, 1), (20, 5), (100, 20), (4000, 1000), (3000, 500)])
+@pytest.mark.parametrize(
+    ("answers", "start"), [(2, 1), (20, 5), (100, 20), (4000, 1000), (3000, 500)]
+)
 def test_the_start_is_one_two_or_five_times_a_power_of_ten(answers: int, start: int) -> None:
     assert scaffold(figures([0.01] * answers, seconds=1.0)).start == start
 
