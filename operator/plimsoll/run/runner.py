@@ -95,9 +95,7 @@ async def _run_variant(
         report.placement.extend(endpoints.placement)
         if report.pinned is None:
             # An existing service (target.url) was not pinned by us, whatever its shape.
-            report.pinned = spec.target.url is None and not any(
-                "unpinned" in w.lower() for w in endpoints.warnings
-            )
+            report.pinned = spec.target.url is None and endpoints.target_pinned is not False
         if spec.workload.client_ips is not None and spec.workload.client_ips.verify:
             problem = await check_client_ips(endpoints.target_url, spec.workload.client_ips)
             if problem is not None:

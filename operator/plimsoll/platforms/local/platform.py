@@ -277,6 +277,7 @@ class LocalPlatform:
             floor_url=self.floor_url,
             replica_urls=[r.url for r in self.replicas] if len(self.replicas) > 1 else [],
             faults=self if self.replicas else None,
+            target_pinned=all(r.pinned for r in self.replicas) if self.replicas else None,
         )
 
     async def _start_generator(self, index: int) -> str:
