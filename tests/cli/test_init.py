@@ -136,6 +136,7 @@ def test_init_from_a_command_starts_probes_and_stops_it(tmp_path: Path, mark: st
     test = load_capacity_test(_validated(spec))
     assert test.spec.target.command == command.split()
     assert test.spec.target.port == port
+    assert test.spec.target.port_env is None  # nginx's port is in its config, not $PORT
     assert test.spec.target.resources is not None
     assert test.spec.target.resources.memory == 64 << 20
     assert not _listening(port)  # stopped after the probe

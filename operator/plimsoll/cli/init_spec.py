@@ -72,6 +72,8 @@ def _target(draft: Draft) -> list[str]:
         lines.append(
             f"    portEnv: {_j(draft.port_env)}    # Plimsoll picks a free port, passed here"
         )
+    else:  # the field's default is PORT: a service with a port of its own must say so
+        lines.append("    portEnv: null                # it listens on `port` itself")
     lines += [
         f"    readinessPath: {_j(draft.path)}    # ready once this answers",
         f"    resources: {{cpu: {_j(draft.cpu)}, memory: {_j(draft.memory)}}}"
