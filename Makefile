@@ -34,6 +34,7 @@ $(STAMP): pyproject.toml
 	./scripts/ensure-debian-packages $(BUILD_PACKAGES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip uninstall --quiet --yes plimsoll 2>/dev/null || true  # a venv from before the rename to plimsoll-capacity
 	$(BIN)/pip install --quiet -e '.[dev]'
 	rm -f $(VENV)/.installed-* $(HOT_PATH_BUILT) && touch $@
 

@@ -51,7 +51,7 @@ ARG PLIMSOLL_WHEEL_DIGEST
 RUN --mount=type=bind,source=dist/images,target=/dist \
     python -m ensurepip --default-pip >/dev/null \
     && python -m pip install --no-cache-dir --cert /dist/ca-certificates.crt \
-        --constraint /dist/constraints.txt "$(ls /dist/plimsoll-*.whl)[generator,mock]" \
+        --constraint /dist/constraints.txt "$(ls /dist/plimsoll_capacity-*.whl)[generator,mock]" \
     && python -m pip uninstall --yes --quiet pip setuptools \
     && python -m compileall -q -f --invalidation-mode unchecked-hash /opt/plimsoll
 

@@ -63,6 +63,12 @@ def test_the_minimal_spec_is_valid_and_defaults_fill_in() -> None:
             "spec.passWhen.latency[0].quantile",
             "strictly between",
         ),
+        (  # 500 would be 500 seconds: a bar that passes every level (issue 55)
+            {"spec.passWhen": {"latency": [{"quantile": "p99", "below": 500}]}},
+            None,
+            "spec.passWhen.latency[0].below",
+            "500 is a bare number, which would mean 500 seconds: write the unit, 500ms or 500s",
+        ),
         (
             {"spec.passWhen": {"errors": {"transport": "150%"}}},
             None,

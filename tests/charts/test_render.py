@@ -247,7 +247,7 @@ def test_notes_say_what_to_apply_next() -> None:
     notes = render(MODES["namespaced"])["plimsoll/templates/NOTES.txt"]
     assert "kubectl apply -n team-a -f examples/" in notes
     assert "kubectl get capacitytests -n team-a -w" in notes
-    assert "plimsoll report <name> -n team-a" in notes
+    assert "kubectl plimsoll report <name> -n team-a" in notes
     assert "prometheus.url is empty" in notes
     notes = render(MODES["everything-on"])["plimsoll/templates/NOTES.txt"]
     assert "kubectl get capacitytests -A -w" in notes

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
+from plimsoll import DISTRIBUTION
 from plimsoll.api.crd import render_crd
 from plimsoll.cli.app import app
 
@@ -23,7 +24,7 @@ def test_crd_prints_the_generated_definition() -> None:
 def test_version_prints_the_installed_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
-    assert result.output == f"plimsoll {package_version('plimsoll')}\n"
+    assert result.output == f"plimsoll {package_version(DISTRIBUTION)}\n"
 
 
 def test_validate_accepts_the_examples() -> None:

@@ -144,4 +144,5 @@ def test_without_the_package_the_launcher_says_what_to_install(tmp_path: Path) -
     )  # fmt: skip
     assert refused.returncode == 1
     assert "is not installed for" in refused.stderr
-    assert 'pip install "plimsoll[operator]"' in refused.stderr
+    assert '-m pip install ".[operator]"' in refused.stderr
+    assert "from a clone of the Plimsoll repository" in refused.stderr

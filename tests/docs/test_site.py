@@ -75,9 +75,13 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stdout + built.stderr
     front = (tmp_path / "index.html").read_text()
     assert "Plimsoll" in front
-    fields = (tmp_path / "reference" / "capacitytest" / "index.html").read_text()
+    fields = (tmp_path / "reference" / "capacitytest.html").read_text()
     assert "passWhen" in fields
     assert "warmUp" in fields
+    # Opened from file://: links name the page's file, and search needs no fetch.
+    assert 'href="how-to/own-service.html"' in front
+    assert not re.search(r'href="[^":#]+/"', front), "a directory link lists files under file://"
+    assert (tmp_path / "search" / "search_index.js").exists()
 
 
 def test_the_docs_show_capacity_tests() -> None:

@@ -21,6 +21,7 @@ from importlib.metadata import version
 
 import pytest
 
+from plimsoll import DISTRIBUTION
 from tests.built_images import build_seconds, saved_images
 from tests.images.engine import Network, network_of, podman, podman_command
 
@@ -55,7 +56,7 @@ def images(tmp_path_factory: pytest.TempPathFactory) -> Images:
             pytest.fail(f"{reason}; under CI the image tests must run")
         pytest.skip(reason)
     _build_seconds.append(build_seconds(saved_images(tmp_path_factory)))
-    tag = version("plimsoll")
+    tag = version(DISTRIBUTION)
     built = Images(
         *(f"localhost/plimsoll-{name}:{tag}" for name in ("operator", "generator", "mock"))
     )

@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from hatch_build import HOT_PATH, compiled_name
+from plimsoll import DISTRIBUTION
 from plimsoll.api.spec import Generators, PodShape
 from plimsoll.api.trial import CONTROL_TOKEN_HEADER, TrialResult, TrialState
 from plimsoll.api.upstream import Latency, Route, Upstream
@@ -145,7 +146,7 @@ def _wait_for_result(url: str, deadline_s: float, headers: dict[str, str]) -> Tr
 def test_the_operator_image_prints_its_version(images: Images) -> None:
     done = _in_operator_image(images, "--version")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"plimsoll {version('plimsoll')}\n"
+    assert done.stdout == f"plimsoll {version(DISTRIBUTION)}\n"
 
 
 def test_the_operator_image_prints_the_checked_in_crd(images: Images) -> None:

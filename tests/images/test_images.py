@@ -104,7 +104,7 @@ def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 def test_dry_run_builds_the_wheel_and_plans_four_images() -> None:
     result = _run("--dry-run", REGISTRY="registry.example.com/perf/", DOCKER="docker")
     assert result.returncode == 0, result.stderr
-    wheels = list((ROOT / "dist" / "images").glob("plimsoll-*.whl"))
+    wheels = list((ROOT / "dist" / "images").glob("plimsoll_capacity-*.whl"))
     assert len(wheels) == 1
     names = zipfile.ZipFile(wheels[0]).namelist()
     for module in (

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from plimsoll import DISTRIBUTION
 from plimsoll.kube.names import DEFAULT_GENERATOR_IMAGE, DEFAULT_MOCK_IMAGE
 from tests.built_images import saved_images
 from tests.images.conftest import Images
@@ -75,8 +76,8 @@ def containerd() -> Iterator[list[str]]:
 def test_containerd_imports_each_archive_as_kind_does(
     saved: Path, containerd: list[str], name: str
 ) -> None:
-    full_name = f"docker.io/library/plimsoll-{name}:{version('plimsoll')}"
-    archive = saved / f"plimsoll-{name}-{version('plimsoll')}.tar"
+    full_name = f"docker.io/library/plimsoll-{name}:{version(DISTRIBUTION)}"
+    archive = saved / f"plimsoll-{name}-{version(DISTRIBUTION)}.tar"
     done = subprocess.run(
         [*containerd, "images", "import", "--all-platforms", "--digests", str(archive)],
         capture_output=True,
@@ -103,8 +104,8 @@ def _blobs(archive: tarfile.TarFile) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("name", ["operator", "generator", "mock"])
 def test_each_archive_is_a_named_whole_oci_layout(saved: Path, name: str) -> None:
-    full_name = f"docker.io/library/plimsoll-{name}:{version('plimsoll')}"
-    path = saved / f"plimsoll-{name}-{version('plimsoll')}.tar"
+    full_name = f"docker.io/library/plimsoll-{name}:{version(DISTRIBUTION)}"
+    path = saved / f"plimsoll-{name}-{version(DISTRIBUTION)}.tar"
     with tarfile.open(path) as archive:
         layout = json.load(archive.extractfile("oci-layout"))  # type: ignore[arg-type]
         index = json.load(archive.extractfile("index.json"))  # type: ignore[arg-type]
@@ -124,16 +125,16 @@ def test_the_archives_hold_the_images_the_operator_deploys_by_default() -> None:
     # A pod's bare image reference resolves under docker.io/library/ in containerd.
     for default in (DEFAULT_GENERATOR_IMAGE, DEFAULT_MOCK_IMAGE):
         name, tag = default.split(":")
-        assert tag == version("plimsoll")
+        assert tag == version(DISTRIBUTION)
         assert name in {"plimsoll-generator", "plimsoll-mock"}
 
 
 def test_an_archive_loads_back_under_its_name(saved: Path) -> None:
-    full_name = f"docker.io/library/plimsoll-mock:{version('plimsoll')}"
+    full_name = f"docker.io/library/plimsoll-mock:{version(DISTRIBUTION)}"
     # Only this name goes: the image stays under its localhost/ name (and its layers cached).
     podman("untag", full_name, full_name)
     assert full_name not in podman("images", "--format", "{{.Repository}}:{{.Tag}}")
-    podman("load", "--input", str(saved / f"plimsoll-mock-{version('plimsoll')}.tar"))
+    podman("load", "--input", str(saved / f"plimsoll-mock-{version(DISTRIBUTION)}.tar"))
     loaded = json.loads(podman("image", "inspect", full_name))[0]
     assert loaded["Config"]["User"] == "65532:65532"
     assert loaded["Config"]["Entrypoint"][:3] == ["python", "-m", "plimsoll_mock"]

@@ -161,7 +161,9 @@ async def test_cgroups_not_permitted_runs_unpinned_and_says_so(tmp_path: Path, m
     test.spec.search.max_trials = 1  # one step is enough to see it run
 
     def make(variant: Variant | None) -> LocalPlatform:
-        return LocalPlatform("t-unpinned", tmp_path, cgroup_root=tmp_path / "no-cgroups")
+        return LocalPlatform(
+            "t-unpinned", tmp_path, cgroup_root=tmp_path / "no-cgroups", allow_unpinned=True
+        )
 
     report = await run_test(test, make, RecordingSink())
     assert report.pinned is False
@@ -170,6 +172,22 @@ async def test_cgroups_not_permitted_runs_unpinned_and_says_so(tmp_path: Path, m
     assert report.steps[0].target is not None
     assert report.steps[0].target.source == "proc"
     assert "unpinned" in report.summary[0]
+    assert marked_processes(mark) == []
+
+
+async def test_cgroups_not_permitted_and_unpinned_not_allowed_stops_the_start(
+    tmp_path: Path, mark: str
+) -> None:
+    test = short_cpu_test()
+
+    def make(variant: Variant | None) -> LocalPlatform:
+        return LocalPlatform("t-refused", tmp_path, cgroup_root=tmp_path / "no-cgroups")
+
+    report = await run_test(test, make, RecordingSink())
+    assert report.outcome is Outcome.FAILED
+    assert "the target cannot be pinned to " in report.message
+    assert "run as root, or delegate a cgroup" in report.message
+    assert not report.steps  # nothing was measured unpinned
     assert marked_processes(mark) == []
 
 

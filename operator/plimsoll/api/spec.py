@@ -9,8 +9,9 @@ behaviour without reshaping the API.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import (
@@ -209,6 +210,21 @@ class LatencyBound(PlimsollModel):
     metric: str = Field(
         "total", pattern=r"^(total|ttft|added)$", description="total, ttft, or added latency."
     )
+
+    @field_validator("below", mode="before")
+    @classmethod
+    def _with_its_unit(cls, value: Any, info: ValidationInfo) -> Any:
+        # In a file, `below: 500` reads as 500 seconds, which no one writing a latency bar
+        # means, and would pass every level. The API server refuses it (a duration is a
+        # string there); a file read locally is refused the same way, naming both readings.
+        # Code that builds the model passes seconds as a float, which stays allowed.
+        bounded = isinstance(info.context, dict) and info.context.get("bounded")
+        if bounded and isinstance(value, int | float) and not isinstance(value, bool):
+            raise ValueError(
+                f"{value:g} is a bare number, which would mean {value:g} seconds: write the "
+                f"unit, {value:g}ms or {value:g}s"
+            )
+        return value
 
 
 class ErrorBounds(PlimsollModel):

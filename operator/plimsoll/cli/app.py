@@ -15,16 +15,19 @@ from typing import Annotated
 
 import typer
 
+from plimsoll import DISTRIBUTION
 from plimsoll.api.crd import render_crd
 from plimsoll.api.resource import SpecError
 from plimsoll.cli.calibrate import calibrate
 from plimsoll.cli.compare import compare_cmd
 from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, EXIT_OK
+from plimsoll.cli.init import init
 from plimsoll.cli.operator import operator_cmd
 from plimsoll.cli.report import report
 from plimsoll.cli.run import run
 from plimsoll.cli.size import size
 from plimsoll.cli.spec_file import read_spec_file
+from plimsoll.decide.bar_advice import bar_warnings
 from plimsoll.decide.workload_advice import workload_warnings
 
 app = typer.Typer(
@@ -38,7 +41,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"plimsoll {package_version('plimsoll')}")
+        typer.echo(f"plimsoll {package_version(DISTRIBUTION)}")
         raise typer.Exit()
 
 
@@ -95,11 +98,12 @@ def _validate_one(path: Path) -> bool:
     for note in read.skipped:
         typer.echo(f"  {note}", err=True)
     for test in read.tests:
-        for warning in workload_warnings(test.spec.workload):
+        for warning in [*workload_warnings(test.spec.workload), *bar_warnings(test.spec.pass_when)]:
             typer.echo(f"  warning ({test.metadata.name}): {warning}", err=True)
     return True
 
 
+app.command()(init)
 app.command()(size)
 app.command()(run)
 app.command()(report)

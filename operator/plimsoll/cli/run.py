@@ -10,7 +10,10 @@ report.md and the charts into `--out`, prints the ceiling sentence, and exits
 stops every process and still writes the partial report. With `--baseline
 OLD/report.json` it compares the new ceilings with the old ones, and with
 `--fail-on-regression 10%` exits 1 on a regression (the rule of `plimsoll
-compare`).
+compare`). Before anything starts it checks that the target can be pinned
+(`pinning_rights`): without the rights it re-executes itself in a delegated
+systemd scope where the user's systemd offers one, and otherwise refuses (exit 1)
+unless `--unpinned` is given, in which case every report says so first.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,7 +49,7 @@ from plimsoll.cli.spec_file import read_capacity_tests
 from plimsoll.decide.across_runs import LabelledRun, compare_runs
 from plimsoll.decide.shape_search import grid
 from plimsoll.metrics.exporter import CadvisorExporter
-from plimsoll.platforms.local import leftovers
+from plimsoll.platforms.local import leftovers, pinning_rights
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.report.files import read_report, write_report
 from plimsoll.report.live import ConsoleSink
@@ -114,6 +118,7 @@ async def _run(
     listen: tuple[str, int],
     prometheus: str | None,
     scrape_wait: float,
+    unpinned: bool,
 ) -> RunReport:
     run_id = f"{test.metadata.name}-{uuid.uuid4().hex[:6]}"
     # A run killed outright (SIGKILL) could not stop what it started: reap that first.
@@ -122,7 +127,7 @@ async def _run(
     leftovers.register(run_id, cgroup_root)
     try:
         return await _run_registered(
-            test, run_id, out, quiet, cgroup_root, listen, prometheus, scrape_wait
+            test, run_id, out, quiet, cgroup_root, listen, prometheus, scrape_wait, unpinned
         )
     finally:
         leftovers.forget(run_id)  # reached only once every process was stopped
@@ -137,6 +142,7 @@ async def _run_registered(
     listen: tuple[str, int],
     prometheus: str | None,
     scrape_wait: float,
+    unpinned: bool,
 ) -> RunReport:
     sink = ConsoleSink(test, out, quiet=quiet)
     # One exporter for the whole run: every variant registers its processes on it, so
@@ -156,6 +162,7 @@ async def _run_registered(
             f"{run_id}-{name}",
             out / "work" / name,
             cgroup_root=cgroup_root,
+            allow_unpinned=unpinned,
             exporter=exporter,
             prometheus_url=prometheus,
             scrape_wait=scrape_wait,
@@ -222,6 +229,13 @@ def run(
         typer.Option(help="Override trial.warmUp (seconds), for short runs.", min=0),
     ] = None,
     quiet: Annotated[bool, typer.Option(help="Print only the result.")] = False,
+    unpinned: Annotated[
+        bool,
+        typer.Option(
+            help="Run even where the target cannot be pinned (no cgroup rights): it then runs "
+            "without limits, and every report says so in its first line."
+        ),
+    ] = False,
     baseline: Annotated[
         Path | None,
         typer.Option(help="A report.json of an earlier run to compare the ceilings with."),
@@ -251,11 +265,12 @@ def run(
     prometheus = prometheus or test.spec.metrics.prometheus_url
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     out = out or Path("plimsoll-out") / f"{test.metadata.name}-{stamp}"
-    cgroup_root = os.environ.get("PLIMSOLL_CGROUP_ROOT")
+    cgroups = _cgroup_root(test, file, unpinned)
     _stop_on_terminate_and_hangup()
     try:
-        cgroups = Path(cgroup_root) if cgroup_root else None
-        report = asyncio.run(_run(test, out, quiet, cgroups, listen, prometheus, scrape_wait))
+        report = asyncio.run(
+            _run(test, out, quiet, cgroups, listen, prometheus, scrape_wait, unpinned)
+        )
     except RunSetupError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(EXIT_INCOMPLETE) from exc
@@ -277,6 +292,37 @@ def run(
     if report.proof is not None and not report.proof.held:
         raise typer.Exit(EXIT_NOT_PROVED)
     raise typer.Exit(EXIT_REGRESSED if regressed else EXIT_OK)
+
+
+def _cgroup_root(test: CapacityTest, file: Path, unpinned: bool) -> Path | None:
+    """The hierarchy to pin in (None: the mounted one), once the rights to pin the target
+    are known to be there; refuses (exit 1) when they are not and `--unpinned` was not
+    given. A user's own PLIMSOLL_CGROUP_ROOT is taken as given: it is never second-guessed
+    by a delegated scope."""
+    given = os.environ.get(pinning_rights.ROOT_ENV)
+    root = Path(given) if given else None
+    shape = test.spec.target.resources
+    if shape is None or test.spec.target.url is not None or unpinned:
+        return root  # nothing of ours to pin, or the user chose to run unpinned
+    problem = pinning_rights.check(root)
+    if problem is None:
+        return root
+    if root is None:
+        delegated = pinning_rights.delegated_root()
+        if delegated is not None and pinning_rights.check(delegated) is None:
+            typer.echo(f"pinning in the delegated cgroup {delegated}", err=True)
+            return delegated
+        if pinning_rights.DELEGATED_ENV not in os.environ and pinning_rights.systemd_delegation():
+            typer.echo(
+                "no cgroup rights: running again in a systemd scope delegated to you", err=True
+            )
+            os.environ[pinning_rights.DELEGATED_ENV] = "1"
+            again = [sys.executable, "-c", "from plimsoll.cli.app import main; main()"]
+            argv = pinning_rights.delegation_argv([*again, *sys.argv[1:]])
+            os.execvp(argv[0], argv)  # replaces this process: nothing has started yet
+    command = f"plimsoll run {file}"
+    typer.echo(pinning_rights.refusal(shape.cpu, shape.memory, problem, command), err=True)
+    raise typer.Exit(EXIT_INCOMPLETE)
 
 
 def _read_baseline(path: Path) -> RunReport:

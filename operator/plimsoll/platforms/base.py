@@ -37,6 +37,9 @@ class Endpoints:
     replica_urls: list[str] = field(default_factory=list)
     # What fires `trial.faults` during a trial; None: this platform builds no faults.
     faults: FaultInjector | None = None
+    # Whether every replica of the target runs within its shape's limits; None where the
+    # platform pins by construction (a pod's requests == limits) or started no target.
+    target_pinned: bool | None = None
 
 
 class FaultInjector(Protocol):

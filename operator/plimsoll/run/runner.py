@@ -32,6 +32,7 @@ from plimsoll.api.shapes import ShapeTable, shape_variant
 from plimsoll.api.spec import CapacityTestSpec, Cleanup, Strategy, Variant
 from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord, TrialKind
+from plimsoll.decide.bar_advice import bar_warnings
 from plimsoll.decide.proof import prove
 from plimsoll.decide.proof_plan import planned_proof
 from plimsoll.decide.shape_costs import measured_of, shape_rows
@@ -89,14 +90,12 @@ async def _run_variant(
     try:
         endpoints = await platform.start(spec, list(specs.values()))
         report.warnings.extend(w for w in endpoints.warnings if w not in report.warnings)
-        advice = workload_warnings(spec.workload)
+        advice = [*workload_warnings(spec.workload), *bar_warnings(spec.pass_when)]
         report.warnings.extend(w for w in advice if w not in report.warnings)
         report.placement.extend(endpoints.placement)
         if report.pinned is None:
             # An existing service (target.url) was not pinned by us, whatever its shape.
-            report.pinned = spec.target.url is None and not any(
-                "unpinned" in w.lower() for w in endpoints.warnings
-            )
+            report.pinned = spec.target.url is None and endpoints.target_pinned is not False
         if spec.workload.client_ips is not None and spec.workload.client_ips.verify:
             problem = await check_client_ips(endpoints.target_url, spec.workload.client_ips)
             if problem is not None:

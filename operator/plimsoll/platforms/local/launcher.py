@@ -18,7 +18,7 @@ from plimsoll.api.spec import SetupStep
 from plimsoll.metrics.cgroup import CgroupPaths
 from plimsoll.metrics.sampler import LocalSource, Sampler
 from plimsoll.platforms.base import PlatformError
-from plimsoll.platforms.local import pinning
+from plimsoll.platforms.local import pinning, pinning_rights
 from plimsoll.platforms.local.exported import LocalExport
 from plimsoll.platforms.local.leftovers import RUN_MARK_ENV
 from plimsoll.platforms.local.processes import ManagedProcess
@@ -31,6 +31,9 @@ class Launcher:
     run_id: str
     workdir: Path
     cgroup_root: Path | None = None
+    # False (the default): a piece that cannot be pinned stops the start with the reason,
+    # never a silent unpinned run; True: `plimsoll run --unpinned`, said in every report.
+    allow_unpinned: bool = False
     export: LocalExport | None = None
     source: LocalSource = field(default_factory=LocalSource)
     processes: list[ManagedProcess] = field(default_factory=list)  # stopped in reverse
@@ -61,13 +64,17 @@ class Launcher:
     def pin(
         self, role: str, cores: float, memory: int, consequence: str | None = None
     ) -> pinning.PinnedGroup | None:
-        """A cgroup with the shape's limits, or None (with a warning) where cgroups can't be
-        written: the piece then runs unpinned and the report says so. `consequence` says
+        """A cgroup with the shape's limits. Where cgroups can't be written: a PlatformError
+        saying how to get the rights, or, when unpinned runs are allowed, None with a
+        warning (the piece then runs unpinned and the report says so). `consequence` says
         what that costs, for a piece whose shape is not the ceiling's (the mock)."""
         try:
             hierarchy = pinning.discover(self.cgroup_root)
             group = pinning.create_group(hierarchy, self.run_id, role, cores, memory)
         except pinning.CgroupsUnavailableError as exc:
+            if not self.allow_unpinned:
+                refused = pinning_rights.refusal(cores, memory, str(exc), "plimsoll run FILE")
+                raise PlatformError(refused.replace("the target", f"the {role}", 1)) from exc
             what = consequence or (
                 f"the {role} runs UNPINNED, so its ceiling is not that of the requested shape"
             )

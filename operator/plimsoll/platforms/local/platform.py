@@ -85,6 +85,7 @@ class LocalPlatform:
         workdir: Path,
         *,
         cgroup_root: Path | None = None,
+        allow_unpinned: bool = False,
         exporter: CadvisorExporter | None = None,
         prometheus_url: str | None = None,
         scrape_wait: float = 120.0,
@@ -94,7 +95,9 @@ class LocalPlatform:
         self.run_id = run_id
         # The run id is the namespace label: variants and runs never share a series.
         export = LocalExport(exporter, run_id) if exporter is not None else None
-        self.launcher = Launcher(run_id, workdir, cgroup_root=cgroup_root, export=export)
+        self.launcher = Launcher(
+            run_id, workdir, cgroup_root=cgroup_root, allow_unpinned=allow_unpinned, export=export
+        )
         self.restarter: Restarter | None = None  # replica 0's: its restarts are the target's
         self.replicas: list[Replica] = []
         self.prometheus_url = prometheus_url
@@ -274,6 +277,7 @@ class LocalPlatform:
             floor_url=self.floor_url,
             replica_urls=[r.url for r in self.replicas] if len(self.replicas) > 1 else [],
             faults=self if self.replicas else None,
+            target_pinned=all(r.pinned for r in self.replicas) if self.replicas else None,
         )
 
     async def _start_generator(self, index: int) -> str:

@@ -38,6 +38,7 @@ class Replica:
     url: str
     process: ManagedProcess
     restarter: Restarter
+    pinned: bool  # in a cgroup with the shape's limits (False only under --unpinned)
 
 
 def replica_role(index: int) -> str:
@@ -109,4 +110,4 @@ async def start_target(
     launcher.placement.append(
         f"{role}: pid {process.pid}, {url}, {where}, CPUs {cpu_list(cpus)}{in_zone}"
     )
-    return Replica(index, role, zone, url, process, restarter)
+    return Replica(index, role, zone, url, process, restarter, pinned=group is not None)

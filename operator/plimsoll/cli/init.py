@@ -1,0 +1,159 @@
+"""`plimsoll init`: a first spec for your own service, from one short probe.
+
+From `--url URL` (a service that runs already) or `--command "..."` (one Plimsoll
+starts for the probe, then stops), it probes the service for a few seconds
+(`init_probe`), derives a start level and a p99 bar (`plimsoll.decide.scaffold`),
+writes a short commented spec (`init_spec`), checks it as `plimsoll validate`
+would, and prints what to change. `--image` and `--deployment` are not built yet
+and say so. Exit 0 when the spec was written, 1 when the service could not be
+probed, 2 on bad options.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import urlsplit
+
+import typer
+import yaml
+
+from plimsoll.api.resource import SpecError, load_capacity_test
+from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC
+from plimsoll.cli.init_probe import ProbeError, StartedCommand, free_port, probe
+from plimsoll.cli.init_spec import Draft, render, what_to_change
+from plimsoll.decide.scaffold import ProbeFigures, scaffold
+
+CONNECTIONS = 4  # the probe's closed loop: a few, so it measures the service, not a queue
+
+NOT_BUILT = (
+    "plimsoll init {option}: not built yet. Write the spec from `plimsoll init --url` "
+    "against a port-forward of the service (kubectl port-forward), then replace "
+    "target.url with target.image and target.resources (docs/how-to/own-service.md)."
+)
+
+
+def _split_url(url: str) -> tuple[str, str]:
+    """(scheme://host:port, /path) of `url`, or a BadParameter naming what is wrong."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise typer.BadParameter(f"{url!r}: give a full URL, e.g. http://127.0.0.1:8080/")
+    return f"{parts.scheme}://{parts.netloc}", parts.path or "/"
+
+
+def init(
+    url: Annotated[
+        str | None,
+        typer.Option(help="Probe a service that already runs, e.g. http://127.0.0.1:8080/."),
+    ] = None,
+    command: Annotated[
+        str | None,
+        typer.Option(help='Start this command (e.g. "python app.py"), probe it, stop it.'),
+    ] = None,
+    image: Annotated[str | None, typer.Option(help="A container image (not built yet).")] = None,
+    deployment: Annotated[
+        str | None, typer.Option(help="NS/NAME of a Deployment (not built yet).")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="The spec file to write.")] = Path(
+        "capacitytest.yaml"
+    ),
+    force: Annotated[bool, typer.Option(help="Overwrite --out if it exists.")] = False,
+    name: Annotated[str, typer.Option(help="metadata.name of the test.")] = "my-service",
+    port: Annotated[
+        int, typer.Option(help="With --command: the port it listens on.", min=1, max=65535)
+    ] = 8080,
+    port_env: Annotated[
+        str | None,
+        typer.Option(help="With --command: the variable it reads its port from (e.g. PORT)."),
+    ] = None,
+    path: Annotated[str, typer.Option(help="With --command: the path to probe and request.")] = "/",
+    cpu: Annotated[str, typer.Option(help="With --command: the pod shape's CPU.")] = "1",
+    memory: Annotated[str, typer.Option(help="With --command: the pod shape's memory.")] = "512Mi",
+    probe_seconds: Annotated[
+        float, typer.Option(help="How long the probe measures.", min=0.5, max=60)
+    ] = 3.0,
+    startup_timeout: Annotated[
+        float, typer.Option(help="With --command: how long it may take to listen.", min=1)
+    ] = 30.0,
+) -> None:
+    """Write a first CapacityTest for your service from one short probe."""
+    given = [o for o, v in (("--url", url), ("--command", command), ("--image", image),
+                            ("--deployment", deployment)) if v is not None]  # fmt: skip
+    if len(given) != 1:
+        raise typer.BadParameter("give exactly one of --url, --command, --image, --deployment")
+    if image is not None or deployment is not None:
+        typer.echo(NOT_BUILT.format(option=given[0]), err=True)
+        raise typer.Exit(EXIT_INCOMPLETE)
+    if out.exists() and not force:
+        typer.echo(f"{out} exists: choose another --out, or --force to overwrite it", err=True)
+        raise typer.Exit(EXIT_INVALID_SPEC)
+    invocation = "plimsoll init " + shlex.join(
+        [given[0], url or command or "", *(["--port-env", port_env] if port_env else [])]
+    )
+    seconds = probe_seconds
+    base: str | None = None
+    argv: list[str] | None = None
+    try:
+        if url is not None:
+            base, probed_path = _split_url(url)
+            figures, statuses = asyncio.run(probe(base + probed_path, seconds, CONNECTIONS))
+        else:
+            assert command is not None
+            argv = shlex.split(command)
+            if not argv:
+                raise typer.BadParameter("--command is empty")
+            probed_path = path
+            figures, statuses = _probe_command(argv, port, port_env, path, seconds, startup_timeout)
+    except ProbeError as exc:
+        typer.echo(f"plimsoll init: {exc}", err=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from exc
+    draft = Draft(
+        name=name,
+        invocation=invocation,
+        path=probed_path,
+        scaffold=scaffold(figures),
+        probe_seconds=seconds,
+        connections=CONNECTIONS,
+        answered=figures.answered,
+        when=datetime.now(UTC),
+        statuses=statuses,
+        url=base,
+        command=argv,
+        port=port,
+        port_env=port_env,
+        cpu=cpu,
+        memory=memory,
+    )
+    text = render(draft)
+    try:
+        load_capacity_test(yaml.safe_load(text))
+    except SpecError as exc:  # an option's value (a name, a shape): say which
+        typer.echo("plimsoll init: the spec would be invalid:", err=True)
+        for line in exc.problems:
+            typer.echo(f"  {line}", err=True)
+        raise typer.Exit(EXIT_INVALID_SPEC) from exc
+    out.write_text(text)
+    for line in what_to_change(draft, str(out)):
+        typer.echo(line)
+
+
+def _probe_command(
+    argv: list[str], port: int, port_env: str | None, path: str, seconds: float, within: float
+) -> tuple[ProbeFigures, list[int]]:
+    """Start `argv`, probe it on its port, stop it."""
+    env = dict(os.environ)
+    if port_env is not None:
+        port = free_port()  # as a run does: the service learns its port from the variable
+        env[port_env] = str(port)
+    with tempfile.TemporaryDirectory(prefix="plimsoll-init-") as work:
+        started = StartedCommand(argv, env, Path(work) / "service.log")
+        try:
+            started.start(port, within)
+            return asyncio.run(probe(f"http://127.0.0.1:{port}{path}", seconds, CONNECTIONS))
+        finally:
+            started.stop()

@@ -1,0 +1,141 @@
+"""The text of the spec `plimsoll init` writes: the minimal fields, each commented.
+
+A user reads this file before anything else of Plimsoll's, so every value says where
+it came from (the probe, a default) and the lines to change say CHANGE. The text is
+checked by `plimsoll.api.resource.load_capacity_test` before it is written, so init
+never leaves an invalid file behind. Values are written as JSON (a subset of YAML's
+flow style), so a command or a URL needs no quoting rules of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from plimsoll.decide.scaffold import BAR_FACTOR, BAR_FLOOR, ERROR_FRACTION, START_SHARE, Scaffold
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What the spec is written from: the service, how it was probed, and what it measured."""
+
+    name: str
+    invocation: str  # the init command line, for the header
+    path: str  # the request the probe sent and the mix holds
+    scaffold: Scaffold
+    probe_seconds: float
+    connections: int
+    answered: int
+    when: datetime
+    statuses: list[int] = field(default_factory=lambda: [200])
+    url: str | None = None  # an existing service
+    command: list[str] | None = None  # or a service Plimsoll starts and pins
+    port: int = 8080
+    port_env: str | None = None
+    cpu: str = "1"
+    memory: str = "512Mi"
+
+
+def _ms(seconds: float) -> str:
+    ms = seconds * 1000
+    return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.2g} ms"
+
+
+def _duration(seconds: float) -> str:
+    ms = round(seconds * 1000)
+    return f"{ms // 1000}s" if ms % 1000 == 0 else f"{ms}ms"
+
+
+def _j(value: object) -> str:
+    return json.dumps(value)
+
+
+def _target(draft: Draft) -> list[str]:
+    if draft.url is not None:
+        return [
+            "  target:",
+            "    # An existing service: Plimsoll drives it and neither starts nor pins it, so",
+            "    # the ceiling is that of the service as it runs now. For the ceiling of a pod",
+            "    # shape, let Plimsoll start it pinned: `plimsoll init --command ...`.",
+            f"    url: {_j(draft.url)}",
+        ]
+    assert draft.command is not None
+    lines = [
+        "  target:",
+        "    # Started by Plimsoll and pinned to `resources` (cgroups; see the local tutorial",
+        "    # for the rights that needs).",
+        f"    command: {_j(draft.command)}",
+        f"    port: {draft.port}",
+    ]
+    if draft.port_env is not None:
+        lines.append(
+            f"    portEnv: {_j(draft.port_env)}    # Plimsoll picks a free port, passed here"
+        )
+    else:  # the field's default is PORT: a service with a port of its own must say so
+        lines.append("    portEnv: null                # it listens on `port` itself")
+    lines += [
+        f"    readinessPath: {_j(draft.path)}    # ready once this answers",
+        f"    resources: {{cpu: {_j(draft.cpu)}, memory: {_j(draft.memory)}}}"
+        "   # CHANGE: the pod shape to find the ceiling of (requests == limits)",
+    ]
+    return lines
+
+
+def render(draft: Draft) -> str:
+    """The spec's text."""
+    s = draft.scaffold
+    bar = _duration(s.p99_bar)
+    expect = "" if draft.statuses == [200] else f", expectStatus: {_j(draft.statuses)}"
+    header = [
+        f"# A CapacityTest written by `{draft.invocation}`",
+        f"# on {draft.when:%Y-%m-%d %H:%M} UTC. Its probe: {draft.probe_seconds:g} s of GET "
+        f"{draft.path} over {draft.connections} connections,",
+        f"# {draft.answered:,} answers ({s.probe_rate:,.0f}/s), p50 {_ms(s.probe_p50)}, "
+        f"p99 {_ms(s.probe_p99)}, no errors.",
+        "# Check it: plimsoll validate FILE; find its ceiling: plimsoll run FILE.",
+        "# Lines marked CHANGE are guesses only you can correct.",
+        "apiVersion: plimsoll.dev/v1alpha1",
+        "kind: CapacityTest",
+        "metadata:",
+        f"  name: {draft.name}",
+        "spec:",
+    ]
+    body = [
+        "  workload:",
+        "    model: rate                  # open model: a level is requests per second, sent",
+        "                                 # on schedule whether or not answers keep up",
+        "    mix:                         # CHANGE: your users' real requests, with weights",
+        f"      - {{name: get, path: {_j(draft.path)}{expect}}}",
+        "  trial: {duration: 20s, warmUp: 5s}   # each level: 5 s warm-up, then 20 s measured",
+        "  search:",
+        "    strategy: doubling           # double while levels pass, then bisect to 10%",
+        f"    start: {s.start}" + " " * max(1, 22 - len(str(s.start))) + f"# {START_SHARE:.0%} of "
+        f"the {s.probe_rate:,.0f}/s the probe achieved, rounded down",
+        '    precision: "10%"',
+        "    repeats: 1                   # the best level once more, for its spread",
+        "  passWhen:",
+        "    latency:",
+        f"      # CHANGE: your objective. Here: {BAR_FACTOR:g} × the probe's p99 "
+        f"({_ms(s.probe_p99)}), at least {_ms(BAR_FLOOR)}.",
+        f"      - {{quantile: p99, below: {bar}}}",
+        f'    errors: {{transport: "{ERROR_FRACTION:.1%}", unexpected: "{ERROR_FRACTION:.1%}"}}'
+        "   # at most 0.1% failed answers",
+    ]
+    return "\n".join([*header, *_target(draft), *body]) + "\n"
+
+
+def what_to_change(draft: Draft, file: str) -> list[str]:
+    """The lines `plimsoll init` prints after writing `file`."""
+    lines = [
+        f"wrote {file} (it validates). Before you trust its ceiling, change:",
+        f"  workload.mix       your users' real requests (the probe sent only GET {draft.path})",
+        f"  passWhen.latency   your objective (now p99 below {_duration(draft.scaffold.p99_bar)}, "
+        f"{BAR_FACTOR:g} × the probe's p99)",
+    ]
+    if draft.command is not None:
+        lines.append(
+            f"  target.resources   the pod shape to measure (now {draft.cpu} CPU / {draft.memory})"
+        )
+    lines.append(f"Then: plimsoll run {file}")
+    return lines
