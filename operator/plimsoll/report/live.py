@@ -225,9 +225,6 @@ class ConsoleSink:
         self.report = report
         if self._live is not None:
             self._live.stop()
-        write_json(report, self.out)  # also when interrupted: the partial report, with why
-        table = Table(*COLUMNS, title="Steps")
-        for result, record in report.step_pairs():
-            line = row(result, record)
-            table.add_row(*line.cells, style=_STYLES.get(line.verdict))
-        self.console.print(table)
+        # also when interrupted: the partial report, with why. The steps table that ends the
+        # run is `plimsoll.cli.run_end`'s, fitted to the terminal; report.md has them all.
+        write_json(report, self.out)
