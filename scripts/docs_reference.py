@@ -190,7 +190,9 @@ def status_page() -> str:
 
 def _command_help(command: Any, path: list[str], of: typer.Typer = app) -> list[str]:
     # The help exactly as a user sees it at 80 columns, through typer's own test runner.
-    shown = CliRunner().invoke(of, [*path[1:], "--help"], env={"COLUMNS": "80"}, color=False)
+    shown = CliRunner().invoke(
+        of, [*path[1:], "--help"], env={"COLUMNS": "80"}, color=False, prog_name=path[0]
+    )
     if shown.exit_code != 0:
         raise RuntimeError(f"{' '.join(path)} --help failed: {shown.output}")
     out = [f"## `{' '.join(path)}`\n", "```text", shown.output.rstrip(), "```\n"]
@@ -201,24 +203,37 @@ def _command_help(command: Any, path: list[str], of: typer.Typer = app) -> list[
     return out
 
 
-EXIT_CODES = """## Exit codes
-
-`plimsoll run`, `plimsoll compare` and `kubectl plimsoll wait` exit with one code per
-outcome, so a pipeline tells "the service got worse" from "the run broke"
-(`operator/plimsoll/cli/exits.py`; the rule is `plimsoll.decide.pipeline_gate`):
-
-| code | meaning |
-| --- | --- |
-| 0 | answered, and within the bar: every variant found its ceiling, at or above `--fail-below`, no regression beyond `--fail-on-regression`, the proof held |
-| 1 | could not complete: the run failed or stopped early (a range only), a gate could not compare, `wait` saw no answer within `--timeout`; the reason is printed |
-| 2 | invalid spec or command line: each mistake is printed with its field or flag |
-| 99 | answered, but the answer is no: a ceiling below `--fail-below` (or no level passed at all), a regression beyond the threshold and outside noise, a proof that did not hold |
-
-A run that could not complete exits 1 even when a bar would also have refused it:
-nothing was answered. `plimsoll run --junit FILE` writes the same cases as JUnit XML,
-one test case per variant's ceiling (or the proof): a `<failure>` for a 99, an
-`<error>` for a case that could not be judged.
-"""
+_CODES = [
+    (
+        "0",
+        "answered, and within the bar: every variant found its ceiling, at or above "
+        "`--fail-below`, no regression beyond `--fail-on-regression`, the proof held",
+    ),
+    (
+        "1",
+        "could not complete: the run failed or stopped early (a range only), a gate could "
+        "not compare, `wait` saw no answer within `--timeout`; the reason is printed",
+    ),
+    ("2", "invalid spec or command line: each mistake is printed with its field or flag"),
+    (
+        "99",
+        "answered, but the answer is no: a ceiling below `--fail-below` (or no level passed "
+        "at all), a regression beyond the threshold and outside noise, a proof that did not "
+        "hold",
+    ),
+]
+EXIT_CODES = (
+    "## Exit codes\n\n"
+    "`plimsoll run`, `plimsoll compare` and `kubectl plimsoll wait` exit with one code per "
+    'outcome, so a pipeline tells "the service got worse" from "the run broke" '
+    "(`operator/plimsoll/cli/exits.py`; the rule is `plimsoll.decide.pipeline_gate`):\n\n"
+    "| code | meaning |\n| --- | --- |\n"
+    + "".join(f"| {code} | {meaning} |\n" for code, meaning in _CODES)
+    + "\nA run that could not complete exits 1 even when a bar would also have refused it: "
+    "nothing was answered. `plimsoll run --junit FILE` writes the same cases as JUnit XML, "
+    "one test case per variant's ceiling (or the proof): a `<failure>` for a 99, an "
+    "`<error>` for a case that could not be judged.\n"
+)
 
 
 def cli_page() -> str:
