@@ -96,8 +96,9 @@ def _line(cells: Sequence[str], kept: Sequence[Column]) -> str:
     return _GAP.join(parts).rstrip()
 
 
-def compact_table(report: RunReport, width: int) -> list[str]:
-    """The table's lines, none longer than `width` unless level and verdict alone are."""
+def compact_table(report: RunReport, width: int, *, note: bool = True) -> list[str]:
+    """The table's lines, none longer than `width` unless level and verdict alone are;
+    with `note`, a last line naming the columns left out."""
     if not report.steps:
         return []
     candidates = columns(report)
@@ -107,7 +108,7 @@ def compact_table(report: RunReport, width: int) -> list[str]:
     for i in range(len(report.steps)):
         lines.append(_line([c.cells[i] for c in order], order))
     left_out = [c.heading for c in candidates if all(c is not k for k in kept)]
-    if left_out:
-        note = f"(left out at {width} columns: {', '.join(left_out)}; all are in report.md)"
-        lines.append(note if len(note) <= width else "(more columns in report.md)")
+    if left_out and note:
+        said = f"(left out at {width} columns: {', '.join(left_out)}; all are in report.md)"
+        lines.append(said if len(said) <= width else "(more columns in report.md)")
     return lines
