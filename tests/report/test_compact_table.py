@@ -139,3 +139,23 @@ def test_the_judged_figure_is_the_bars_not_the_merged_total(
     ttft = float(first[:at].split()[-1].replace(",", ""))
     assert 440 <= ttft <= 460
     assert "report.md" in "\n".join(out)
+
+
+def test_in_a_pipe_the_sentence_stays_whole_and_the_table_fits_80(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No COLUMNS and no terminal (a CI log, `| grep`): a script greps the sentence whole,
+    and the table keeps to 80 columns, which any log viewer shows."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    report = llm_run()
+    sentence = (
+        "0.5 CPU / 96 MiB sustains 160 requests per second; cpu limited it, 80 MiB under the "
+        "limit with 2% CPU idle, confirmed by a trial with CPU doubled (range 160 … 320)."
+    )
+    report.summary = [sentence]
+    finish(report, tmp_path, Gates())
+    out = capsys.readouterr().out.splitlines()
+    assert sentence in out
+    header = next(i for i, line in enumerate(out) if {"level", "verdict"} <= set(line.split()))
+    table = out[header : header + 1 + len(report.steps)]
+    assert max(len(line) for line in table) <= 80

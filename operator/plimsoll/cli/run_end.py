@@ -11,7 +11,9 @@ hold), 1 could not complete. The same cases go to `--junit FILE`.
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,8 @@ from plimsoll.report.compact_table import compact_table
 from plimsoll.report.files import write_report
 from plimsoll.report.junit import write_junit
 
+_LOG_WIDTH = 80  # the steps table in a pipe or a log: what any viewer shows whole
+
 
 @dataclass(frozen=True)
 class Gates:
@@ -38,13 +42,19 @@ class Gates:
     junit: Path | None = None
 
 
-def terminal_width() -> int:
-    """COLUMNS when set, else the terminal's width, else 80 (a pipe, a CI log)."""
-    return shutil.get_terminal_size((80, 24)).columns
+def terminal_width() -> int | None:
+    """COLUMNS when set, else the terminal's width; None for a pipe or a CI log, whose
+    lines a script greps and a log viewer wraps."""
+    if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
 
 
-def _say(text: str, width: int, *, err: bool = False) -> None:
+def _say(text: str, width: int | None, *, err: bool = False) -> None:
     """`text` wrapped to the terminal's width; a word longer than it (a path) stays whole."""
+    if width is None:
+        typer.echo(text, err=err)
+        return
     lines = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
     for line in lines or [""]:
         typer.echo(line, err=err)
@@ -57,7 +67,7 @@ def finish(report: RunReport, out: Path, gates: Gates, *, quiet: bool = False) -
     for line in report.summary:
         _say(line, width)
     if not quiet:
-        for line in compact_table(report, width):
+        for line in compact_table(report, width or _LOG_WIDTH):
             typer.echo(line)
     if report.comparison is not None:
         _say(report.comparison.headline, width)
