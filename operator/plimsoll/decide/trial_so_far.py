@@ -25,6 +25,7 @@ class SoFar:
     ok: int
     errors: int
     quantiles_ms: dict[float, float | None]  # quantile (0..1) -> ms over every operation
+    latency: str | None = None  # every slice's latency merged, encoded: the next call's base
 
     @property
     def rate(self) -> float:
@@ -42,14 +43,19 @@ def judged_quantiles(bar: PassWhen) -> list[float]:
     return found or [0.5, 0.99]
 
 
-def so_far(slices: Sequence[TimelineSlice], quantiles: Sequence[float]) -> SoFar:
-    """The slices of every generator and process, summed (slices side by side share
-    their seconds: the window is as long as the latest slice's end)."""
-    merged = histogram.merge(s.latency for s in slices)
+def so_far(
+    slices: Sequence[TimelineSlice], quantiles: Sequence[float], before: SoFar | None = None
+) -> SoFar:
+    """`before` and the new slices of every generator and process, summed (slices side
+    by side share their seconds: the window is as long as the latest slice's end).
+    Folding in only the new ones keeps each second's work the same, however long the
+    trial: the runner shares the host with what it measures."""
+    merged = histogram.merge([before.latency if before else None, *(s.latency for s in slices)])
     return SoFar(
-        seconds=max((s.start + s.seconds for s in slices), default=0.0),
-        sent=sum(s.sent for s in slices),
-        ok=sum(s.ok for s in slices),
-        errors=sum(s.errors for s in slices),
+        seconds=max([before.seconds if before else 0.0, *(s.start + s.seconds for s in slices)]),
+        sent=(before.sent if before else 0) + sum(s.sent for s in slices),
+        ok=(before.ok if before else 0) + sum(s.ok for s in slices),
+        errors=(before.errors if before else 0) + sum(s.errors for s in slices),
         quantiles_ms={q: histogram.quantile_ms(merged, q) for q in quantiles},
+        latency=histogram.encode(merged) if histogram.count(merged) else None,
     )

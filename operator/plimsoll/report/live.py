@@ -225,10 +225,11 @@ class ConsoleSink:
         )
 
     def trial_progress(self, slices: list[TimelineSlice]) -> None:
-        """The trial's slices so far (`plimsoll.run.progress.LiveFigures`): the panel's
-        figures. Not in a log: a line a second would bury the steps."""
+        """The trial's new slices (`plimsoll.run.progress.LiveFigures`), folded into the
+        panel's figures. Not in a log: a line a second would bury the steps."""
         if self._live is not None:
-            self.so_far = so_far(slices, judged_quantiles(self.test.spec.pass_when))
+            quantiles = judged_quantiles(self.test.spec.pass_when)
+            self.so_far = so_far(slices, quantiles, self.so_far)
 
     async def step_finished(self, record: StepRecord, result: StepResult) -> None:
         self.results.append(result)

@@ -45,7 +45,8 @@ class ProgressSink(Protocol):
 @runtime_checkable
 class LiveFigures(Protocol):
     """A sink that shows what the trial under way measured so far (the CLI's live view).
-    Called from the trial's polling, not awaited: it only keeps the slices for drawing.
+    Called from the trial's polling with each slice once, not awaited: it only folds
+    them into what it draws.
     The operator's sink has no screen, so it is not one."""
 
     def trial_progress(self, slices: list[TimelineSlice]) -> None: ...

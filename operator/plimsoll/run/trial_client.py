@@ -10,8 +10,8 @@ generator that crashes, answers garbage or fails its trial makes the whole
 trial fail with `TrialFailedError` (the step is then judged invalid): the others are
 aborted so they stop loading the target. Given `on_progress`, each poll asks for the
 timeline slices cut since the last one (`GET /trials/{id}/since/{seconds}`) and hands
-every generator's slices so far, up to the second all of them have reached, to it:
-the live view's figures mid-trial.
+it the slices newly covered, up to the second every generator has reached: the live
+view's figures mid-trial, each slice handed on once.
 """
 
 from __future__ import annotations
@@ -126,11 +126,13 @@ Progress = Callable[[list[TimelineSlice]], None]
 
 
 class _SoFar:
-    """The timeline slices each generator has reported mid-trial, and what all of them
-    cover: a second only one generator has reported yet would show its share alone."""
+    """The timeline slices each generator has reported mid-trial, handed on once every
+    generator has reached their second: a second only one generator has reported yet
+    would show its share alone."""
 
     def __init__(self, urls: Sequence[str], report: Progress) -> None:
         self.slices: dict[str, list[TimelineSlice]] = {url: [] for url in urls}
+        self.handed: dict[str, int] = dict.fromkeys(urls, 0)  # slices handed on, per url
         self.asks: set[str] = set(urls)  # generators that answer /since/ (older ones: 404)
         self.report = report
 
@@ -148,11 +150,13 @@ class _SoFar:
             return
         self.slices[url].extend(slices)
         common = min(self.reached(u) for u in self.slices)
-        covered = [
-            s for kept in self.slices.values() for s in kept if s.start + s.seconds <= common
-        ]
-        if covered:
-            self.report(covered)
+        new: list[TimelineSlice] = []
+        for each, kept in self.slices.items():
+            covered = sum(1 for s in kept if s.start + s.seconds <= common)  # time-ordered
+            new += kept[self.handed[each] : covered]
+            self.handed[each] = covered
+        if new:
+            self.report(new)
 
 
 async def _poll(
