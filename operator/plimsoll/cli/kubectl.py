@@ -272,7 +272,11 @@ def wait(
             if found is None:
                 typer.echo(f"no CapacityTest {namespace}/{name}", err=True)
                 raise typer.Exit(EXIT_INVALID_SPEC)
-            status = CapacityTestStatus.model_validate(found.get("status") or {})
+            try:
+                status = CapacityTestStatus.model_validate(found.get("status") or {})
+            except ValidationError as exc:  # an operator of another version, or a hand edit
+                typer.echo(f"capacitytest {namespace}/{name}: unreadable status: {exc}", err=True)
+                raise typer.Exit(EXIT_INCOMPLETE) from exc
             if run_ended(found.get("metadata") or {}, status):
                 return status
             if time.monotonic() >= deadline:
