@@ -28,6 +28,7 @@ from typer.testing import CliRunner
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import PHASE_TRANSITIONS, CapacityTestStatus
 from plimsoll.cli.app import app
+from plimsoll.cli.kubectl import app as kubectl_app
 from plimsoll.controller.operator_metrics import OperatorMetrics
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,26 +188,67 @@ def status_page() -> str:
     )
 
 
-def _command_help(command: Any, path: list[str]) -> list[str]:
-    # The help exactly as a user sees it, through typer's own test runner (it renders
-    # typer's panels as plain text when nothing is a terminal).
-    shown = CliRunner().invoke(app, [*path[1:], "--help"], env={"COLUMNS": "100"}, color=False)
+def _command_help(command: Any, path: list[str], of: typer.Typer = app) -> list[str]:
+    # The help exactly as a user sees it at 80 columns, through typer's own test runner.
+    shown = CliRunner().invoke(
+        of, [*path[1:], "--help"], env={"COLUMNS": "80"}, color=False, prog_name=path[0]
+    )
     if shown.exit_code != 0:
         raise RuntimeError(f"{' '.join(path)} --help failed: {shown.output}")
     out = [f"## `{' '.join(path)}`\n", "```text", shown.output.rstrip(), "```\n"]
     # typer carries its own copy of click, so a group is known by its commands, not its class.
     for name, sub in getattr(command, "commands", {}).items():
         if not sub.hidden:
-            out += _command_help(sub, [*path, name])
+            out += _command_help(sub, [*path, name], of)
     return out
+
+
+_CODES = [
+    (
+        "0",
+        "answered, and within the bar: every variant found its ceiling, at or above "
+        "`--fail-below`, no regression beyond `--fail-on-regression`, the proof held",
+    ),
+    (
+        "1",
+        "could not complete: the run failed or stopped early (a range only), a gate could "
+        "not compare, `wait` saw no answer within `--timeout`; the reason is printed",
+    ),
+    ("2", "invalid spec or command line: each mistake is printed with its field or flag"),
+    (
+        "99",
+        "answered, but the answer is no: a ceiling below `--fail-below` (or no level passed "
+        "at all), a regression beyond the threshold and outside noise, a proof that did not "
+        "hold",
+    ),
+]
+EXIT_CODES = (
+    "## Exit codes\n\n"
+    "`plimsoll run`, `plimsoll compare` and `kubectl plimsoll wait` exit with one code per "
+    'outcome, so a pipeline tells "the service got worse" from "the run broke" '
+    "(`operator/plimsoll/cli/exits.py`; the rule is `plimsoll.decide.pipeline_gate`):\n\n"
+    "| code | meaning |\n| --- | --- |\n"
+    + "".join(f"| {code} | {meaning} |\n" for code, meaning in _CODES)
+    + "\nA run that could not complete exits 1 even when a bar would also have refused it: "
+    "nothing was answered. `plimsoll run --junit FILE` writes the same cases as JUnit XML, "
+    "one test case per variant's ceiling (or the proof): a `<failure>` for a 99, an "
+    "`<error>` for a case that could not be judged.\n"
+)
 
 
 def cli_page() -> str:
     root = typer.main.get_command(app)
+    plugin = typer.main.get_command(kubectl_app)
     return (
         "# Command line\n\n"
-        "Every `plimsoll` command with the help it prints (generated from the typer app "
-        "in `operator/plimsoll/cli/`).\n\n" + "\n".join(_command_help(root, ["plimsoll"]))
+        "Every `plimsoll` and `kubectl plimsoll` command with the help it prints "
+        "(generated from the typer apps in `operator/plimsoll/cli/`). Every duration flag "
+        "takes the spec's units (`20s`, `500ms`, `2m`); a bare number is seconds.\n\n"
+        + EXIT_CODES
+        + "\n"
+        + "\n".join(_command_help(root, ["plimsoll"]))
+        + "\n"
+        + "\n".join(_command_help(plugin, ["kubectl plimsoll"], kubectl_app))
     )
 
 

@@ -2,6 +2,9 @@
 
     POST   /trials        TrialRequest JSON -> 202 TrialAccepted | 409 busy | 422 invalid
     GET    /trials/{id}   TrialResult (state running until the trial ends)
+    GET    /trials/{id}/since/{seconds}
+                          the same; while running, with the timeline slices cut so far
+                          that start at `seconds` or later (the live view's figures)
     DELETE /trials/{id}   abort; answers with the partial result
     POST   /streams       StreamsHold JSON -> 200 StreamsHeld: hold streams across trials
     GET    /streams       StreamsHeld (how many are open now)
@@ -116,11 +119,18 @@ class Trials:
         self.metrics.finished(result)
         self.current = None
 
-    def get(self, trial_id: str) -> TrialResult | None:
+    def get(self, trial_id: str, since: float | None = None) -> TrialResult | None:
+        """The result; while running, a stub, with the slices from `since` on when asked
+        (what the trial measured so far; none in the warm-up)."""
         if trial_id in self.results:
             return self.results[trial_id]
         if self.current is not None and self.current[0] == trial_id:
-            return TrialResult(id=trial_id, state=TrialState.RUNNING, level=self.current[1].level)
+            slices = (
+                [s for s in self.runner.progress() if s.start >= since] if since is not None else []
+            )
+            return TrialResult(
+                id=trial_id, state=TrialState.RUNNING, level=self.current[1].level, timeline=slices
+            )
         return None
 
     async def abort(self, trial_id: str) -> TrialResult | None:
@@ -263,8 +273,16 @@ class ControlProtocol(asyncio.Protocol):
                 return 405, {"error": "use POST /streams/release"}
             return 200, trials.held.release().to_wire()
         if path.startswith("/trials/"):
-            trial_id = path.removeprefix("/trials/")
-            if method == "GET":
+            trial_id, asks_since, since = path.removeprefix("/trials/").partition("/since/")
+            if asks_since:
+                if method != "GET":
+                    return 405, {"error": "use GET on /trials/{id}/since/{seconds}"}
+                try:
+                    start = float(since)
+                except ValueError:
+                    return 400, {"error": f"{since!r} is not a number of seconds"}
+                result = trials.get(trial_id, since=start)
+            elif method == "GET":
                 result = trials.get(trial_id)
             elif method == "DELETE":
                 result = await trials.abort(trial_id)

@@ -6,13 +6,16 @@ latencies, takes the slice's shared histogram and the counts that changed since
 the last cut, and starts the next slice. Calls are attributed to the slice in
 which they completed (their latency is known then), and starts to the slice in
 which they were sent. The runner merges the processes' slices exactly
-(`plimsoll.shared.timeline`).
+(`plimsoll.shared.timeline`). Each slice is also handed to `on_cut` as it is cut, so
+the control API can answer a poll mid-trial with the slices so far (`workers.py`):
+the live view's figures, without a second recording.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from plimsoll.api.timeline import MAX_SLICES, TimelineSlice
 from plimsoll.shared import histogram
@@ -25,8 +28,11 @@ _KEEP = 2 * MAX_SLICES
 
 
 class TimelineCutter:
-    def __init__(self, ctx: TrialContext) -> None:
+    def __init__(
+        self, ctx: TrialContext, on_cut: Callable[[TimelineSlice], None] | None = None
+    ) -> None:
         self.ctx = ctx
+        self.on_cut = on_cut
         self.width = ctx.request.slice_seconds
         self.slices: list[TimelineSlice] = []
         self.next_start = 0.0  # seconds from the measure start of the open slice
@@ -54,17 +60,18 @@ class TimelineCutter:
         latency = histogram.encode(shared) if histogram.count(shared) else None
         histogram.clear(shared)
         ok, errors = recorder.totals()
-        self.slices.append(
-            TimelineSlice(
-                start=self.next_start,
-                seconds=seconds,
-                latency=latency,
-                sent=ctx.sent - self._sent,
-                ok=ok - self._ok,
-                errors=errors - self._errors,
-                replica_sent=self._replica_counts(),
-            )
+        cut = TimelineSlice(
+            start=self.next_start,
+            seconds=seconds,
+            latency=latency,
+            sent=ctx.sent - self._sent,
+            ok=ok - self._ok,
+            errors=errors - self._errors,
+            replica_sent=self._replica_counts(),
         )
+        self.slices.append(cut)
+        if self.on_cut is not None:
+            self.on_cut(cut)
         self._sent, self._ok, self._errors = ctx.sent, ok, errors
         self.next_start += seconds
         if len(self.slices) > _KEEP:

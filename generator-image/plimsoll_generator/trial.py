@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from typing import Protocol
 
+from plimsoll.api.timeline import TimelineSlice
 from plimsoll.api.trial import TrialRequest, TrialResult, TrialState
 from plimsoll.api.workload import LoadModel
 from plimsoll.api.workload import Protocol as Wire
@@ -97,8 +99,14 @@ async def _drain(ctx: TrialContext, limit: float) -> None:
         await asyncio.sleep(0.02)
 
 
-async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) -> TrialResult:
-    """Run `request` to its end (or until `abort` is set) and report this process's share."""
+async def run_trial(
+    request: TrialRequest,
+    trial_id: str,
+    abort: asyncio.Event,
+    on_slice: Callable[[TimelineSlice], None] | None = None,
+) -> TrialResult:
+    """Run `request` to its end (or until `abort` is set) and report this process's share;
+    `on_slice` gets each timeline slice as it is cut (the progress a poll sees)."""
     recorder = Recorder([op.name for op in request.workload.mix])
     try:
         if request.replica_urls and request.refused_networks:
@@ -123,7 +131,7 @@ async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) 
         else None
     )
     meter = CpuMeter()
-    timeline = TimelineCutter(ctx)
+    timeline = TimelineCutter(ctx, on_slice)
     started_late = await wait_for_start(request.start_at, abort)
     if started_late > LATE_START_NOTED:
         recorder.error(

@@ -39,11 +39,11 @@ def test_markdown_names_each_run_by_its_folder_and_states_the_outcome(tmp_path: 
 @pytest.mark.parametrize(
     ("candidate", "threshold", "exit_code"),
     [
-        (Run(300, 330, ladder(300, 330, 0.0027)), "10%", 1),  # -25%, outside noise
+        (Run(300, 330, ladder(300, 330, 0.0027)), "10%", 99),  # -25%, outside noise
         (Run(300, 330, ladder(300, 330, 0.0027)), "30%", 0),  # outside noise, under 30%
         (Run(350, 400, ladder(350, 400, 0.0023)), "10%", 0),  # -12.5%, but the bands touch
         (Run(800, 880, ladder(800, 880, 0.001)), "10%", 0),  # higher
-        (Run(None, 25, [(25, Verdict.FAIL, 0.05)]), "10%", 1),  # passed nothing
+        (Run(None, 25, [(25, Verdict.FAIL, 0.05)]), "10%", 99),  # passed nothing
     ],
 )
 def test_fail_on_regression_needs_a_drop_beyond_the_threshold_and_outside_noise(

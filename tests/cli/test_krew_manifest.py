@@ -31,7 +31,7 @@ SEMVER = re.compile(
     r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
 )
 SAFE_NAME = re.compile(r"^[\w-]+$")
-COMMANDS = {"report", "rerun", "compare", "logs"}
+COMMANDS = {"report", "rerun", "compare", "logs", "wait"}
 
 
 def _manifest() -> dict[str, Any]:
@@ -127,7 +127,8 @@ def test_the_archived_launcher_runs_the_plugin(tmp_path: Path) -> None:
     )  # fmt: skip
     assert shown.returncode == 0, shown.stderr
     assert "Usage: kubectl-plimsoll" in shown.stdout
-    listed = set(re.findall(r"^│ (\w+)\s{2,}", shown.stdout, re.M))
+    commands = shown.stdout.split("\nCommands:\n", 1)[1].split("\n\n", 1)[0]
+    listed = set(re.findall(r"^  (\w+)\s{2,}", commands, re.M))
     assert listed == COMMANDS
 
 

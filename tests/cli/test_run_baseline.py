@@ -2,7 +2,7 @@
 
 A real run in a process of its own (the CPU-bound example at 20 ms per request on
 0.5 CPU, 25 requests/s at most: 1 s trials at 10, which passes, and 60, which
-fails), gated against a fixture baseline it clearly fell below (exit 1); its
+fails), gated against a fixture baseline it clearly fell below (exit 99); its
 report, against one it matches, passes the same gate (exit 0). Bad options fail
 before anything runs (exit 2).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import junitparser
 import pytest
 import yaml
 
@@ -65,8 +66,16 @@ def test_a_run_below_its_baseline_fails_the_gate_and_one_at_it_passes(
         str(higher),
         "--fail-on-regression",
         "10%",
+        "--junit",
+        str(tmp_path / "junit.xml"),
     )
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 99, result.stdout + result.stderr
+    # The JUnit file a CI system reads: the one variant's ceiling, failed by the gate.
+    [suite] = list(junitparser.JUnitXml.fromfile(str(tmp_path / "junit.xml")))
+    assert (suite.tests, suite.failures, suite.errors) == (1, 1, 0)
+    [case] = list(suite)
+    assert case.name == "ceiling default"
+    assert "REGRESSION: this run holds 10 rps" in (case.result[0].message or "")
     assert "this run holds 98% fewer requests per second than baseline (outside noise)" in (
         result.stdout
     )

@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from plimsoll.api.gate import RegressionStatus
+from plimsoll.api.status import CapacityTestStatus, Ceiling, Phase
 from plimsoll.cli.kubectl import app
 from plimsoll.controller.report_map import write_report_config_map
 from plimsoll.decide.operator_action import RERUN_ANNOTATION
@@ -225,3 +227,50 @@ async def test_logs_names_a_test_without_a_run_and_one_that_does_not_exist(
     absent = await _invoke(apiserver, "logs", "absent")
     assert absent.exit_code == 1
     assert f"no CapacityTest {apiserver.namespace}/absent" in absent.output
+
+
+async def _finished(apiserver: ApiServer, name: str, status: CapacityTestStatus) -> None:
+    """A CapacityTest whose status says its current generation's run ended so."""
+    created = await _test(apiserver, name)
+    generation = created["metadata"]["generation"]
+    body = status.model_copy(update={"observed_generation": generation}).to_wire()
+    await apiserver.api.patch(f"{apiserver.path(name)}/status", {"status": body})
+
+
+async def test_wait_exits_with_the_runs_answer(apiserver: ApiServer) -> None:
+    """0 within the bar, 99 when the bar, the gate or the proof says no, 1 when the run
+    failed or gave no answer in time, 2 for a test that is not there: `plimsoll run`'s."""
+    ceiling = Ceiling(level=300, unit="users", low=300, high=400, complete=True)
+    await _finished(apiserver, "held", CapacityTestStatus(phase=Phase.SUCCEEDED, ceiling=ceiling))
+    result = await _invoke(apiserver, "wait", "held", "--timeout", "10s")
+    assert result.exit_code == 0, result.output
+    assert f"capacitytest {apiserver.namespace}/held: Succeeded" in result.stdout
+
+    below = await _invoke(apiserver, "wait", "held", "--fail-below", "500")
+    assert below.exit_code == 99, below.output
+    assert "NO: ceiling default: ceiling 300 users, below the bar of 500 users" in below.stderr
+
+    gate = [RegressionStatus(regressed=True, baseline=400, current=300, message="-25%")]
+    await _finished(
+        apiserver,
+        "worse",
+        CapacityTestStatus(phase=Phase.SUCCEEDED, ceiling=ceiling, regression=gate),
+    )
+    worse = await _invoke(apiserver, "wait", "worse")
+    assert worse.exit_code == 99, worse.output
+    assert "NO: ceiling default: -25%" in worse.stderr
+
+    await _finished(
+        apiserver, "broke", CapacityTestStatus(phase=Phase.FAILED, message="provisioning failed")
+    )
+    broke = await _invoke(apiserver, "wait", "broke")
+    assert broke.exit_code == 1, broke.output
+
+    # Edited since its run: that run's Succeeded is not the answer; none comes in time.
+    await apiserver.api.patch(apiserver.path("held"), {"spec": {"trial": {"duration": "7s"}}})
+    stale = await _invoke(apiserver, "wait", "held", "--timeout", "1s")
+    assert stale.exit_code == 1, stale.output
+    assert "no answer within the timeout" in stale.stderr
+
+    absent = await _invoke(apiserver, "wait", "absent")
+    assert absent.exit_code == 2, absent.output

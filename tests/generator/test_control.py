@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -116,3 +117,63 @@ async def test_two_worker_processes_split_the_level_and_merge(
     assert result.intended == 202
     assert result.operations["hello"].outcomes.ok == 202
     assert state.paths["/"] == 202
+
+
+async def _slices_at(
+    client: httpx.AsyncClient, trial_id: str, since: float, after: float
+) -> TrialResult:
+    await asyncio.sleep(after)
+    answer = await client.get(f"/trials/{trial_id}/since/{since}")
+    assert answer.status_code == 200, answer.text
+    return TrialResult.model_validate(answer.json())
+
+
+async def test_mid_trial_the_slices_so_far_are_there_on_asking(
+    control: httpx.AsyncClient, target: tuple[TargetState, str]
+) -> None:
+    """The live view's path: while the trial runs, `/since/{seconds}` answers with the
+    slices cut from that second on; a plain poll stays a stub; the warm-up has none."""
+    _, url = target
+    answer = await control.post("/trials", json=body(url, duration=4, warmUp=0.5))
+    trial_id = answer.json()["id"]
+    warming = await _slices_at(control, trial_id, 0, 0.2)
+    assert warming.state is TrialState.RUNNING
+    assert warming.timeline == []  # nothing measured in the warm-up
+    running = await _slices_at(control, trial_id, 0, 1.8)  # ~1.5 s into the window
+    assert running.state is TrialState.RUNNING
+    starts = [s.start for s in running.timeline]
+    assert starts == [float(i) for i in range(len(starts))]  # each second cut, in order
+    assert 1 <= len(starts) <= 3  # the host is shared: a second or so either way
+    first = running.timeline[0]
+    assert first.seconds == 1.0
+    assert 95 <= first.sent <= 105  # 100/s, uniform
+    assert first.latency is not None
+    later = await _slices_at(control, trial_id, len(starts), 1.2)
+    assert later.timeline  # a second more was cut since
+    assert all(s.start >= len(starts) for s in later.timeline)  # only from there on
+    plain = TrialResult.model_validate((await control.get(f"/trials/{trial_id}")).json())
+    assert plain.state is TrialState.RUNNING
+    assert plain.timeline == []  # a plain poll carries no slices: it stays small
+    assert (await control.get(f"/trials/{trial_id}/since/soon")).status_code == 400
+    assert (await control.delete(f"/trials/{trial_id}/since/0")).status_code == 405
+    done = await wait_done(control, trial_id)
+    assert done.state is TrialState.DONE
+    assert len(done.timeline) == 4
+
+
+async def test_two_worker_processes_send_their_slices_side_by_side(
+    two_workers: str, target: tuple[TargetState, str]
+) -> None:
+    _, url = target
+    async with httpx.AsyncClient(base_url=two_workers, timeout=30) as client:
+        answer = await client.post("/trials", json=body(url, level=100, duration=4))
+        trial_id = answer.json()["id"]
+        running = await _slices_at(client, trial_id, 0, 2.6)
+        await wait_done(client, trial_id)
+    assert running.state is TrialState.RUNNING
+    starts = [s.start for s in running.timeline]
+    # Each process's slices, as many from each as the slower has cut: pairs per second.
+    assert len(starts) >= 2
+    assert set(Counter(starts).values()) == {2}  # one slice of each process per second
+    per_second = sum(s.sent for s in running.timeline if s.start == 0.0)
+    assert 95 <= per_second <= 105  # the two halves of 100/s

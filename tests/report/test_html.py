@@ -204,5 +204,5 @@ async def test_the_live_view_rewrites_the_page_after_each_step(tmp_path: Path) -
 
 def test_without_plotly_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "plotly.io", None)  # as if not installed
-    with pytest.raises(PlotlyMissingError, match=r"plimsoll\[operator\]"):
+    with pytest.raises(PlotlyMissingError, match=r"pip install '\.\[operator\]'"):
         render_html(llm_proxy_report())

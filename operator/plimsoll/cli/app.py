@@ -19,12 +19,13 @@ from plimsoll import DISTRIBUTION
 from plimsoll.api.crd import render_crd
 from plimsoll.api.resource import SpecError
 from plimsoll.cli.calibrate import calibrate
-from plimsoll.cli.compare import compare_cmd
+from plimsoll.cli.compare import COMPARE_EPILOG, compare_cmd
 from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, EXIT_OK
+from plimsoll.cli.help_text import epilog
 from plimsoll.cli.init import init
 from plimsoll.cli.operator import operator_cmd
 from plimsoll.cli.report import report
-from plimsoll.cli.run import run
+from plimsoll.cli.run import RUN_EPILOG, run
 from plimsoll.cli.size import size
 from plimsoll.cli.spec_file import read_spec_file
 from plimsoll.decide.bar_advice import bar_warnings
@@ -33,9 +34,15 @@ from plimsoll.decide.workload_advice import workload_warnings
 app = typer.Typer(
     name="plimsoll",
     help="Find the capacity ceiling of a service pinned to a pod shape.",
+    epilog=epilog(
+        "plimsoll run examples/quickstart.yaml",
+        "plimsoll validate examples/*.yaml",
+        "plimsoll compare v1/report.json v2/report.json --fail-on-regression 10%",
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's plain help: it wraps at 80 columns, rich's cuts flags
 )
 
 
@@ -60,18 +67,26 @@ def _options(
     """Find the capacity ceiling of a service pinned to a pod shape."""
 
 
-@app.command()
+@app.command(
+    epilog=epilog("plimsoll crd > crds/capacitytest.yaml", "plimsoll crd | kubectl apply -f -")
+)
 def crd() -> None:
     """Print the CapacityTest CRD (generated from the API models)."""
     sys.stdout.write(render_crd())
 
 
-@app.command()
+@app.command(
+    epilog=epilog(
+        "plimsoll validate examples/quickstart.yaml",
+        "plimsoll validate examples/*.yaml",
+    )
+)
 def validate(
     files: Annotated[list[Path], typer.Argument(help="CapacityTest YAML files.")],
 ) -> None:
-    """Check CapacityTest files; each mistake is reported with its field path.
+    """Check CapacityTest files, naming each mistake's field.
 
+    Each mistake is reported with its field path and the fix.
     Exit 0 when every file is valid, 2 when any spec is invalid, 1 on an internal error
     (as `plimsoll run`); every file is checked, whatever the ones before it held."""
     invalid = broken = False
@@ -103,13 +118,40 @@ def _validate_one(path: Path) -> bool:
     return True
 
 
-app.command()(init)
-app.command()(size)
-app.command()(run)
-app.command()(report)
-app.command("compare")(compare_cmd)
-app.command()(calibrate)
-app.command("operator")(operator_cmd)
+app.command(
+    epilog=epilog(
+        "plimsoll init --url http://127.0.0.1:8080/ -o capacitytest.yaml",
+        "plimsoll init --command 'python app.py' --port-env PORT --cpu 500m",
+    )
+)(init)
+app.command(
+    epilog=epilog(
+        "plimsoll size --report out/report.json --peak 20000 --growth 2 --zones 3",
+        "plimsoll size --per-pod 300 --unit users --peak 5000 --json",
+    )
+)(size)
+app.command(epilog=RUN_EPILOG)(run)
+app.command(
+    epilog=epilog(
+        "plimsoll report plimsoll-out/quickstart-20261206-120000/report.json",
+        "plimsoll report old/report.json --out redrawn/",
+    )
+)(report)
+app.command("compare", epilog=COMPARE_EPILOG)(compare_cmd)
+app.command(
+    epilog=epilog(
+        "plimsoll calibrate access.json --client xff -o fitted.yaml",
+        "plimsoll calibrate access.log.gz --format combined --route '/api/items/{id}'",
+    )
+)(calibrate)
+app.command(
+    "operator",
+    epilog=epilog(
+        "plimsoll operator",
+        "plimsoll operator -n team-a -n team-b --max-concurrent 2",
+        "plimsoll operator --peering plimsoll --peering-lifetime 45s",
+    ),
+)(operator_cmd)
 
 
 def main() -> None:

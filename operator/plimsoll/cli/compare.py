@@ -4,7 +4,7 @@ Releases, days, machines: each report.json is a run, labelled by its folder
 (or `--label`), the first the baseline unless `--baseline LABEL` names
 another. Prints the comparison as Markdown (the tables report.md opens with)
 or, with `--json`, as JSON. `--fail-on-regression 10%` makes it a CI gate:
-exit 1 when a ceiling dropped by more than the threshold *and* outside noise
+exit 99 when a ceiling dropped by more than the threshold *and* outside noise
 (`plimsoll.decide.difference`). Exit 2 when a report cannot be read.
 `plimsoll run --baseline` applies the same gate through `regression_gate`.
 """
@@ -22,9 +22,17 @@ from pydantic import ValidationError
 from plimsoll.api.comparison import Comparison
 from plimsoll.api.units import parse_fraction
 from plimsoll.cli.exits import EXIT_INVALID_SPEC, EXIT_OK, EXIT_REGRESSED
+from plimsoll.cli.help_text import epilog
 from plimsoll.decide.across_runs import LabelledRun, compare_runs, regressions
 from plimsoll.report.comparison import comparison_markdown, headline
 from plimsoll.report.files import read_report
+
+COMPARE_EPILOG = epilog(
+    "plimsoll compare v1/report.json v2/report.json",
+    "plimsoll compare a/report.json b/report.json --fail-on-regression 10%",
+    "plimsoll compare a/report.json b/report.json --label v1 --label v2 --json",
+    exit_codes=True,
+)
 
 
 def parse_threshold(value: str) -> float:
@@ -97,12 +105,14 @@ def compare_cmd(
     fail_on_regression: Annotated[
         str | None,
         typer.Option(
-            help="Exit 1 when a ceiling dropped by more than this (e.g. 10%) and outside noise."
+            help="Exit 99 when a ceiling dropped by more than this (e.g. 10%) and outside noise."
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON, not Markdown.")] = False,
 ) -> None:
-    """Compare the ceilings of several runs (releases, days): Δ, noise, costs."""
+    """Compare the ceilings of several runs: Δ, noise, costs.
+
+    Releases, days, machines: each report.json is a run, the first the baseline."""
     threshold = parse_threshold(fail_on_regression) if fail_on_regression else None
     labels = _labels(files, label or [])
     runs = []

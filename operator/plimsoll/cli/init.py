@@ -24,6 +24,7 @@ import typer
 import yaml
 
 from plimsoll.api.resource import SpecError, load_capacity_test
+from plimsoll.cli.durations import METAVAR, positive_duration
 from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC
 from plimsoll.cli.init_probe import ProbeError, StartedCommand, free_port, probe
 from plimsoll.cli.init_spec import Draft, render, what_to_change
@@ -75,10 +76,20 @@ def init(
     cpu: Annotated[str, typer.Option(help="With --command: the pod shape's CPU.")] = "1",
     memory: Annotated[str, typer.Option(help="With --command: the pod shape's memory.")] = "512Mi",
     probe_seconds: Annotated[
-        float, typer.Option(help="How long the probe measures.", min=0.5, max=60)
+        float,
+        typer.Option(
+            parser=positive_duration,
+            metavar=METAVAR,
+            help="How long the probe measures, e.g. 3s (at most 60s).",
+        ),
     ] = 3.0,
     startup_timeout: Annotated[
-        float, typer.Option(help="With --command: how long it may take to listen.", min=1)
+        float,
+        typer.Option(
+            parser=positive_duration,
+            metavar=METAVAR,
+            help="With --command: how long it may take to listen, e.g. 30s.",
+        ),
     ] = 30.0,
 ) -> None:
     """Write a first CapacityTest for your service from one short probe."""
@@ -95,6 +106,8 @@ def init(
     invocation = "plimsoll init " + shlex.join(
         [given[0], url or command or "", *(["--port-env", port_env] if port_env else [])]
     )
+    if probe_seconds > 60:
+        raise typer.BadParameter("--probe-seconds: at most 60s: a probe is a first look")
     seconds = probe_seconds
     base: str | None = None
     argv: list[str] | None = None

@@ -11,12 +11,15 @@ talks to the API server through `plimsoll.kube.client`, like the operator:
   the page is drawn here, on the reader's side);
 - `rerun NAME` sets the `plimsoll.dev/rerun` annotation, so the operator runs it again;
 - `compare A B` compares two CapacityTests' latest reports (as `plimsoll compare`);
-- `logs NAME` prints the current step's generator and target logs.
+- `logs NAME` prints the current step's generator and target logs;
+- `wait NAME` waits until the run ends and exits with its answer, with `plimsoll run`'s
+  codes (0 within the bar, 99 refused, 1 could not complete), for pipelines.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,17 +33,27 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from plimsoll.api.report import RunReport
-from plimsoll.cli.exits import EXIT_INVALID_SPEC
+from plimsoll.api.status import CapacityTestStatus
+from plimsoll.cli.durations import METAVAR, positive_duration
+from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, exit_code
+from plimsoll.cli.help_text import epilog
 from plimsoll.decide.across_runs import LabelledRun, compare_runs
 from plimsoll.decide.operator_action import RERUN_ANNOTATION
+from plimsoll.decide.pipeline_gate import run_ended, status_answer, status_cases
 from plimsoll.kube import names
 from plimsoll.kube.client import CAPACITY_TESTS, CONFIG_MAPS, PODS, KubeClient, KubeError
 
 app = typer.Typer(
     help="Plimsoll's CapacityTests from kubectl: reports, reruns, comparisons, logs.",
+    epilog=epilog(
+        "kubectl plimsoll report quickstart -n team-a",
+        "kubectl plimsoll rerun quickstart && kubectl plimsoll wait quickstart",
+    ),
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # click's plain help: it wraps at 80 columns, rich's cuts flags
 )
+_POLL_SECONDS = 2.0
 T = TypeVar("T")
 
 Namespace = Annotated[str, typer.Option("--namespace", "-n", help="The CapacityTest's namespace.")]
@@ -72,7 +85,7 @@ def _run(
             return await work(client)
         except KubeError as exc:
             typer.echo(exc.message, err=True)
-            raise typer.Exit(1) from exc
+            raise typer.Exit(EXIT_INCOMPLETE) from exc
         finally:
             await client.aclose()
 
@@ -99,7 +112,12 @@ async def _report_of(client: KubeClient, namespace: str, name: str) -> tuple[Run
     return report, str(data.get("report.md", ""))
 
 
-@app.command()
+@app.command(
+    epilog=epilog(
+        "kubectl plimsoll report quickstart",
+        "kubectl plimsoll report quickstart -n team-a --charts charts/",
+    )
+)
 def report(
     name: Annotated[str, typer.Argument(help="The CapacityTest.")],
     namespace: Namespace = "default",
@@ -113,7 +131,7 @@ def report(
     kubeconfig_path: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """Show the latest report of a CapacityTest, rendered for the terminal."""
+    """Show a CapacityTest's latest report in the terminal."""
     found, markdown = _run(kubeconfig_path, context, lambda c: _report_of(c, namespace, name))
     Console().print(Markdown(markdown))
     if html is not None:
@@ -139,14 +157,19 @@ def _write_html(found: RunReport, path: Path) -> None:
     typer.echo(f"html: {path}")
 
 
-@app.command()
+@app.command(
+    epilog=epilog(
+        "kubectl plimsoll rerun quickstart",
+        "kubectl plimsoll rerun quickstart && kubectl plimsoll wait quickstart",
+    )
+)
 def rerun(
     name: Annotated[str, typer.Argument(help="The CapacityTest.")],
     namespace: Namespace = "default",
     kubeconfig_path: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """Ask the operator to run a CapacityTest again (the plimsoll.dev/rerun annotation)."""
+    """Run a CapacityTest again (the plimsoll.dev/rerun annotation)."""
     token = uuid.uuid4().hex[:12]
 
     async def mark(client: KubeClient) -> None:
@@ -157,7 +180,12 @@ def rerun(
     typer.echo(f"capacitytest {namespace}/{name}: rerun requested ({RERUN_ANNOTATION}={token})")
 
 
-@app.command()
+@app.command(
+    epilog=epilog(
+        "kubectl plimsoll compare api-v1 api-v2",
+        "kubectl plimsoll compare api-v1 api-v2 -n team-a --context prod",
+    )
+)
 def compare(
     first: Annotated[str, typer.Argument(help="The baseline CapacityTest.")],
     second: Annotated[str, typer.Argument(help="The CapacityTest compared with it.")],
@@ -165,7 +193,9 @@ def compare(
     kubeconfig_path: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """Compare the ceilings of two CapacityTests' latest reports, the first the baseline."""
+    """Compare two CapacityTests' ceilings; the first is the baseline.
+
+    From each one's latest report, as `plimsoll compare` does."""
     from plimsoll.cli.compare import _section, with_headlines
 
     async def both(client: KubeClient) -> list[RunReport]:
@@ -184,7 +214,12 @@ def compare(
     Console().print(Markdown(markdown))
 
 
-@app.command()
+@app.command(
+    epilog=epilog(
+        "kubectl plimsoll logs quickstart",
+        "kubectl plimsoll logs quickstart -n team-a --tail 200",
+    )
+)
 def logs(
     name: Annotated[str, typer.Argument(help="The CapacityTest.")],
     namespace: Namespace = "default",
@@ -192,7 +227,9 @@ def logs(
     kubeconfig_path: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """The current step's generator and target logs (the run namespace's pods)."""
+    """Print the current step's generator and target logs.
+
+    The run namespace's generator and target pods, the last --tail lines of each."""
 
     async def gather(client: KubeClient) -> list[tuple[str, str]]:
         test = await client.get(CAPACITY_TESTS, namespace, name)
@@ -215,6 +252,69 @@ def logs(
     for pod, text in _run(kubeconfig_path, context, gather):
         typer.echo(f"==> {pod} <==")
         typer.echo(text.rstrip("\n"))
+
+
+@app.command(
+    epilog=epilog(
+        "kubectl plimsoll wait quickstart",
+        "kubectl plimsoll wait quickstart -n team-a --timeout 45m --fail-below 300",
+        "kubectl apply -f test.yaml && kubectl plimsoll wait quickstart",
+        exit_codes=True,
+    )
+)
+def wait(
+    name: Annotated[str, typer.Argument(help="The CapacityTest.")],
+    namespace: Namespace = "default",
+    timeout: Annotated[
+        float,
+        typer.Option(
+            parser=positive_duration,
+            metavar=METAVAR,
+            show_default=False,
+            help="Give up (exit 1) when the run has not ended by then, e.g. 30m (default: 1h).",
+        ),
+    ] = 3600.0,
+    fail_below: Annotated[
+        int | None,
+        typer.Option(min=1, help="Exit 99 when a variant's ceiling is below this level."),
+    ] = None,
+    kubeconfig_path: Kubeconfig = None,
+    context: Context = None,
+) -> None:
+    """Wait for a CapacityTest's run to end; exit with its answer.
+
+    The run the resource now asks for: a status left from before an edit or a rerun
+    does not count. Prints the status's sentence and each case that says no."""
+
+    async def watch(client: KubeClient) -> CapacityTestStatus | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            found = await client.get(CAPACITY_TESTS, namespace, name)
+            if found is None:
+                typer.echo(f"no CapacityTest {namespace}/{name}", err=True)
+                raise typer.Exit(EXIT_INVALID_SPEC)
+            try:
+                status = CapacityTestStatus.model_validate(found.get("status") or {})
+            except ValidationError as exc:  # an operator of another version, or a hand edit
+                typer.echo(f"capacitytest {namespace}/{name}: unreadable status: {exc}", err=True)
+                raise typer.Exit(EXIT_INCOMPLETE) from exc
+            if run_ended(found.get("metadata") or {}, status):
+                return status
+            if time.monotonic() >= deadline:
+                return None
+            await asyncio.sleep(min(_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+
+    status = _run(kubeconfig_path, context, watch)
+    if status is None:
+        typer.echo(f"capacitytest {namespace}/{name}: no answer within the timeout", err=True)
+        raise typer.Exit(EXIT_INCOMPLETE)
+    typer.echo(f"capacitytest {namespace}/{name}: {status.phase.value}: {status.message}")
+    cases = status_cases(status, fail_below)
+    for case in cases:
+        if case.passed is not True:
+            verdict = "NO" if case.passed is False else "not judged"
+            typer.echo(f"{verdict}: {case.name}: {case.message}", err=True)
+    raise typer.Exit(exit_code(status_answer(status, cases)))
 
 
 def main() -> None:

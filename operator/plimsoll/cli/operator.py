@@ -26,6 +26,7 @@ from typing import Annotated
 
 import typer
 
+from plimsoll.cli.durations import METAVAR, whole_seconds
 from plimsoll.cli.exits import EXIT_INCOMPLETE
 from plimsoll.controller.peering import PeeringMissingError, require_peering_objects
 from plimsoll.controller.supervisor import OperatorContext
@@ -171,13 +172,18 @@ def operator_cmd(
     peering_lifetime: Annotated[
         int,
         typer.Option(
-            help="Seconds after its last keep-alive a replica counts as dead and a standby "
-            "takes over."
+            parser=whole_seconds,
+            metavar=METAVAR,
+            show_default=False,
+            help="How long after its last keep-alive a replica counts as dead and a standby "
+            "takes over (default: 30s).",
         ),
     ] = int(os.environ.get("PLIMSOLL_PEERING_LIFETIME", "30")),
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
 ) -> None:
-    """Run the operator: watch CapacityTests and run each in its own namespace."""
+    """Run the operator: each CapacityTest in its own namespace.
+
+    Watches CapacityTests in the current kubeconfig's cluster and runs each one."""
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -4,16 +4,16 @@ Reads and validates the spec (exit 2 when invalid), serves the started
 processes' figures under cAdvisor's names on `--exporter-listen` (printed at
 start, so a Prometheus can scrape it), runs `plimsoll.run.runner` with a
 `LocalPlatform` per variant and the console sink (reading the resources back
-from `--prometheus` or `metrics.prometheusUrl` when given), writes report.json,
-report.md and the charts into `--out`, prints the ceiling sentence, and exits
-0 when every ceiling was found, 1 when the test could not complete. Ctrl-C
-stops every process and still writes the partial report. With `--baseline
-OLD/report.json` it compares the new ceilings with the old ones, and with
-`--fail-on-regression 10%` exits 1 on a regression (the rule of `plimsoll
-compare`). Before anything starts it checks that the target can be pinned
-(`pinning_rights`): without the rights it re-executes itself in a delegated
-systemd scope where the user's systemd offers one, and otherwise refuses (exit 1)
-unless `--unpinned` is given, in which case every report says so first.
+from `--prometheus` or `metrics.prometheusUrl` when given), then hands the report
+to `plimsoll.cli.run_end`: report.json, report.md and the charts in `--out`, the
+ceiling sentence and a steps table that fits the terminal, `--junit FILE`, and the
+exit code (`plimsoll.cli.exits`: 0 within the bar, 99 answered but refused by
+`--fail-below`, the regression gate of `--baseline OLD/report.json
+--fail-on-regression 10%` or a proof, 1 could not complete). Ctrl-C stops every
+process and still writes the partial report. Before anything starts it checks that the
+target can be pinned (`pinning_rights`): without the rights it re-executes itself in
+a delegated systemd scope where the user's systemd offers one, and otherwise refuses
+(exit 1) unless `--unpinned` is given, in which case every report says so first.
 """
 
 from __future__ import annotations
@@ -32,26 +32,22 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.report import RunReport
 from plimsoll.api.resource import CapacityTest, SpecError
 from plimsoll.api.shapes import shape_name
 from plimsoll.api.spec import Variant
 from plimsoll.api.target import PodShape
-from plimsoll.cli.compare import parse_threshold, regression_gate, with_headlines
-from plimsoll.cli.exits import (
-    EXIT_INCOMPLETE,
-    EXIT_INVALID_SPEC,
-    EXIT_NOT_PROVED,
-    EXIT_OK,
-    EXIT_REGRESSED,
-)
+from plimsoll.cli.compare import parse_threshold
+from plimsoll.cli.durations import METAVAR, duration, positive_duration
+from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC
+from plimsoll.cli.help_text import epilog
+from plimsoll.cli.run_end import Gates, finish
 from plimsoll.cli.spec_file import read_capacity_tests
-from plimsoll.decide.across_runs import LabelledRun, compare_runs
 from plimsoll.decide.shape_search import grid
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.platforms.local import leftovers, pinning_rights
 from plimsoll.platforms.local.platform import LocalPlatform
-from plimsoll.report.files import read_report, write_report
+from plimsoll.report.files import read_report
 from plimsoll.report.live import ConsoleSink
 from plimsoll.run.runner import run_test
 
@@ -174,6 +170,14 @@ async def _run_registered(
         await exporter.stop()
 
 
+RUN_EPILOG = epilog(
+    "plimsoll run examples/quickstart.yaml",
+    "plimsoll run spec.yaml --trial-duration 20s --warm-up 2s --junit junit.xml",
+    "plimsoll run spec.yaml --baseline old/report.json --fail-on-regression 10%",
+    exit_codes=True,
+)
+
+
 class RunSetupError(RuntimeError):
     """The run could not begin (e.g. the exporter's address is taken)."""
 
@@ -218,15 +222,28 @@ def run(
     scrape_wait: Annotated[
         float,
         typer.Option(
-            help="With Prometheus: seconds to wait, at start, until it has scraped the exporter."
+            parser=duration,
+            metavar=METAVAR,
+            show_default=False,
+            help="With Prometheus: how long to wait, at start, until it has scraped the "
+            "exporter (default: 2m).",
         ),
     ] = 120.0,
     trial_duration: Annotated[
-        float | None, typer.Option(help="Override trial.duration (seconds), for short runs.")
+        float | None,
+        typer.Option(
+            parser=positive_duration,
+            metavar=METAVAR,
+            help="Override trial.duration, e.g. 20s, for short runs.",
+        ),
     ] = None,
     warm_up: Annotated[
         float | None,
-        typer.Option(help="Override trial.warmUp (seconds), for short runs.", min=0),
+        typer.Option(
+            parser=duration,
+            metavar=METAVAR,
+            help="Override trial.warmUp, e.g. 2s or 500ms, for short runs.",
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option(help="Print only the result.")] = False,
     unpinned: Annotated[
@@ -243,12 +260,30 @@ def run(
     fail_on_regression: Annotated[
         str | None,
         typer.Option(
-            help="With --baseline: exit 1 when a ceiling dropped by more than this (e.g. 10%) "
-            "and outside noise."
+            help="With --baseline: exit 99 when a ceiling dropped by more than this (e.g. "
+            "10%) and outside noise."
+        ),
+    ] = None,
+    fail_below: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Exit 99 when a variant's ceiling is below this level (in the spec's unit).",
+        ),
+    ] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write the run's cases as JUnit XML here: one per variant's ceiling "
+            "(against --fail-below and the regression gate), one per proof."
         ),
     ] = None,
 ) -> None:
-    """Find the ceiling of a CapacityTest on this machine (local processes, cgroup pinning)."""
+    """Find a CapacityTest's ceiling on this machine.
+
+    The target, the mock and the generators run as local processes, the target pinned
+    with cgroups. The summary (the sentence, and a steps table that fits the terminal)
+    goes to standard output; the full table is in report.md."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         test = _shorten(_select(read_capacity_tests(file), variant), trial_duration, warm_up)
@@ -278,20 +313,8 @@ def run(
         with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
             typer.echo(f"interrupted: partial report in {out / 'report.json'}", err=True)
         raise typer.Exit(EXIT_INCOMPLETE) from None
-    written = write_report(report, out)
-    for line in report.summary:
-        typer.echo(line)
-    if report.comparison is not None:
-        typer.echo(report.comparison.headline)
-    if report.message:
-        typer.echo(report.message, err=True)
-    typer.echo(f"report: {written[1]} (and report.html, report.json, charts) in {out}")
-    regressed = _against_baseline(old, report, threshold) if old is not None else False
-    if report.outcome is not Outcome.SUCCEEDED:
-        raise typer.Exit(EXIT_INCOMPLETE)
-    if report.proof is not None and not report.proof.held:
-        raise typer.Exit(EXIT_NOT_PROVED)
-    raise typer.Exit(EXIT_REGRESSED if regressed else EXIT_OK)
+    gates = Gates(baseline=old, threshold=threshold, fail_below=fail_below, junit=junit)
+    raise typer.Exit(finish(report, out, gates, quiet=quiet))
 
 
 def _cgroup_root(test: CapacityTest, file: Path, unpinned: bool) -> Path | None:
@@ -333,19 +356,3 @@ def _read_baseline(path: Path) -> RunReport:
     except (OSError, ValidationError) as exc:
         typer.echo(f"--baseline {path}: not a Plimsoll report.json: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_SPEC) from exc
-
-
-def _against_baseline(old: RunReport, new: RunReport, threshold: float | None) -> bool:
-    """Print how this run's ceilings stand against the baseline's; True on a regression."""
-    try:
-        runs = [LabelledRun("baseline", old), LabelledRun("this run", new)]
-        comparisons = with_headlines(compare_runs(runs))
-    except ValueError as exc:
-        typer.echo(f"cannot compare with the baseline: {exc}", err=True)
-        return threshold is not None  # a gate that cannot judge must not pass silently
-    for comparison in comparisons:
-        typer.echo(comparison.headline)
-    failures = regression_gate(comparisons, threshold) if threshold is not None else []
-    for line in failures:
-        typer.echo(line, err=True)
-    return bool(failures)

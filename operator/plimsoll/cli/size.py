@@ -97,7 +97,9 @@ def size(  # one flag per input of the seed's sizing table
     store_p99: Annotated[str | None, _Opt(help="Store round-trip p99, e.g. 2ms.")] = None,
     as_json: Annotated[bool, _Opt("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
-    """Plan a deployment from a run's measured costs and your peak, zones and headroom."""
+    """Plan a deployment from a run's costs and your peak.
+
+    From a run's measured costs (or --per-pod), your peak, zones and headroom."""
     run = read_report(report) if report is not None else None
     inputs = {
         "variant": variant,

@@ -58,8 +58,8 @@ def _plotly() -> Any:
         import plotly.io
     except ModuleNotFoundError as exc:
         raise PlotlyMissingError(
-            "report.html is drawn with plotly, which is not installed here: "
-            "pip install 'plimsoll[operator]' (the operator image leaves it out)"
+            "report.html is drawn with plotly, which is not installed here: from a clone "
+            "of Plimsoll, pip install '.[operator]' (the operator image leaves it out)"
         ) from exc
     return plotly.io
 

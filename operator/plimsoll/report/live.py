@@ -1,9 +1,13 @@
 """The console side of `plimsoll run`: a live view while it runs, and the report on disk.
 
 `ConsoleSink` is the `ProgressSink` the CLI hands the runner. On a terminal it
-draws a `rich.Live` panel: the step under way (level, kind, seconds elapsed),
-the bracket low … high and how it narrowed, and a table of the steps so far
-with their verdicts and key figures; phases and reasons print above it. Where
+draws a `rich.Live` panel: the step under way (level, kind, seconds elapsed) and the
+run's progress ("3 of at most 16 steps done, about 6 min left at most",
+`plimsoll.decide.run_progress`); what the trial has measured so far, updated as the
+generators cut each second's slice (rate achieved, the bar's quantiles over every
+operation, errors: `plimsoll.decide.trial_so_far`); the bracket low … high and how it
+narrowed; and the latest steps, fitted to the terminal's width as the run's end
+prints them (`plimsoll.report.compact_table`). Phases and reasons print above it. Where
 the output is not a terminal (CI logs, a pipe) it prints plain lines instead,
 one event per line, which read well in a log. Either way it rewrites
 report.json and report.html after every step, so an interrupted run keeps
@@ -21,22 +25,23 @@ from pathlib import Path
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import Ceiling, CurrentStep, Phase
 from plimsoll.api.step import StepRecord, StepResult, TrialKind, Verdict
+from plimsoll.api.timeline import TimelineSlice
+from plimsoll.api.units import format_quantile
+from plimsoll.decide.run_progress import describe, run_progress
+from plimsoll.decide.trial_so_far import SoFar, judged_quantiles, so_far
+from plimsoll.report.compact_table import compact_table
 from plimsoll.report.files import write_json, write_progress
 from plimsoll.report.table import COLUMNS, OPTIONAL_COLUMNS, row
 
 _STYLES = {"pass": "green", "fail": "red", "invalid": "magenta", "noisy": "yellow"}
-# The panel's table keeps the columns that decide a step; report.md has them all.
-_PANEL_COLUMNS = ["#", "level", "kind", "p50 ms", "p99 ms", "added p99 ms", "errors"]
-_PANEL_COLUMNS += ["achieved/s", "CPU"]
-_PANEL_COLUMNS += ["memory", "verdict"]
 _PANEL_ROWS = 12  # the latest steps; older ones scroll out of the panel, not out of the report
+_PANEL_EDGES = 4  # the panel's border and padding, left and right
 
 
 def bracket_of(results: list[StepResult], variant: str) -> tuple[int | None, int | None]:
@@ -87,6 +92,9 @@ class ConsoleSink:
         self.phase_text = ""
         self.current: CurrentStep | None = None
         self._current_since = 0.0
+        self._first_since: float | None = None  # when the run's first step started
+        self._last_finished = 0.0  # when the latest step was judged
+        self.so_far: SoFar | None = None  # what the trial under way measured so far
         self.brackets: dict[str, list[str]] = {}  # per variant, each distinct bracket in turn
         use_live = self.console.is_terminal and not quiet if live is None else live
         self._live = (
@@ -123,6 +131,33 @@ class ConsoleSink:
             f" ({step.kind.value} trial{attempt}, {step.variant}), {elapsed:.0f} s{of}",
         )
 
+    def _progress_line(self) -> Text:
+        """Where the run stands: steps done of at most how many, and the time left."""
+        now = time.monotonic()
+        finished = len(self.results)
+        took = self._last_finished - self._first_since if self._first_since and finished else 0.0
+        into = now - self._current_since if self.current is not None else 0.0
+        progress = run_progress(self.test.spec, finished, took, into)
+        return Text(describe(progress), style="cyan")
+
+    def _so_far_line(self) -> Text:
+        """The trial's figures so far; the warm-up has none (nothing is measured in it)."""
+        figures = self.so_far
+        if figures is None:
+            return Text("so far: nothing measured yet (warming up)", style="dim")
+        quantiles = ", ".join(
+            f"{format_quantile(q)} " + ("—" if ms is None else f"{ms:,.1f} ms")
+            for q, ms in figures.quantiles_ms.items()
+        )
+        share = figures.error_share
+        noun = "error" if figures.errors == 1 else "errors"
+        errors = f"{figures.errors:,} {noun}" + ("" if share is None else f" ({share:.2%})")
+        return Text.assemble(
+            f"so far ({figures.seconds:.0f} s measured): ",
+            (f"{figures.rate:,.1f}/s", "bold"),
+            f" achieved, {quantiles} (all operations), {errors}",
+        )
+
     def _bracket_lines(self) -> list[Text]:
         lines = []
         for variant, history in self.brackets.items():
@@ -137,18 +172,22 @@ class ConsoleSink:
             )
         return lines
 
-    def _steps_table(self) -> Table:
-        table = Table(*_PANEL_COLUMNS, expand=False, box=None, pad_edge=False)
-        wanted = [COLUMNS.index(name) for name in _PANEL_COLUMNS]
-        pairs = list(zip(self.results, self.records, strict=True))
-        for result, record in pairs[-_PANEL_ROWS:]:
-            line = row(result, record)
-            table.add_row(*(line.cells[i] for i in wanted), style=_STYLES.get(line.verdict))
+    def _steps_table(self) -> Text:
+        """The latest steps as the run's end prints them, fitted inside the panel."""
+        latest = self._partial()
+        latest.steps, latest.records = latest.steps[-_PANEL_ROWS:], latest.records[-_PANEL_ROWS:]
+        lines = compact_table(latest, max(20, self.console.width - _PANEL_EDGES), note=False)
+        table = Text(lines[0])
+        for line, record in zip(lines[1:], latest.records, strict=True):
+            table.append("\n" + line, style=_STYLES.get(record.verdict.value))
         return table
 
     def render(self) -> RenderableType:
         """The live panel as it stands now (called by rich on every refresh)."""
-        parts: list[RenderableType] = [self._now_line(), *self._bracket_lines()]
+        parts: list[RenderableType] = [self._progress_line(), self._now_line()]
+        if self.current is not None:
+            parts.append(self._so_far_line())
+        parts += self._bracket_lines()
         if self.results:
             parts += [Text(""), self._steps_table()]
         return Panel(
@@ -174,6 +213,9 @@ class ConsoleSink:
 
     async def step_started(self, step: CurrentStep) -> None:
         self.current, self._current_since = step, time.monotonic()
+        self.so_far = None
+        if self._first_since is None:
+            self._first_since = self._current_since
         if self._live is not None:
             return
         kind = f"{step.kind.value} trial" + (
@@ -184,10 +226,18 @@ class ConsoleSink:
             f"({kind}, {step.variant}) …"
         )
 
+    def trial_progress(self, slices: list[TimelineSlice]) -> None:
+        """The trial's new slices (`plimsoll.run.progress.LiveFigures`), folded into the
+        panel's figures. Not in a log: a line a second would bury the steps."""
+        if self._live is not None:
+            quantiles = judged_quantiles(self.test.spec.pass_when)
+            self.so_far = so_far(slices, quantiles, self.so_far)
+
     async def step_finished(self, record: StepRecord, result: StepResult) -> None:
         self.results.append(result)
         self.records.append(record)
-        self.current = None
+        self.current, self.so_far = None, None
+        self._last_finished = time.monotonic()
         history = self.brackets.setdefault(record.variant, [])
         now = bracket_text(bracket_of(self.results, record.variant))
         if not history or history[-1] != now:
@@ -229,9 +279,6 @@ class ConsoleSink:
         self.report = report
         if self._live is not None:
             self._live.stop()
-        write_json(report, self.out)  # also when interrupted: the partial report, with why
-        table = Table(*COLUMNS, title="Steps")
-        for result, record in report.step_pairs():
-            line = row(result, record)
-            table.add_row(*line.cells, style=_STYLES.get(line.verdict))
-        self.console.print(table)
+        # also when interrupted: the partial report, with why. The steps table that ends the
+        # run is `plimsoll.cli.run_end`'s, fitted to the terminal; report.md has them all.
+        write_json(report, self.out)

@@ -8,11 +8,13 @@ a resume point.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.status import Ceiling, CurrentStep, Phase
 from plimsoll.api.step import StepRecord, StepResult
+from plimsoll.api.timeline import TimelineSlice
 
 
 class ProgressSink(Protocol):
@@ -38,3 +40,17 @@ class ProgressSink(Protocol):
 
     async def finished(self, report: RunReport) -> None:
         """The final report, also on failure and cancellation (then partial)."""
+
+
+@runtime_checkable
+class LiveFigures(Protocol):
+    """A sink that shows what the trial under way measured so far (the CLI's live view).
+    Called from the trial's polling with each slice once, not awaited: it only folds
+    them into what it draws.
+    The operator's sink has no screen, so it is not one."""
+
+    def trial_progress(self, slices: list[TimelineSlice]) -> None: ...
+
+
+def live_figures_of(sink: ProgressSink) -> Callable[[list[TimelineSlice]], None] | None:
+    return sink.trial_progress if isinstance(sink, LiveFigures) else None

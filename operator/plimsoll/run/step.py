@@ -35,7 +35,7 @@ from plimsoll.platforms.base import Endpoints
 from plimsoll.run.faults import Fired, fire_faults
 from plimsoll.run.step_metrics import ServerSide, read_server_side
 from plimsoll.run.streams_probe import StreamsProbeError, during_trial, held_now, trial_workload
-from plimsoll.run.trial_client import TrialFailedError, run_trial
+from plimsoll.run.trial_client import Progress, TrialFailedError, run_trial
 from plimsoll.shared import histogram
 from plimsoll.shared.timeline import bounded, points
 
@@ -136,7 +136,10 @@ async def run_step(
     endpoints: Endpoints,
     metrics: MetricsSource,
     plan: StepPlan,
+    on_progress: Progress | None = None,
 ) -> StepResult:
+    """One step: the trial (its slices so far to `on_progress` while it runs), the server
+    side over its measured window, and the verdict."""
     started = datetime.now(UTC)
     client: TrialResult | None = None
     failure: str | None = None
@@ -158,6 +161,7 @@ async def run_step(
             _request(spec, endpoints, plan).model_copy(update={"duration": plan.duration}),
             level=plan.level,
             token=endpoints.control_token,
+            on_progress=on_progress,
         )
         if held is not None:
             client.streams = during_trial(

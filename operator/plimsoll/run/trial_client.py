@@ -8,7 +8,10 @@ clock is off by more than 50 ms is refused (`plimsoll.decide.clock`), and every
 request names the same start time on its generator's own clock. A
 generator that crashes, answers garbage or fails its trial makes the whole
 trial fail with `TrialFailedError` (the step is then judged invalid): the others are
-aborted so they stop loading the target.
+aborted so they stop loading the target. Given `on_progress`, each poll asks for the
+timeline slices cut since the last one (`GET /trials/{id}/since/{seconds}`) and hands
+it the slices newly covered, up to the second every generator has reached: the live
+view's figures mid-trial, each slice handed on once.
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
 from pydantic import ValidationError
 
+from plimsoll.api.timeline import TimelineSlice
 from plimsoll.api.trial import (
     CONTROL_TOKEN_HEADER,
     ClockReading,
@@ -118,16 +122,67 @@ async def _synchronised(
     return timed, lead
 
 
-async def _poll(client: httpx.AsyncClient, url: str, trial_id: str, deadline: float) -> TrialResult:
+Progress = Callable[[list[TimelineSlice]], None]
+
+
+class _SoFar:
+    """The timeline slices each generator has reported mid-trial, handed on once every
+    generator has reached their second: a second only one generator has reported yet
+    would show its share alone."""
+
+    def __init__(self, urls: Sequence[str], report: Progress) -> None:
+        self.slices: dict[str, list[TimelineSlice]] = {url: [] for url in urls}
+        self.handed: dict[str, int] = dict.fromkeys(urls, 0)  # slices handed on, per url
+        self.asks: set[str] = set(urls)  # generators that answer /since/ (older ones: 404)
+        self.report = report
+
+    def reached(self, url: str) -> float:
+        return max((s.start + s.seconds for s in self.slices[url]), default=0.0)
+
+    def path(self, url: str, trial_id: str) -> str:
+        if url not in self.asks:
+            return f"{url}/trials/{trial_id}"
+        # a hair early: the next slice starts exactly where the last one ended
+        return f"{url}/trials/{trial_id}/since/{max(0.0, self.reached(url) - 1e-6)!r}"
+
+    def add(self, url: str, slices: list[TimelineSlice]) -> None:
+        if not slices:
+            return
+        self.slices[url].extend(slices)
+        common = min(self.reached(u) for u in self.slices)
+        new: list[TimelineSlice] = []
+        for each, kept in self.slices.items():
+            covered = sum(1 for s in kept if s.start + s.seconds <= common)  # time-ordered
+            new += kept[self.handed[each] : covered]
+            self.handed[each] = covered
+        if new:
+            self.report(new)
+
+
+async def _poll(
+    client: httpx.AsyncClient,
+    url: str,
+    trial_id: str,
+    deadline: float,
+    so_far: _SoFar | None = None,
+) -> TrialResult:
     while True:
         try:
-            result = TrialResult.model_validate_json(
-                await _call(client, "GET", f"{url}/trials/{trial_id}")
-            )
+            path = so_far.path(url, trial_id) if so_far is not None else f"{url}/trials/{trial_id}"
+            result = TrialResult.model_validate_json(await _call(client, "GET", path))
+        except httpx.HTTPStatusError as exc:
+            if so_far is None or url not in so_far.asks or exc.response.status_code != 404:
+                raise TrialFailedError(
+                    f"generator {url} stopped answering mid-trial: {exc}"
+                ) from exc
+            so_far.asks.discard(url)  # a generator from before /since/: no live figures
+            continue
         except (httpx.HTTPError, ValidationError, ValueError) as exc:
             raise TrialFailedError(f"generator {url} stopped answering mid-trial: {exc}") from exc
         if result.state is TrialState.DONE:
             return result
+        if result.state is TrialState.RUNNING and so_far is not None:
+            so_far.add(url, result.timeline)
         if result.state in (TrialState.FAILED, TrialState.ABORTED):
             detail = "; ".join(result.errors[:3]) or "no reason given"
             raise TrialFailedError(
@@ -150,10 +205,12 @@ async def run_trial(
     *,
     level: int,
     token: str | None = None,
+    on_progress: Progress | None = None,
 ) -> TrialResult:
     """Run `request` at `level` split across `generator_urls` (`plimsoll.shared.load_split`,
     the rule each generator applies again to its processes); the merged result. `token`
-    is the run's control token, sent with every call."""
+    is the run's control token, sent with every call; `on_progress` gets the slices so far
+    while the trial runs."""
     parts = split_request(request.model_copy(update={"level": level}), len(generator_urls))
     started: dict[str, str] = {}
     headers = {CONTROL_TOKEN_HEADER: token} if token else {}
@@ -165,7 +222,8 @@ async def run_trial(
         try:
             for url, part in zip(generator_urls, parts, strict=True):
                 started[url] = await _start(client, url, part)
-            polls = [_poll(client, url, tid, deadline) for url, tid in started.items()]
+            so_far = _SoFar(list(started), on_progress) if on_progress is not None else None
+            polls = [_poll(client, url, tid, deadline, so_far) for url, tid in started.items()]
             results = await asyncio.gather(*polls)
         except BaseException:
             # Stop the others so a failed or cancelled trial leaves no load behind.

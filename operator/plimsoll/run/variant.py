@@ -30,7 +30,7 @@ from plimsoll.decide.search.actions import CeilingEstimate
 from plimsoll.decide.step_summary import record_of
 from plimsoll.metrics.source import MetricsSource
 from plimsoll.run.equipment import Equipment
-from plimsoll.run.progress import ProgressSink
+from plimsoll.run.progress import ProgressSink, live_figures_of
 from plimsoll.run.step import StepPlan, run_step
 
 log = logging.getLogger(__name__)
@@ -139,7 +139,8 @@ async def run_variant(
                 )
             )
             result = _invalid_if_lost(
-                await run_step(spec, endpoints, metrics, plan), await equipment.lost()
+                await run_step(spec, endpoints, metrics, plan, live_figures_of(sink)),
+                await equipment.lost(),
             )
             record = record_of(result)  # the one place a step's record is derived
             report.add_step(result, record)
