@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from plimsoll.api.gate import Changepoint
 from plimsoll.api.report import Outcome, RunReport, UnitCost
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import Ceiling
@@ -116,3 +117,18 @@ def save(report: RunReport, folder: Path) -> Path:
     path = folder / "report.json"
     path.write_text(report.model_dump_json(by_alias=True, indent=2))
     return path
+
+
+# A change the gate's changepoint method found in a test's history (as report.changepoints).
+CHANGE = Changepoint(
+    run_id="1a2b3c4d",
+    index=12,
+    runs=15,
+    image="api:2.7.0",
+    before=400.0,
+    after=300.0,
+    change=-0.25,
+    margin=0.03,
+    pvalue=0.0,
+    sentence="ceiling −25% ± 3% at run 1a2b3c4d (13 of 15), image api:2.7.0",
+)

@@ -8,7 +8,8 @@ talks to the API server through `plimsoll.kube.client`, like the operator:
 - `report NAME` renders the report ConfigMap's Markdown in the terminal (rich);
   `--charts DIR` also draws its charts there from report.json;
 - `rerun NAME` sets the `plimsoll.dev/rerun` annotation, so the operator runs it again;
-- `compare A B` compares two CapacityTests' latest reports (as `plimsoll compare`);
+- `compare A B` compares two CapacityTests' latest reports (as `plimsoll compare`),
+  with the changepoints the gate found in each one's history;
 - `logs NAME` prints the current step's generator and target logs.
 """
 
@@ -145,7 +146,7 @@ def compare(
     context: Context = None,
 ) -> None:
     """Compare the ceilings of two CapacityTests' latest reports, the first the baseline."""
-    from plimsoll.cli.compare import _section, with_headlines
+    from plimsoll.cli.compare import _section, changepoint_sections, with_headlines
 
     async def both(client: KubeClient) -> list[RunReport]:
         return [(await _report_of(client, namespace, n))[0] for n in (first, second)]
@@ -159,7 +160,8 @@ def compare(
     except ValueError as exc:
         typer.echo(f"cannot compare: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_SPEC) from exc
-    markdown = "\n".join(_section(c, len(comparisons) > 1) for c in comparisons)
+    sections = [_section(c, len(comparisons) > 1) for c in comparisons]
+    markdown = "\n".join([*sections, *changepoint_sections(runs)])
     Console().print(Markdown(markdown))
 
 

@@ -156,7 +156,7 @@ class OperatorSink:
         self.report: RunReport | None = None
         self._on_step = on_step
         self._on_phase = on_phase
-        self._on_finished = on_finished  # e.g. the regression gate, before the final write
+        self._on_finished = on_finished  # e.g. the gate: before the report and the final write
         self._detached = False
         self._step_started = time.monotonic()
 
@@ -245,6 +245,9 @@ class OperatorSink:
             status.shapes = [ShapeStatus.of(row) for row in report.shapes.rows]
             status.cheapest_shape = report.shapes.cheapest
         status.completion_time = report.ended_at or _now()
+        if self._on_finished is not None:
+            # before the report ConfigMap: the gate adds the history's changepoints to it
+            self._on_finished(report)
         try:
             name = await write_report_config_map(
                 self.writer.client, self.owner, report, self.identity
@@ -254,8 +257,6 @@ class OperatorSink:
             log.warning("report ConfigMap not written: %s", exc)
         for ceiling in report.ceilings or ([report.ceiling] if report.ceiling else []):
             self.writer.note(ceiling_event(ceiling))
-        if self._on_finished is not None:
-            self._on_finished(report)
         succeeded = report.outcome is Outcome.SUCCEEDED
         final = Phase.SUCCEEDED if succeeded else Phase.FAILED
         message = "; ".join(report.summary) if succeeded and report.summary else report.message
