@@ -30,12 +30,17 @@ OUT ?= plimsoll-out
 # headers come first. BUILD_PACKAGES assume Debian's python3; another interpreter
 # brings its own headers.
 BUILD_PACKAGES := gcc python3-dev
+# Apache Otava (tests only): tests/decide/test_changepoint.py holds the gate's pure
+# e-divisive to Otava's change_point_divisive, which needs only numpy (here through
+# matplotlib). Without --no-deps its CLI's pins would come too: numpy 2.2, scipy,
+# BigQuery, PostgreSQL and Slack clients, and a downgrade of cryptography and numpy.
 $(STAMP): pyproject.toml
 	./scripts/ensure-debian-packages $(BUILD_PACKAGES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip uninstall --quiet --yes plimsoll 2>/dev/null || true  # a venv from before the rename to plimsoll-capacity
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps 'apache-otava==0.8.0'
 	rm -f $(VENV)/.installed-* $(HOT_PATH_BUILT) && touch $@
 
 # The compiled hot path, rebuilt in place when its Python source or its declarations

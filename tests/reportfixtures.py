@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from plimsoll.api.faults import FaultOutcome
+from plimsoll.api.gate import Changepoint
 from plimsoll.api.report import Outcome, RunReport, UnitCost
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import Ceiling
@@ -253,3 +254,18 @@ def llm_proxy_report() -> RunReport:
         "0.5 CPU / 96 MiB sustains 160 requests per second; neither CPU nor memory limited it."
     ]
     return report
+
+
+# A change the gate's changepoint method found in a test's history (as report.changepoints).
+CHANGE = Changepoint(
+    run_id="1a2b3c4d",
+    index=12,
+    runs=15,
+    image="api:2.7.0",
+    before=400.0,
+    after=300.0,
+    change=-0.25,
+    margin=0.03,
+    pvalue=0.0,
+    sentence="ceiling −25% ± 3% at run 1a2b3c4d (13 of 15), image api:2.7.0",
+)

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from plimsoll.api.step import Verdict
 from plimsoll.cli.app import app
-from tests.reportfixtures import Run, ladder, make_report, save
+from tests.reportfixtures import CHANGE, Run, ladder, make_report, save
 
 runner = CliRunner()
 
@@ -97,3 +97,17 @@ def test_unreadable_reports_and_bad_thresholds_exit_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["compare", files[0]])
     assert result.exit_code == 2
     assert "at least two reports" in result.stderr
+
+
+def test_a_reports_changepoints_follow_the_comparison_under_its_label(tmp_path: Path) -> None:
+    candidate = make_report({"default": Run(300, 330, ladder(300, 330, 0.0027))})
+    candidate.changepoints = [CHANGE]
+    files = [
+        str(save(make_report({"default": BASE}), tmp_path / "v1")),
+        str(save(candidate, tmp_path / "v2")),
+    ]
+    result = runner.invoke(app, ["compare", *files])
+    assert result.exit_code == 0, result.output
+    assert "## Changepoints: v2" in result.stdout
+    assert f"- default: {CHANGE.sentence} (mean 400 → 300, p = 0.000)" in result.stdout
+    assert "Changepoints: v1" not in result.stdout  # its history showed none

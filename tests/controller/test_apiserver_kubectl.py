@@ -36,7 +36,7 @@ from tests.controller.admin_api import ApiError
 from tests.controller.apiserver_fixtures import ApiServer
 from tests.controller.log_endpoint import LogNode
 from tests.report.test_html_browser import assert_every_chart_drew, open_page
-from tests.reportfixtures import Run, ladder, llm_proxy_report, make_report
+from tests.reportfixtures import CHANGE, Run, ladder, llm_proxy_report, make_report
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()
@@ -71,7 +71,9 @@ async def _with_reports(apiserver: ApiServer) -> None:
             ("cand", Run(300, 330, ladder(300, 330, 0.0027), cpu_per_request_ms=2.7)),
         ):
             owner = await _test(apiserver, name)
-            await write_report_config_map(client, owner, make_report({"default": run}, name))
+            report = make_report({"default": run}, name)
+            report.changepoints = [CHANGE] if name == "cand" else []
+            await write_report_config_map(client, owner, report)
     finally:
         await client.aclose()
 
@@ -126,6 +128,8 @@ async def test_compare_puts_two_tests_latest_reports_side_by_side(apiserver: Api
     assert "cand holds 25% fewer" in result.stdout
     assert "-25.0%" in result.stdout
     assert "2.7 CPU-ms  +35.0%" in result.stdout  # the unit costs, from both report.json
+    assert "Changepoints: cand" in result.stdout  # from cand's report.json, its history's
+    assert "ceiling −25% ± 3% at run 1a2b3c4d (13 of 15), image api:2.7.0" in result.stdout
 
     one_missing = await _invoke(apiserver, "compare", "base", "absent")
     assert one_missing.exit_code == 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from plimsoll.api.gate import HistoryEntry, Regression
+from plimsoll.api.gate import HistoryEntry, Regression, RegressionMethod
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.status import (
@@ -24,6 +24,7 @@ from plimsoll.controller.gate import apply_gate
 from plimsoll.controller.operator_metrics import OperatorMetrics
 from plimsoll.controller.status import StatusWriter
 from plimsoll.kube.client import KubeClient
+from plimsoll.report.markdown import render_markdown
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -186,3 +187,34 @@ def test_result_gauges_carry_each_finished_variants_ceiling() -> None:
     assert f"plimsoll_ceiling_high{{{postgres}}} 40" in text
     assert f"plimsoll_ceiling{{{postgres}}}" not in text  # no level passed
     assert "sharded" not in text
+
+
+def test_the_changepoint_method_flags_a_new_drop_and_puts_the_changes_in_the_report() -> None:
+    # 15 steady runs on api:1, then api:2 a tenth lower: two runs so far, now a third (two
+    # were not yet significant; the third makes the drop one).
+    levels = [1000, 1012, 991, 1005, 996, 1019, 987, 1003, 1010, 994, 1008, 999, 985, 1015, 1001]
+    history = [
+        HistoryEntry(run_id=f"r{i}", finished_at=T0 + timedelta(days=i), level=level, image="api:1")
+        for i, level in enumerate(levels)
+    ]
+    history += [
+        HistoryEntry(run_id=f"r{i}", finished_at=T0 + timedelta(days=i), level=level, image="api:2")
+        for i, level in ((15, 902), (16, 908))
+    ]
+    writer = writer_with(history)
+    test = spec(Regression(method=RegressionMethod.CHANGEPOINT), history_limit=20)
+    finished = report(895, 920, T0 + timedelta(days=17))
+    apply_gate(writer, finished, test.spec, {"default": "api:2"})
+
+    [verdict] = writer.status.regression
+    assert verdict.method is RegressionMethod.CHANGEPOINT
+    assert verdict.regressed
+    condition = regressed_condition(writer)
+    assert condition is not None
+    assert condition[:2] == (ConditionStatus.TRUE, Reason.REGRESSED)
+    assert "ceiling −10% ± " in condition[2]
+    assert "at run r15 (16 of 18), image api:2" in condition[2]
+    assert writer.status.change == "-10% REGRESSED"
+    assert [p.run_id for p in finished.changepoints] == ["r15"]
+    assert "## Changepoints" in render_markdown(finished)
+    assert finished.changepoints[0].sentence in render_markdown(finished)

@@ -7,15 +7,18 @@ turns Proved=False into Degraded: tests/charts)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 
 import pytest
 
+from plimsoll.api.notify import NotifyOn
 from plimsoll.api.proof import Proof
 from plimsoll.api.report import Outcome
 from plimsoll.api.status import CapacityTestStatus, Phase
 from plimsoll.controller.status import OperatorSink, StatusWriter
+from plimsoll.decide.notifications import Notice
 from plimsoll.kube.client import KubeClient
 from tests.kube.flaky_server import FlakyServer
 from tests.reportfixtures import Run, make_report
@@ -56,3 +59,28 @@ async def test_the_proof_reaches_the_status_with_its_condition(
     assert proved["status"] == ("True" if held else "False")
     assert proved["reason"] == ("Held" if held else "NotHeld")
     assert proved["message"] == sentence
+
+
+async def test_the_end_of_a_run_hands_its_changes_to_the_notifier(server: FlakyServer) -> None:
+    report = make_report({"default": Run(level=600, high=None)})
+    report.outcome = Outcome.SUCCEEDED
+    report.proof = Proof(
+        held=True, level=600, unit="rps", replicas=3, zones=["a"], sentence="it held."
+    )
+    told: list[list[Notice]] = []
+
+    async def on_notices(found: list[Notice]) -> None:
+        told.append(found)
+
+    client = KubeClient(server.url)
+    writer = StatusWriter(client, "perf", "edge", CapacityTestStatus(phase=Phase.RUNNING))
+    sink = OperatorSink(writer, OWNER, on_notices=on_notices)
+    try:
+        await sink.finished(report)
+        await asyncio.gather(*sink.sending)  # sent in the background, after the write
+    finally:
+        await client.aclose()
+    [found] = told
+    assert [n.kind for n in found] == [NotifyOn.SUCCEEDED, NotifyOn.PROVED]
+    assert found[1].data["held"] is True
+    assert json.loads(server.bodies[-1])["status"]["phase"] == "Succeeded"  # written first

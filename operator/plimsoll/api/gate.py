@@ -10,6 +10,7 @@ variant so the operator can judge each new run against them.
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
@@ -22,9 +23,37 @@ _CRON_PROBE_START = datetime(2024, 1, 1)
 BASELINE_PATTERN = r"^(previous|best|[0-9]+)$"
 
 
+class RegressionMethod(StrEnum):
+    THRESHOLD = "threshold"  # against one baseline run or level, by a share and outside noise
+    CHANGEPOINT = "changepoint"  # e-divisive means over the history (plimsoll.decide.changepoint)
+
+
 class Regression(PlimsollModel):
     """When a new ceiling counts as a regression."""
 
+    method: RegressionMethod = Field(
+        RegressionMethod.THRESHOLD,
+        description=(
+            "'threshold': the new ceiling against the baseline, by more than the threshold "
+            "and outside noise. 'changepoint': e-divisive means with a permutation test over "
+            "the variant's history (status.history); Regressed when the latest run brings a "
+            "new significant downward change. baseline and threshold apply to 'threshold' only."
+        ),
+    )
+    significance: float = Field(
+        0.01,
+        gt=0,
+        lt=1,
+        description="changepoint: the largest permutation-test p-value a change may have to "
+        "count (the share of shuffled histories that split as strongly).",
+    )
+    permutations: int = Field(
+        200,
+        ge=20,
+        le=1000,
+        description="changepoint: shuffled histories per candidate change (the p-value's "
+        "resolution is 1 / (permutations + 1)).",
+    )
     baseline: str = Field(
         "previous",
         pattern=BASELINE_PATTERN,
@@ -109,6 +138,28 @@ class HistoryEntry(PlimsollModel):
     )
 
 
+class Changepoint(PlimsollModel):
+    """Where one variant's history moved: the run that starts a significant change."""
+
+    variant: str = Field("default", description="The variant whose history changed.")
+    metric: str = Field("ceiling", description="The measure that changed.")
+    run_id: str = Field(description="The first run after the change.")
+    index: int = Field(description="Its place in the variant's kept history, 0 the oldest.")
+    runs: int = Field(description="How many complete runs the history held.")
+    image: str | None = Field(None, description="The image that run measured, when known.")
+    generation: int | None = Field(None, description="The CapacityTest generation it measured.")
+    before: float = Field(description="The mean of the runs since the previous change.")
+    after: float = Field(description="The mean of the runs up to the next change.")
+    change: float = Field(description="after / before - 1.")
+    margin: float | None = Field(
+        None,
+        description="The 95% interval's half-width of the change (Welch's t); None when "
+        "neither side has two runs.",
+    )
+    pvalue: float = Field(description="The permutation test's p-value.")
+    sentence: str = Field("", description="e.g. 'ceiling −12% ± 3% at run 1a2b, image api:2.7'.")
+
+
 class RegressionStatus(PlimsollModel):
     """The gate's verdict on the latest run, per variant (the baseline's, first)."""
 
@@ -116,9 +167,21 @@ class RegressionStatus(PlimsollModel):
     regressed: bool = Field(
         False,
         description="True when the latest ceiling fell below the baseline by more than the "
-        "threshold and outside noise.",
+        "threshold and outside noise (threshold), or the latest run brought a new significant "
+        "downward change (changepoint).",
     )
-    baseline: int | None = Field(None, description="The baseline ceiling; None if none yet.")
+    baseline: int | None = Field(
+        None,
+        description="The baseline ceiling; None if none yet. changepoint: the mean before the "
+        "latest change, or of the earlier runs when nothing changed.",
+    )
     current: int | None = Field(None, description="The latest run's ceiling.")
     change: float | None = Field(None, description="(current - baseline) / baseline.")
     message: str = Field("", description="The verdict in a sentence, with the change in percent.")
+    method: RegressionMethod = Field(
+        RegressionMethod.THRESHOLD, description="The regression.method that judged."
+    )
+    changepoints: list[Changepoint] = Field(
+        default_factory=list,
+        description="changepoint: every significant change in the variant's history, oldest first.",
+    )

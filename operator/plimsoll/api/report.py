@@ -19,6 +19,7 @@ from pydantic import Field, field_serializer, model_validator
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Comparison
+from plimsoll.api.gate import Changepoint
 from plimsoll.api.proof import Proof
 from plimsoll.api.shapes import ShapeTable
 from plimsoll.api.sizing import SizingPlan
@@ -87,6 +88,11 @@ class RunReport(PlimsollModel):
     )
     shapes: ShapeTable | None = Field(
         None, description="The pod shapes' cost table and the cheapest (spec.shapes)."
+    )
+    changepoints: list[Changepoint] = Field(
+        default_factory=list,
+        description="regression.method changepoint: the significant changes in each "
+        "variant's history, this run included (the operator's; a local run has no history).",
     )
 
     @model_validator(mode="after")

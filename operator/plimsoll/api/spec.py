@@ -24,6 +24,7 @@ from plimsoll.api.bounded import (
 from plimsoll.api.faults import Fault
 from plimsoll.api.gate import Regression, Schedule
 from plimsoll.api.generators import Generators
+from plimsoll.api.notify import Webhook
 from plimsoll.api.replay import REPLAY_UNIT
 from plimsoll.api.shapes import Cost, Shapes, shape_name, shape_variant
 from plimsoll.api.sizing import SizingSpec
@@ -596,6 +597,12 @@ class CapacityTestSpec(PlimsollModel):
         None, description="Hold each new ceiling against a baseline (see status.regression)."
     )
     schedule: Schedule | None = Field(None, description="Re-run on a cron schedule.")
+    notify: list[Webhook] = Field(
+        default_factory=list,
+        max_length=8,
+        description="Webhooks told when a run succeeds or fails, the gate says Regressed, or "
+        "a proof's verdict changes (CloudEvents JSON or Slack text; the URL from a Secret).",
+    )
     history_limit: int = Field(10, ge=1, le=50, description="Runs kept per variant in history.")
     sizing: SizingSpec | None = Field(
         None, description="Plan a deployment from the ceiling: the plan goes to status and report."

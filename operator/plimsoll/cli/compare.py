@@ -5,7 +5,9 @@ Releases, days, machines: each report.json is a run, labelled by its folder
 another. Prints the comparison as Markdown (the tables report.md opens with)
 or, with `--json`, as JSON. `--fail-on-regression 10%` makes it a CI gate:
 exit 99 when a ceiling dropped by more than the threshold *and* outside noise
-(`plimsoll.decide.difference`). Exit 2 when a report cannot be read.
+(`plimsoll.decide.difference`). Exit 2 when a report cannot be read. A report
+whose run had `regression.method: changepoint` adds the changes the operator found
+in that test's history, per run.
 `plimsoll run --baseline` applies the same gate through `regression_gate`.
 """
 
@@ -24,6 +26,7 @@ from plimsoll.api.units import parse_fraction
 from plimsoll.cli.exits import EXIT_INVALID_SPEC, EXIT_OK, EXIT_REGRESSED
 from plimsoll.cli.help_text import epilog
 from plimsoll.decide.across_runs import LabelledRun, compare_runs, regressions
+from plimsoll.report.changepoints import changepoints_markdown
 from plimsoll.report.comparison import comparison_markdown, headline
 from plimsoll.report.files import read_report
 
@@ -94,6 +97,15 @@ def _section(comparison: Comparison, titled: bool) -> str:
     return f"## Variant {variant}\n\n{text}"
 
 
+def changepoint_sections(runs: Sequence[LabelledRun]) -> list[str]:
+    """Each run's changepoints (from its report), under a heading naming the run."""
+    return [
+        text
+        for run in runs
+        if (text := changepoints_markdown(run.report.changepoints, f"Changepoints: {run.label}"))
+    ]
+
+
 def compare_cmd(
     files: Annotated[list[Path], typer.Argument(help="Two or more report.json files.")],
     baseline: Annotated[
@@ -130,7 +142,8 @@ def compare_cmd(
     if as_json:
         typer.echo(json.dumps([c.to_wire() for c in comparisons], indent=2))
     else:
-        typer.echo("\n".join(_section(c, len(comparisons) > 1) for c in comparisons))
+        sections = [_section(c, len(comparisons) > 1) for c in comparisons]
+        typer.echo("\n".join([*sections, *changepoint_sections(runs)]))
     failures = regression_gate(comparisons, threshold) if threshold is not None else []
     for line in failures:
         typer.echo(line, err=True)

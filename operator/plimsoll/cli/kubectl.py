@@ -10,7 +10,8 @@ talks to the API server through `plimsoll.kube.client`, like the operator:
   writes the interactive report.html from it (the operator image has no plotly, so
   the page is drawn here, on the reader's side);
 - `rerun NAME` sets the `plimsoll.dev/rerun` annotation, so the operator runs it again;
-- `compare A B` compares two CapacityTests' latest reports (as `plimsoll compare`);
+- `compare A B` compares two CapacityTests' latest reports (as `plimsoll compare`),
+  with the changepoints the gate found in each one's history;
 - `logs NAME` prints the current step's generator and target logs;
 - `wait NAME` waits until the run ends and exits with its answer, with `plimsoll run`'s
   codes (0 within the bar, 99 refused, 1 could not complete), for pipelines.
@@ -196,7 +197,7 @@ def compare(
     """Compare two CapacityTests' ceilings; the first is the baseline.
 
     From each one's latest report, as `plimsoll compare` does."""
-    from plimsoll.cli.compare import _section, with_headlines
+    from plimsoll.cli.compare import _section, changepoint_sections, with_headlines
 
     async def both(client: KubeClient) -> list[RunReport]:
         return [(await _report_of(client, namespace, n))[0] for n in (first, second)]
@@ -210,7 +211,8 @@ def compare(
     except ValueError as exc:
         typer.echo(f"cannot compare: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_SPEC) from exc
-    markdown = "\n".join(_section(c, len(comparisons) > 1) for c in comparisons)
+    sections = [_section(c, len(comparisons) > 1) for c in comparisons]
+    markdown = "\n".join([*sections, *changepoint_sections(runs)])
     Console().print(Markdown(markdown))
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
+from plimsoll.api.gate import RegressionMethod, RegressionStatus
 from plimsoll.api.report import RunReport
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import ConditionStatus, ConditionType, Reason
 from plimsoll.controller.events import Event, EventType
 from plimsoll.controller.status import StatusWriter
+from plimsoll.decide.changepoint_gate import judge_changepoints
 from plimsoll.decide.regression import (
     baseline_of,
     change_column,
@@ -33,21 +35,21 @@ def apply_gate(
     images: Mapping[str, str | None],
 ) -> None:
     """Remember this run's ceilings and, with `spec.regression`, judge them against the
-    baseline: `images` maps each variant to the target image (or digest) it ran."""
+    baseline (or, method changepoint, against the history they join, and put the changes
+    found in the report too): `images` maps each variant to the target image (or digest)
+    it ran."""
     status = writer.status
     ceilings = list(report.ceilings) or ([report.ceiling] if report.ceiling else [])
     if not ceilings or status.run_id is None:
         return
     finished = report.ended_at or datetime.now(UTC)
     policy = spec.regression
-    verdicts = (
-        [
+    verdicts: list[RegressionStatus] = []
+    if policy is not None and policy.method is RegressionMethod.THRESHOLD:
+        verdicts = [
             judge_regression(c, baseline_of(status.history, c.variant, policy), policy)
             for c in ceilings
         ]
-        if policy is not None
-        else []
-    )
     entries = [
         entry_of(
             c,
@@ -59,6 +61,15 @@ def apply_gate(
         for c in ceilings
     ]
     status.history = remember(status.history, entries, spec.history_limit)
+    if policy is not None and policy.method is RegressionMethod.CHANGEPOINT:
+        reported = {v.variant: {p.run_id for p in v.changepoints} for v in status.regression}
+        verdicts = [
+            judge_changepoints(
+                status.history, c.variant, status.run_id, policy, reported.get(c.variant, set())
+            )
+            for c in ceilings
+        ]
+        report.changepoints = [p for v in verdicts for p in v.changepoints]
     status.regression = verdicts
     status.change = change_column(verdicts)
     if policy is None:

@@ -14,10 +14,11 @@ and posted right after the patch that shows it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,6 +49,7 @@ from plimsoll.controller.events import (
     step_event,
 )
 from plimsoll.controller.report_map import write_report_config_map
+from plimsoll.decide.notifications import Notice, notices, verdicts_of
 from plimsoll.decide.operator_action import conditions_for
 from plimsoll.decide.status_steps import compact_steps
 from plimsoll.decide.variant_status import run_ended, variant_finished, variant_started
@@ -146,6 +148,7 @@ class OperatorSink:
         on_step: Callable[[StepRecord, float], None] | None = None,
         on_phase: Callable[[Phase], None] | None = None,
         on_finished: Callable[[RunReport], None] | None = None,
+        on_notices: Callable[[list[Notice]], Coroutine[Any, Any, None]] | None = None,
         unit: str = "rps",
         identity: OperatorIdentity | None = None,
     ) -> None:
@@ -156,7 +159,9 @@ class OperatorSink:
         self.report: RunReport | None = None
         self._on_step = on_step
         self._on_phase = on_phase
-        self._on_finished = on_finished  # e.g. the regression gate, before the final write
+        self._on_finished = on_finished  # e.g. the gate: before the report and the final write
+        self._on_notices = on_notices  # spec.notify: after the final write, in the background
+        self.sending: set[asyncio.Task[None]] = set()
         self._detached = False
         self._step_started = time.monotonic()
 
@@ -227,6 +232,7 @@ class OperatorSink:
         if self._detached:
             return
         status = self.writer.status
+        before = verdicts_of(status)
         status.current_step = None
         status.ceiling = report.ceiling  # the baseline's: `kubectl get`'s Ceiling column
         if status.variants:
@@ -245,6 +251,9 @@ class OperatorSink:
             status.shapes = [ShapeStatus.of(row) for row in report.shapes.rows]
             status.cheapest_shape = report.shapes.cheapest
         status.completion_time = report.ended_at or _now()
+        if self._on_finished is not None:
+            # before the report ConfigMap: the gate adds the history's changepoints to it
+            self._on_finished(report)
         try:
             name = await write_report_config_map(
                 self.writer.client, self.owner, report, self.identity
@@ -254,8 +263,6 @@ class OperatorSink:
             log.warning("report ConfigMap not written: %s", exc)
         for ceiling in report.ceilings or ([report.ceiling] if report.ceiling else []):
             self.writer.note(ceiling_event(ceiling))
-        if self._on_finished is not None:
-            self._on_finished(report)
         succeeded = report.outcome is Outcome.SUCCEEDED
         final = Phase.SUCCEEDED if succeeded else Phase.FAILED
         message = "; ".join(report.summary) if succeeded and report.summary else report.message
@@ -265,6 +272,12 @@ class OperatorSink:
         if self._on_phase is not None:
             self._on_phase(final)
         await self.writer.write()
+        found = notices(before, status, self.writer.namespace, self.writer.name)
+        if found and self._on_notices is not None:
+            # retries take seconds: the daemon goes on, the task is kept until it ends
+            task = asyncio.create_task(self._on_notices(found))
+            self.sending.add(task)
+            task.add_done_callback(self.sending.discard)
 
 
 def compact(value: Any) -> str:

@@ -39,6 +39,7 @@ from plimsoll.api.status import (
 from plimsoll.api.step import StepRecord
 from plimsoll.controller.events import Event, EventRecorder, EventType, phase_event
 from plimsoll.controller.gate import apply_gate
+from plimsoll.controller.notify import notify_test
 from plimsoll.controller.operator_metrics import OperatorMetrics
 from plimsoll.controller.status import OperatorSink, StatusWriter
 from plimsoll.decide.operator_action import (
@@ -372,6 +373,13 @@ class Supervisor:
             on_step=lambda record, seconds: metrics.step(record.verdict, seconds),
             on_phase=lambda phase: metrics.set_phase(uid, phase),
             on_finished=lambda report: apply_gate(writer, report, test.spec, self._images(test)),
+            on_notices=lambda found: notify_test(
+                writer,
+                test.spec.notify,
+                found,
+                self.ctx.options.identity,
+                self.ctx.options.allowed_target_hosts,
+            ),
             unit=test.spec.unit,
             identity=self.ctx.options.identity,
         )

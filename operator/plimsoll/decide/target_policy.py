@@ -96,14 +96,18 @@ def target_url_problem(
     api_server_hosts: Collection[str],
     allowed_hosts: Collection[str],
     resolved: Iterable[str] = (),
+    field: str = _FIELD,
+    shown: str | None = None,
 ) -> str | None:
     """Why the generators may not be aimed at `url` from inside the cluster; None if fine.
-    `resolved`: the addresses the URL's host name resolves to, each judged too."""
+    `resolved`: the addresses the URL's host name resolves to, each judged too. `field`
+    names where the URL came from; `shown` replaces the URL in the message (a webhook's
+    URL is a secret: the message names its Secret key, never the URL)."""
     if url is None:
         return None
     host = target_host(url)
     if host is None:
-        return f"{_FIELD}: {url!r} is not a URL with a host"
+        return f"{field}: {shown or repr(url)} is not a URL with a host"
     if _allowed(host, allowed_hosts):
         return None
     reason = _why_refused(host, api_server_hosts)
@@ -124,7 +128,7 @@ def target_url_problem(
     if reason is None:
         return None
     return (
-        f"{_FIELD}: {host!r} {reason}; a CapacityTest may not aim load there. Name the "
+        f"{field}: {host!r} {reason}; a CapacityTest may not aim load there. Name the "
         "service's own address, or have the operator's admin add the host to "
         "PLIMSOLL_ALLOWED_TARGET_HOSTS (Helm: allowedTargetHosts)"
     )

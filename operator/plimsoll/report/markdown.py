@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import jinja2
 
 from plimsoll.api.report import RunReport
+from plimsoll.report.changepoints import changepoints_markdown
 from plimsoll.report.comparison import comparison_markdown
 from plimsoll.report.sentence import format_quantity
 from plimsoll.report.shapes import shapes_markdown
@@ -41,6 +42,7 @@ def render_markdown(report: RunReport, charts: Sequence[str] = ()) -> str:
         charts=list(charts),
         comparison=comparison_markdown(report.comparison) if report.comparison else "",
         shapes=(shapes_markdown(report.shapes, report.spec.cost.currency) if report.shapes else ""),
+        changepoints=changepoints_markdown(report.changepoints),
         unreadable=unreadable_contention(report),
         busy_steps=[s.index for s in report.steps if s.contention and s.contention.busy],
     )
