@@ -105,3 +105,32 @@ def test_the_derived_floor_bound_comes_from_the_first_full_steps(
 ) -> None:
     bound = floor_bound(None, history)
     assert bound.ms == (pytest.approx(expected) if expected is not None else None)
+
+
+def test_a_wait_plimsolls_own_equipment_explains_is_named_as_such_not_a_busy_host() -> None:
+    # A 2-CPU host: the target used 0.45 cores and waited 47% of its runnable time while
+    # the generator and the mock used 1.3 cores between them.
+    equipment = {"generator": 1.0, "mock": 0.3}
+    crowded = Figures(
+        **(
+            QUIET.__dict__
+            | {"target_cpu_wait_cores": 0.4, "equipment_cpu_cores": equipment, "host_cpus": 2}
+        )
+    )
+    contention = assess(crowded, NO_BOUND)
+    assert contention.busy is False
+    assert contention.signals == []
+    assert contention.equipment == (
+        "the target waited for a CPU 47% of its runnable time while Plimsoll's own equipment "
+        "(generator 1.00, mock 0.30 cores) and the target used 1.75 of the host's 2 CPUs: the "
+        "test's own pieces held them, not a busy host (give the generators and mocks CPUs "
+        "of their own for a cleaner measurement)"
+    )
+    # With the equipment mostly idle, the CPUs were held by something else: busy.
+    light = Figures(**(crowded.__dict__ | {"equipment_cpu_cores": {"generator": 0.2}}))
+    contention = assess(light, NO_BOUND)
+    assert contention.busy is True
+    assert contention.equipment is None
+    # Not measured on the target's host (a cluster): the wait alone decides, as before.
+    elsewhere = Figures(**(crowded.__dict__ | {"host_cpus": None}))
+    assert assess(elsewhere, NO_BOUND).busy is True

@@ -118,6 +118,11 @@ class Contention(PlimsollModel):
     floor_ms: float | None = Field(None, description="The direct-call floor at its quantile.")
     floor_bound_ms: float | None = None
     floor_bound_basis: str = Field("", description="Configured, or derived from which steps.")
+    equipment: str | None = Field(
+        None,
+        description="Set where the target waited for a CPU held by Plimsoll's own generators "
+        "and mocks on its host: that wait is the test's, not a busy host's.",
+    )
     busy: bool = False
     signals: list[str] = Field(default_factory=list, description="What showed the host busy.")
     unreadable: list[str] = Field(default_factory=list, description="Figures not available.")

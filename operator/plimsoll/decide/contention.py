@@ -11,7 +11,12 @@ one the host cannot produce while it is quiet:
   in a step where it was throttled in fewer than `THROTTLED_MOST` of its CFS
   periods: a target throttled in most periods got its whole quota, so whatever
   it waited did not make it smaller (and the wait of its other threads during
-  throttling cannot be told from the host's);
+  throttling cannot be told from the host's). Unless Plimsoll's own equipment
+  explains the wait: where the target and the generators and mocks measured on
+  the same host used `EQUIPMENT_FULL` of its CPUs between them, the CPUs were
+  held by the test itself, and the step records that (`Contention.equipment`),
+  naming the equipment, instead of calling the host busy: repeating the step
+  would meet the same equipment again;
 - the generators' threads waited for a CPU more than `GENERATOR_WAIT_MS` on
   average each time they woke (they read answers that much late; a share of
   their runnable time would not do: a mostly idle process runs for microseconds
@@ -34,7 +39,7 @@ a bound that would not make the heavier steps of every test noisy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from plimsoll.api.step import Contention, StepRecord, TrialKind
@@ -46,6 +51,12 @@ TARGET_WAIT = 0.15
 GENERATOR_WAIT_MS = 1.0
 START_LAG_MS = 10.0
 THROTTLED_MOST = 0.5
+# The test's own pieces (target, generators, mocks) using this share of the host's CPUs
+# between them leave nothing for another process to take: the wait is theirs.
+EQUIPMENT_FULL = 0.8
+# Names of the measured roles that are Plimsoll's equipment, not the system under test
+# (services the target calls are part of the system).
+EQUIPMENT = ("mock", "generator")
 # The derived floor bound: the first FLOOR_STEPS full steps' lowest floor, times
 # FLOOR_FACTOR, and at least FLOOR_MARGIN_MS above it (a sub-millisecond floor
 # times three is still within a timer tick).
@@ -68,6 +79,10 @@ class Figures:
     late_tolerance_ms: float | None = None
     floor_ms: float | None = None
     host_steal_share: float | None = None  # of the generators' host, in the window
+    # Measured on the target's host only (the local platform): Plimsoll's equipment's
+    # mean CPU, by role, and the host's CPUs; None where the pieces run elsewhere.
+    equipment_cpu_cores: Mapping[str, float] | None = None
+    host_cpus: int | None = None
     unreadable: Sequence[str] = field(default_factory=tuple)
 
 
@@ -111,6 +126,24 @@ def _per_slice_ms(wait: float | None, slices: int | None) -> float | None:
     return wait * 1000.0 / slices if slices > 0 else 0.0
 
 
+def _equipment_held(figures: Figures, wait: float) -> str | None:
+    """The sentence naming Plimsoll's own equipment as what held the CPUs the target
+    waited for, or None when it does not explain the wait (or was not measured here)."""
+    pieces, cpus, used = figures.equipment_cpu_cores, figures.host_cpus, figures.target_cpu_cores
+    if not pieces or not cpus or used is None:
+        return None
+    theirs = sum(pieces.values())
+    if used + theirs < EQUIPMENT_FULL * cpus:
+        return None
+    named = ", ".join(f"{name} {cores:.2f}" for name, cores in sorted(pieces.items()))
+    return (
+        f"the target waited for a CPU {wait:.0%} of its runnable time while Plimsoll's own "
+        f"equipment ({named} cores) and the target used {used + theirs:.2f} of the host's "
+        f"{cpus} CPUs: the test's own pieces held them, not a busy host (give the "
+        "generators and mocks CPUs of their own for a cleaner measurement)"
+    )
+
+
 def assess(figures: Figures, bound: FloorBound) -> Contention:
     """The step's contention record: each figure, and whether the host was busy."""
     target = _share(figures.target_cpu_wait_cores, figures.target_cpu_cores)
@@ -118,11 +151,14 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
     signals: list[str] = []
     throttled = figures.target_throttled_ratio
     starved = throttled is None or throttled < THROTTLED_MOST
+    equipment: str | None = None
     if target is not None and target > TARGET_WAIT and starved:
-        signals.append(
-            f"the target waited for a CPU {target:.0%} of its runnable time "
-            f"(quiet: under {TARGET_WAIT:.0%})"
-        )
+        equipment = _equipment_held(figures, target)
+        if equipment is None:
+            signals.append(
+                f"the target waited for a CPU {target:.0%} of its runnable time "
+                f"(quiet: under {TARGET_WAIT:.0%})"
+            )
     if generator is not None and generator > GENERATOR_WAIT_MS:
         signals.append(
             f"the generators waited {generator:,.2f} ms for a CPU each time they woke "
@@ -156,6 +192,7 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
         floor_ms=figures.floor_ms,
         floor_bound_ms=bound.ms,
         floor_bound_basis=bound.basis,
+        equipment=equipment,
         busy=bool(signals),
         signals=signals,
         unreadable=unreadable,

@@ -67,14 +67,14 @@ from plimsoll.decide.confidence import (
     share_straddles,
     straddles,
 )
-from plimsoll.decide.contention import TARGET_WAIT
+
+# Names in `StepInput.others` that are measuring equipment: if they run out of CPU the
+# step measured them, so it is invalid.
+from plimsoll.decide.contention import EQUIPMENT, TARGET_WAIT
 from plimsoll.decide.status_steps import without_queries
 from plimsoll.decide.step_summary import floor_ms
 from plimsoll.shared import histogram
 
-# Names in `StepInput.others` that are measuring equipment, not the system under test:
-# if they run out of CPU the step measured them, so it is invalid.
-EQUIPMENT = ("mock", "generator")
 ACHIEVED = "achieved share of schedule"
 
 
