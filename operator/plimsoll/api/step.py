@@ -118,10 +118,16 @@ class Contention(PlimsollModel):
     floor_ms: float | None = Field(None, description="The direct-call floor at its quantile.")
     floor_bound_ms: float | None = None
     floor_bound_basis: str = Field("", description="Configured, or derived from which steps.")
-    equipment: str | None = Field(
+    foreign_cpu_cores: float | None = Field(
         None,
-        description="Set where the target waited for a CPU held by Plimsoll's own generators "
-        "and mocks on its host: that wait is the test's, not a busy host's.",
+        description="CPU the host's other programs used (its busy CPU less every piece of "
+        "the test), where the host is read (local).",
+    )
+    not_the_host: str | None = Field(
+        None,
+        description="Why the target's CPU wait was not the host's doing: Plimsoll's own "
+        "generators and mocks held the CPUs, or no other program ran (its own threads "
+        "waited for each other).",
     )
     busy: bool = False
     signals: list[str] = Field(default_factory=list, description="What showed the host busy.")

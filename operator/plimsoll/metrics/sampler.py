@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from plimsoll.api.step import ResourceUsage
 from plimsoll.metrics.cgroup import CgroupPaths, CgroupReadError, read_limits, read_sample
+from plimsoll.metrics.host import read_host_sample
 from plimsoll.metrics.proc import ProcGroupGoneError, ProcGroupReader
 from plimsoll.metrics.samples import Limits, Sample, SampleBuffer, summarise
 from plimsoll.metrics.schedstat import WaitOutsideThrottling
@@ -65,6 +66,11 @@ class Sampler:
             interval=interval,
             clock=clock,
         )
+
+    @classmethod
+    def for_host(cls, *, interval: float = 0.25, clock: Clock = time.time) -> Sampler:
+        """The whole host's busy CPU (`host.read_host_sample`), role `host`."""
+        return cls(read_host_sample, source="/proc/stat", interval=interval, clock=clock)
 
     @classmethod
     def for_process_group(

@@ -90,7 +90,7 @@ def _starts(record: StepRecord) -> str:
 
 def _wait(result: StepResult) -> str:
     """The target's CPU wait outside throttling; "busy" when the host was judged busy,
-    "own equipment" when Plimsoll's generators and mocks held the CPUs it waited for."""
+    "not the host" when its own threads or Plimsoll's equipment held the CPUs it waited for."""
     contention = result.contention
     if contention is None:
         return "—"
@@ -98,7 +98,7 @@ def _wait(result: StepResult) -> str:
     text = "—" if share is None else f"{share:.0%}"
     if contention.busy:
         return f"{text} busy"
-    return f"{text} own equipment" if contention.equipment else text
+    return f"{text} not the host" if contention.not_the_host else text
 
 
 BESIDE_COLUMNS = ["#", "variant", "level", "process", "source", "CPU", "memory"]

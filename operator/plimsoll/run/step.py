@@ -79,6 +79,15 @@ def floor_url(endpoints: Endpoints) -> str:
     return endpoints.upstream_url.rstrip("/") + "/healthz"
 
 
+def _foreign(server: ServerSide) -> float | None:
+    """The host's CPU that none of the test's pieces used (other programs), or None."""
+    host = server.host
+    pieces = [u.cpu_mean_cores for u in server.usage.values()]
+    if host is None or host.cpu_mean_cores is None or any(c is None for c in pieces):
+        return None
+    return max(host.cpu_mean_cores - sum(c for c in pieces if c is not None), 0.0)
+
+
 def _contention(
     spec: CapacityTestSpec, plan: StepPlan, client: TrialResult, server: ServerSide
 ) -> Contention:
@@ -108,6 +117,7 @@ def _contention(
         # Only where the target's own figures came from this host are its neighbours known.
         equipment_cpu_cores=equipment if local else None,
         host_cpus=len(os.sched_getaffinity(0)) if local else None,
+        foreign_cpu_cores=_foreign(server) if local else None,
         target_cpu_wait_cores=target.cpu_wait_cores if target is not None else None,
         target_cpu_wait_source=target.cpu_wait_source if target is not None else None,
         target_throttled_ratio=target.throttled_ratio if target is not None else None,
