@@ -6,7 +6,7 @@ import pytest
 
 from bench.simulated_targets import record
 from plimsoll.api.spec import Search, Strategy, Trial
-from plimsoll.api.step import StepRecord, TrialKind, Verdict
+from plimsoll.api.step import LimitedBy, StepRecord, TrialKind, Verdict
 from plimsoll.decide.search import Finished, NextTrial, next_action
 
 TRIAL = Trial(duration=30.0)
@@ -136,3 +136,60 @@ def test_a_marginal_step_that_then_passes_counts_as_the_pass() -> None:
         step(3, 150, Verdict.PASS),
     ]
     assert next_action(search, TRIAL, history, retries=2) == NextTrial(175, TrialKind.FULL, 30.0)
+
+
+def test_a_list_whose_every_level_passed_answers_at_least_not_a_ceiling() -> None:
+    # The LLM-proxy example passed 5 to 320 users and reported "sustains 320, cpu limited
+    # it" as complete: nothing had shown where it stops.
+    search = Search(strategy=Strategy.STEPS, levels=[5, 10, 20])
+    history = [step(i, level, Verdict.PASS) for i, level in enumerate((5, 10, 20))]
+    finished = next_action(search, TRIAL, history)
+    assert isinstance(finished, Finished)
+    ceiling = finished.ceiling
+    assert (ceiling.level, ceiling.high, ceiling.complete) == (20, None, False)
+    assert ceiling.every_level_passed
+    assert ceiling.stop_reason.startswith("every level passed")
+    status = ceiling.to_status("users", limited_by=LimitedBy.CPU)
+    assert (status.complete, status.limited_by) == (False, LimitedBy.UNKNOWN)
+    assert status.every_level_passed
+    # One failing level above the pass makes it a ceiling again.
+    history.append(step(3, 40, Verdict.FAIL))
+    search = Search(strategy=Strategy.STEPS, levels=[5, 10, 20, 40])
+    finished = next_action(search, TRIAL, history)
+    assert isinstance(finished, Finished)
+    assert (finished.ceiling.level, finished.ceiling.high) == (20, 40)
+    assert finished.ceiling.complete
+    assert not finished.ceiling.every_level_passed
+
+
+def test_doubling_at_its_limit_says_every_level_passed() -> None:
+    search = Search(strategy=Strategy.DOUBLING, start=100, limit=200, repeats=0)
+    history = [step(0, 100, Verdict.PASS), step(1, 200, Verdict.PASS)]
+    finished = next_action(search, TRIAL, history)
+    assert isinstance(finished, Finished)
+    assert finished.ceiling.stop_reason.startswith("every level passed")
+    assert finished.ceiling.to_status("rps").complete is False
+
+
+def test_a_level_marginal_below_a_higher_pass_does_not_end_the_search() -> None:
+    # The edge example: 800 stayed marginal, then 1,600 passed; the run stopped with a
+    # range only. The pass above says the target carries 800: the list goes on.
+    search = Search(strategy=Strategy.STEPS, levels=[400, 800, 1600, 3200])
+    history = [step(0, 400, Verdict.PASS)]
+    history += [step(i, 800, Verdict.MARGINAL) for i in (1, 2, 3)]
+    assert next_action(search, TRIAL, history, retries=2) == NextTrial(1600, TrialKind.FULL, 30.0)
+    history.append(step(4, 1600, Verdict.PASS))
+    assert next_action(search, TRIAL, history, retries=2) == NextTrial(3200, TrialKind.FULL, 30.0)
+    history.append(step(5, 3200, Verdict.FAIL))
+    finished = next_action(search, TRIAL, history, retries=2)
+    assert isinstance(finished, Finished)
+    ceiling = finished.ceiling
+    assert (ceiling.level, ceiling.low, ceiling.high, ceiling.complete) == (1600, 1600, 3200, True)
+    # A pass above a failure does not carry the marginal level: it stays read as failed.
+    flipped = [step(0, 400, Verdict.PASS)]
+    flipped += [step(i, 800, Verdict.MARGINAL) for i in (1, 2, 3)]
+    flipped += [step(4, 1600, Verdict.FAIL), step(5, 3200, Verdict.PASS)]
+    finished = next_action(search, TRIAL, flipped, retries=2)
+    assert isinstance(finished, Finished)
+    assert finished.ceiling.level == 400
+    assert "stayed marginal: 800 (3 times)" in finished.ceiling.stop_reason

@@ -25,7 +25,10 @@ Rules shared by every strategy, applied here before the strategy decides:
   a pass at 100 bisects 150, 175, ... instead of stopping with 100), and when it
   has nothing left to try the answer is read from the history itself, so the
   first failure stays the real one and the answer says which level stayed
-  marginal;
+  marginal. A level that stayed marginal below a higher level that passed (of the
+  same kind, and below every failure of that kind) is not read as failed and does
+  not end the search: the pass above it says the target carries it, so the strategy
+  reads it as passed and goes on from the pass above;
 - `search.max_trials` bounds the number of trials, noisy repeats and probes
   included; at the bound the run stops with the range so far.
 
@@ -100,7 +103,9 @@ def next_action(
         )
     else:
         stayed = _stayed_marginal(history, retries)
-        action = propose(search, trial, _marginal_as_failed(history, stayed))
+        carried = {key for key in stayed if _carried(history, *key)}
+        stayed = {key: count for key, count in stayed.items() if key not in carried}
+        action = propose(search, trial, _marginal_settled(history, stayed, carried))
         asks_again = isinstance(action, NextTrial) and (action.level, action.kind) in stayed
         if stayed and (asks_again or isinstance(action, CeilingEstimate)):
             levels = ", ".join(f"{level} ({count} times)" for (level, _), count in stayed.items())
@@ -160,18 +165,49 @@ def _stayed_marginal(
     return stayed
 
 
-def _marginal_as_failed(
-    history: Sequence[StepRecord], stayed: dict[tuple[int, TrialKind], int]
+def _carried(history: Sequence[StepRecord], level: int, kind: TrialKind) -> bool:
+    """A higher level of this kind passed, below every level of this kind that failed:
+    the target carries `level`, whatever its own samples could not tell."""
+    same = [r for r in history if r.kind is kind]
+    lowest_fail = min((r.level for r in same if r.verdict is Verdict.FAIL), default=None)
+    return any(
+        r.verdict is Verdict.PASS
+        and r.level > level
+        and (lowest_fail is None or r.level < lowest_fail)
+        for r in same
+    )
+
+
+def _marginal_settled(
+    history: Sequence[StepRecord],
+    stayed: dict[tuple[int, TrialKind], int],
+    carried: set[tuple[int, TrialKind]],
 ) -> list[StepRecord]:
     """The history as the strategy chooses its next level from: each attempt at a level
-    that stayed marginal reads as a failure, so the climb or bisection goes on below it
-    (the answer itself is read from the real history)."""
-    return [
-        r.model_copy(update={"verdict": Verdict.FAIL})
-        if r.verdict is Verdict.MARGINAL and (r.level, r.kind) in stayed
-        else r
-        for r in history
-    ]
+    that stayed marginal reads as a failure, so the climb or bisection goes on below it,
+    or as a pass where a higher level passed (`carried`), once per run of attempts (a
+    list of levels counts it as one entry); the answer itself is read from the real
+    history."""
+    settled = []
+    for i, r in enumerate(history):
+        key = (r.level, r.kind)
+        if r.verdict is not Verdict.MARGINAL or (key not in carried and key not in stayed):
+            settled.append(r)
+            continue
+        after = history[i + 1] if i + 1 < len(history) else None
+        if (
+            after is not None
+            and after.verdict is Verdict.MARGINAL
+            and (
+                after.level,
+                after.kind,
+            )
+            == key
+        ):
+            continue  # one settled attempt per run of repeats, as a pass or fail would be
+        verdict = Verdict.PASS if key in carried else Verdict.FAIL
+        settled.append(r.model_copy(update={"verdict": verdict}))
+    return settled
 
 
 def _tail(history: Sequence[StepRecord], verdict: Verdict) -> list[StepRecord]:

@@ -22,6 +22,9 @@ from plimsoll.api.spec import Search, Trial
 from plimsoll.api.step import StepRecord, TrialKind, Verdict
 from plimsoll.decide.search.actions import CeilingEstimate, NextTrial
 
+# Why an answer with no failing level is only "at least": the report says it as is.
+EVERY_LEVEL_PASSED = "every level passed"
+
 
 @dataclass(frozen=True)
 class Evidence:
@@ -119,5 +122,5 @@ def repeat_then_stop(
     if evidence.full_pass[low] < search.repeats + 1:
         return NextTrial(low, TrialKind.FULL, trial.duration)
     if high is None:
-        return stop(f"passed at the limit ({search.limit}): the ceiling is higher", False)
+        return stop(f"{EVERY_LEVEL_PASSED} up to the limit ({search.limit})", False)
     return stop("", True)
