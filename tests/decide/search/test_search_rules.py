@@ -162,6 +162,16 @@ def test_a_list_whose_every_level_passed_answers_at_least_not_a_ceiling() -> Non
     assert not finished.ceiling.every_level_passed
 
 
+def test_a_run_stopped_early_before_any_failure_is_not_every_level_passed() -> None:
+    search = Search(strategy=Strategy.STEPS, levels=[5, 10, 20])
+    bad = step(1, 10, Verdict.INVALID).model_copy(update={"reasons": ["generator died"]})
+    finished = next_action(search, TRIAL, [step(0, 5, Verdict.PASS), bad])
+    assert isinstance(finished, Finished)
+    assert (finished.ceiling.level, finished.ceiling.high) == (5, None)
+    assert not finished.ceiling.every_level_passed
+    assert not finished.ceiling.to_status("users").every_level_passed
+
+
 def test_doubling_at_its_limit_says_every_level_passed() -> None:
     search = Search(strategy=Strategy.DOUBLING, start=100, limit=200, repeats=0)
     history = [step(0, 100, Verdict.PASS), step(1, 200, Verdict.PASS)]
@@ -169,6 +179,7 @@ def test_doubling_at_its_limit_says_every_level_passed() -> None:
     assert isinstance(finished, Finished)
     assert finished.ceiling.stop_reason.startswith("every level passed")
     assert finished.ceiling.to_status("rps").complete is False
+    assert finished.ceiling.to_status("rps").every_level_passed
 
 
 def test_a_level_marginal_below_a_higher_pass_does_not_end_the_search() -> None:

@@ -45,12 +45,9 @@ class CeilingEstimate:
     spread: tuple[int, ...] = ()
     flipped: tuple[int, ...] = ()
     inconclusive: bool = False  # the host stayed busy: the range is not a ceiling
-
-    @property
-    def every_level_passed(self) -> bool:
-        """A level passed and none above it failed: the answer is "at least", never a
-        ceiling, and nothing shows what would stop the target."""
-        return self.level is not None and self.high is None and not self.inconclusive
+    # The strategy ran every level it had (its list, or up to its limit) and none failed:
+    # "at least", never a ceiling. Not set on a run stopped early (invalid, max_trials).
+    every_level_passed: bool = False
 
     def to_status(
         self,

@@ -14,6 +14,7 @@ once it is narrow (`repeat_then_stop`), and the answer (`Evidence.estimate`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -122,5 +123,6 @@ def repeat_then_stop(
     if evidence.full_pass[low] < search.repeats + 1:
         return NextTrial(low, TrialKind.FULL, trial.duration)
     if high is None:
-        return stop(f"{EVERY_LEVEL_PASSED} up to the limit ({search.limit})", False)
+        answer = stop(f"{EVERY_LEVEL_PASSED} up to the limit ({search.limit})", False)
+        return dataclasses.replace(answer, every_level_passed=True)
     return stop("", True)

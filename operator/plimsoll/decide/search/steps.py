@@ -12,6 +12,7 @@ not complete (`EVERY_LEVEL_PASSED`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from plimsoll.api.spec import Search, Trial
@@ -37,7 +38,8 @@ def propose(
     if done < len(levels):
         return NextTrial(levels[done], TrialKind.FULL, trial.duration)
     if Evidence.of(history).full_high is None:
-        return so_far(search, history, EVERY_LEVEL_PASSED)
+        answer = so_far(search, history, EVERY_LEVEL_PASSED)
+        return dataclasses.replace(answer, every_level_passed=answer.level is not None)
     return so_far(search, history, "", complete=True)
 
 
