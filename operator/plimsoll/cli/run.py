@@ -6,7 +6,8 @@ start, so a Prometheus can scrape it), runs `plimsoll.run.runner` with a
 `LocalPlatform` per variant and the console sink (reading the resources back
 from `--prometheus` or `metrics.prometheusUrl` when given), writes report.json,
 report.md and the charts into `--out`, prints the ceiling sentence, and exits
-0 when every ceiling was found, 1 when the test could not complete. Ctrl-C
+0 when every ceiling was found (or, where every level passed, "at least" was all
+there was to find), 1 when the test could not complete. Ctrl-C
 stops every process and still writes the partial report. With `--baseline
 OLD/report.json` it compares the new ceilings with the old ones, and with
 `--fail-on-regression 10%` exits 1 on a regression (the rule of `plimsoll
