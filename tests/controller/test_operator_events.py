@@ -71,6 +71,18 @@ def test_ceiling_and_phase_events() -> None:
     assert ceiling_event(none) == Event(
         EventType.WARNING, "NoCeiling", "no level passed; the first level failed"
     )
+    above = Ceiling(
+        level=20,
+        unit="rps",
+        complete=False,
+        every_level_passed=True,
+        stop_reason="every level passed",
+    )
+    assert ceiling_event(above) == Event(
+        EventType.NORMAL,
+        "AtLeast",
+        "at least 20 rps: no level failed, no ceiling; every level passed",
+    )
     assert phase_event(Phase.FAILED, "boom").type is EventType.WARNING
     assert phase_event(Phase.QUEUED, "waiting").reason == "Queued"
 

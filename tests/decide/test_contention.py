@@ -105,3 +105,66 @@ def test_the_derived_floor_bound_comes_from_the_first_full_steps(
 ) -> None:
     bound = floor_bound(None, history)
     assert bound.ms == (pytest.approx(expected) if expected is not None else None)
+
+
+def test_a_wait_plimsolls_own_equipment_explains_is_named_as_such_not_a_busy_host() -> None:
+    # A 2-CPU host: the target used 0.45 cores and waited 47% of its runnable time while
+    # the generator and the mock used 1.3 cores between them, other programs 0.05.
+    equipment = {"generator": 1.0, "mock": 0.3}
+    crowded = Figures(
+        **(
+            QUIET.__dict__
+            | {
+                "target_cpu_wait_cores": 0.4,
+                "equipment_cpu_cores": equipment,
+                "host_cpus": 2,
+                "foreign_cpu_cores": 0.05,
+            }
+        )
+    )
+    contention = assess(crowded, NO_BOUND)
+    assert contention.busy is False
+    assert contention.signals == []
+    assert contention.foreign_cpu_cores == 0.05
+    assert contention.not_the_host == (
+        "the target waited for a CPU 47% of its runnable time while Plimsoll's own equipment "
+        "(generator 1.00, mock 0.30 cores) and the target used 1.75 of the host's 2 CPUs: the "
+        "test's own pieces held them, not a busy host (give the generators and mocks CPUs "
+        "of their own for a cleaner measurement)"
+    )
+    # Where the host's total could not be read, the equipment still explains it.
+    unread = Figures(**(crowded.__dict__ | {"foreign_cpu_cores": None}))
+    assert assess(unread, NO_BOUND).not_the_host == contention.not_the_host
+    # Other programs took a core beside it: the host was busy, whatever ours used.
+    hogged = Figures(**(crowded.__dict__ | {"foreign_cpu_cores": 1.0}))
+    contention = assess(hogged, NO_BOUND)
+    assert contention.busy is True
+    assert contention.not_the_host is None
+    assert contention.signals[0].endswith("; other programs used 1.00 cores")
+    # Not measured on the target's host (a cluster): the wait alone decides, as before.
+    elsewhere = Figures(**(crowded.__dict__ | {"host_cpus": None, "foreign_cpu_cores": None}))
+    assert assess(elsewhere, NO_BOUND).busy is True
+
+
+def test_a_many_threaded_target_waiting_for_its_own_threads_is_not_a_busy_host() -> None:
+    # Eight runnable threads under a 0.5-CPU quota on a host where nothing else ran: they
+    # waited for each other (and for the quota, already taken off), not for the host.
+    own = Figures(
+        **(
+            QUIET.__dict__
+            | {
+                "target_cpu_wait_cores": 0.4,
+                "target_throttled_ratio": 0.3,
+                "equipment_cpu_cores": {"generator": 0.2},
+                "host_cpus": 2,
+                "foreign_cpu_cores": 0.04,
+            }
+        )
+    )
+    contention = assess(own, NO_BOUND)
+    assert contention.busy is False
+    assert contention.not_the_host == (
+        "the target waited for a CPU 47% of its runnable time, but other programs used only "
+        "0.04 cores of the host (busy: 0.2 or more): its own threads waited for each other, "
+        "more of them runnable than the CPUs it may use"
+    )

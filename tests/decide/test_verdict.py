@@ -443,3 +443,45 @@ def test_a_definite_failure_outranks_a_marginal_criterion() -> None:
     judgement = judge(step(client=client(operations=one)), bar, NOISE, GENERATORS)
     assert judgement.verdict is Verdict.FAIL
     assert any(r.startswith("unexpected errors 10.00%") for r in judgement.reasons)
+
+
+def test_a_target_out_of_memory_fails_whatever_the_busy_signals_say() -> None:
+    # The quickstart at 350 users: OOM-killed and restarted in the window while the
+    # target's CPU wait read 24%; it was judged noisy and repeated, and died again.
+    busy = Contention(
+        busy=True,
+        target_cpu_wait=0.24,
+        signals=["the target waited for a CPU 24% of its runnable time"],
+    )
+    bar = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.005)])  # fails at 8 ms
+    killed = ResourceUsage(source="cgroup", oom_kills=1, restarts=1)
+    judgement = judge(step(target=killed, contention=busy), bar, NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.FAIL
+    assert {c.name for c in judgement.criteria if not c.ok} == {
+        "p99 total latency of all operations",
+        "target restarts and OOM kills",
+    }
+    assert judgement.reasons[-1] == (
+        "the host looked busy (the target waited for a CPU 24% of its runnable time), but the "
+        "target ran out of memory (memory: the target was OOM-killed 1 time(s) and restarted "
+        "1 time(s)): the failure is the target's, as it would be on a quiet host"
+    )
+    # At its memory limit without a kill, a slow direct-call floor is set aside too.
+    full = ResourceUsage(
+        source="cgroup", memory_max_bytes=97 * 2**20, memory_limit_bytes=100 * 2**20
+    )
+    slow_floor = client(floor=FloorResult(latency=hist(40), count=100))
+    judgement = judge(
+        step(client=slow_floor, target=full), bar, Noise(floor_bound=0.010), GENERATORS
+    )
+    assert judgement.verdict is Verdict.FAIL
+    assert "the working set reached 97% of the limit" in judgement.reasons[-1]
+    # The same failure with room in memory stays noisy: the host may have done it.
+    roomy = full.model_copy(update={"memory_max_bytes": 50 * 2**20})
+    assert judge(step(target=roomy, contention=busy), bar, NOISE, GENERATORS).verdict is (
+        Verdict.NOISY
+    )
+    # Out of memory but every criterion held (a working set at the limit): still a pass.
+    assert judge(step(target=full, contention=busy), PassWhen(), NOISE, GENERATORS).verdict is (
+        Verdict.PASS
+    )

@@ -7,10 +7,11 @@ import time
 from pathlib import Path
 
 from plimsoll.metrics.schedstat import (
+    WaitOutsideThrottling,
     cgroup_pids,
-    group_run_delay_seconds,
     pressure_some_seconds,
     thread_run_delay_ns,
+    thread_run_delays_ns,
 )
 
 
@@ -27,7 +28,7 @@ def test_a_live_process_has_a_run_delay_that_does_not_shrink_while_its_threads_l
 
 def test_a_gone_process_reads_none_never_zero() -> None:
     assert thread_run_delay_ns(2**22 + 7) is None
-    assert group_run_delay_seconds([2**22 + 7]) is None
+    assert thread_run_delays_ns([2**22 + 7]) == {}
 
 
 def test_cpu_pressure_some_total_is_read_in_seconds(tmp_path: Path) -> None:
@@ -45,3 +46,37 @@ def test_cgroup_pids_reads_a_procs_file(tmp_path: Path) -> None:
     procs.write_text("12\n34\n")
     assert cgroup_pids(procs) == [12, 34]
     assert cgroup_pids(tmp_path / "absent") == []
+
+
+def test_every_live_thread_of_a_process_is_read_by_its_id() -> None:
+    delays = thread_run_delays_ns([os.getpid()])
+    assert os.getpid() in delays  # the main thread's id is the process id
+    assert all(d >= 0 for d in delays.values())
+
+
+MS = 1_000_000  # nanoseconds
+
+
+def test_each_thread_waiting_through_the_throttled_time_is_not_counted_as_the_hosts() -> None:
+    # Four threads of a 0.5-CPU group, each waiting 60 ms of a 100 ms interval in which
+    # the group was throttled for 60 ms: every wait is the group's own throttling.
+    # Summed and less the throttled time once, this read as 180 ms of the host's doing.
+    waits = WaitOutsideThrottling()
+    assert waits.add({1: 0, 2: 0, 3: 0, 4: 0}, throttled_ns=0) == 0.0
+    after = waits.add({1: 60 * MS, 2: 60 * MS, 3: 60 * MS, 4: 60 * MS}, throttled_ns=60 * MS)
+    assert after == 0.0
+    # In the next interval nothing is throttled and one thread waits 30 ms for a CPU
+    # another process held: that, and only that, counts.
+    after = waits.add({1: 90 * MS, 2: 60 * MS, 3: 60 * MS, 4: 60 * MS}, throttled_ns=60 * MS)
+    assert after == 0.03
+    # A thread waiting longer than the throttled time in an interval keeps the excess.
+    after = waits.add({1: 150 * MS, 2: 60 * MS, 3: 60 * MS, 4: 60 * MS}, throttled_ns=100 * MS)
+    assert after == 0.05
+
+
+def test_a_new_thread_counts_from_zero_and_no_thread_reads_none() -> None:
+    waits = WaitOutsideThrottling()
+    waits.add({1: 5 * MS}, throttled_ns=None)
+    # Thread 1 counted its 5 ms at its first reading; thread 9, new, its 7 ms now.
+    assert waits.add({1: 5 * MS, 9: 7 * MS}, throttled_ns=None) == 0.012
+    assert waits.add({}, throttled_ns=None) is None

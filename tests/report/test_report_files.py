@@ -100,6 +100,7 @@ def test_report_command_renders_markdown_and_charts(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     markdown = (tmp_path / "report.md").read_text()
     assert "| default | 20 rps | 20 … 24 |" in markdown
+    assert "at most 4 noisy or marginal trials a level |" in markdown  # the bound
     assert "| 2 | default | 24 |" in markdown
     for name in ("latency.png", "latency.svg", "resources.png", "resources.svg"):
         assert (tmp_path / name).stat().st_size > 1000
@@ -155,3 +156,29 @@ def test_report_md_names_busy_steps_and_the_contention_figures_it_could_not_read
     markdown = render_markdown(report)
     assert "The host was busy during step(s) 1:" in markdown
     assert f"Not checked, because it could not be read: {unread}." in markdown
+
+
+def test_a_run_whose_every_level_passed_says_at_least_and_names_no_resource(
+    tmp_path: Path,
+) -> None:
+    report = _report()
+    above = Ceiling(
+        level=320,
+        unit="rps",
+        low=320,
+        high=None,
+        limited_by=LimitedBy.UNKNOWN,
+        complete=False,
+        every_level_passed=True,
+        stop_reason="every level passed",
+        basis="passed 1 of 1",
+    )
+    assert ceiling_sentence(report, above, report.spec) == (
+        "0.5 CPU / 128 MiB sustains at least 320 requests per second (every level passed; "
+        "passed 1 of 1): no level failed above it, so nothing shows where it stops or what "
+        "limits it."
+    )
+    report.ceilings = [above]
+    write_json(report, tmp_path)
+    assert CliRunner().invoke(app, ["report", str(tmp_path / "report.json")]).exit_code == 0
+    assert "| default | at least 320 rps | 320 … — |" in (tmp_path / "report.md").read_text()

@@ -57,12 +57,17 @@ async def test_two_variants_run_in_turn_each_with_its_ceiling_and_env(
     assert report.outcome is Outcome.SUCCEEDED, report.message
     assert names == ["light", "heavy"]  # one platform each, in the spec's order
     ceilings = saved_report(out)["ceilings"]
-    assert [(c["variant"], c["level"], c["complete"]) for c in ceilings] == [
-        ("light", 10, True),
-        ("heavy", 10, True),
+    # One level each, passed: "at least 10", not a ceiling, and the run did what it asked.
+    assert [(c["variant"], c["level"], c["complete"], c["everyLevelPassed"]) for c in ceilings] == [
+        ("light", 10, False, True),
+        ("heavy", 10, False, True),
     ]
-    light, heavy = report.steps
-    assert (light.variant, heavy.variant) == ("light", "heavy")
+    # Each variant's steps in turn (a busy host may repeat a step: the last one settled it).
+    assert [s.variant for s in report.steps] == sorted(
+        (s.variant for s in report.steps), key=["light", "heavy"].index
+    )
+    light = [s for s in report.steps if s.variant == "light"][-1]
+    heavy = [s for s in report.steps if s.variant == "heavy"][-1]
     assert heavy.started_at > light.ended_at
     # The override reached the target: five times the CPU per request at the same rate.
     assert light.target is not None

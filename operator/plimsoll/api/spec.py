@@ -292,7 +292,9 @@ class Noise(PlimsollModel):
         3,
         ge=0,
         le=10,
-        description="How often a noisy step is repeated before the run ends inconclusive.",
+        description="How often a level's noisy or marginal trial is repeated: a level takes "
+        "at most retries + 1 noisy or marginal trials in all, whatever their mix; all noisy, "
+        "the run ends inconclusive; any marginal, the level stays marginal.",
     )
     repeat_when_busy: bool = Field(
         True,

@@ -187,7 +187,15 @@ class Ceiling(PlimsollModel):
         description="What limited the target: memory, cpu, neither (latency-bound) or unknown.",
     )
     headroom: Headroom = Field(default_factory=Headroom)
-    complete: bool = Field(description="False when the run stopped early with a range only.")
+    complete: bool = Field(
+        description="False when the run stopped early with a range only, or when every "
+        "level passed (no failing level above the answer: it is only a lower bound)."
+    )
+    every_level_passed: bool = Field(
+        False,
+        description="Every level tried passed: the answer is 'at least' its level, not a "
+        "ceiling, and no limiting resource is named. The run did all it was asked.",
+    )
     inconclusive: bool = Field(
         False,
         description="The host stayed busy: no quiet step could be had, so no ceiling is claimed.",

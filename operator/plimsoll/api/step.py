@@ -118,6 +118,17 @@ class Contention(PlimsollModel):
     floor_ms: float | None = Field(None, description="The direct-call floor at its quantile.")
     floor_bound_ms: float | None = None
     floor_bound_basis: str = Field("", description="Configured, or derived from which steps.")
+    foreign_cpu_cores: float | None = Field(
+        None,
+        description="CPU the host's other programs used (its busy CPU less every piece of "
+        "the test), where the host is read (local).",
+    )
+    not_the_host: str | None = Field(
+        None,
+        description="Why the target's CPU wait was not the host's doing: Plimsoll's own "
+        "generators and mocks held the CPUs, or no other program ran (its own threads "
+        "waited for each other).",
+    )
     busy: bool = False
     signals: list[str] = Field(default_factory=list, description="What showed the host busy.")
     unreadable: list[str] = Field(default_factory=list, description="Figures not available.")
@@ -159,6 +170,15 @@ class StepResult(PlimsollModel):
     )
 
 
+class MarginalFigure(PlimsollModel):
+    """The criterion a marginal step could not decide: what it measured, against what."""
+
+    criterion: str = Field(description="The criterion, e.g. 'p95 ttft latency of chat'.")
+    measured: float = Field(description="What the step measured.")
+    bound: float = Field(description="The bar it straddled.")
+    unit: str = Field("", description="ms for latencies; empty for shares and counts.")
+
+
 class StepRecord(PlimsollModel):
     """A step in `status.steps`: what the search and `kubectl` need, and no histograms."""
 
@@ -169,7 +189,9 @@ class StepRecord(PlimsollModel):
         TrialKind.FULL, description="full, or probe (a short trial that only narrows the bracket)."
     )
     attempt: int = Field(
-        1, description="1 for the first try; more when a noisy or invalid step was repeated."
+        1,
+        description="The trial's number at its level and kind: 1 for the first, counting up "
+        "through every repeat (noisy, marginal, invalid, or for the spread).",
     )
     duration: float = Field(description="Measured seconds of the trial.")
     verdict: Verdict = Field(
@@ -227,4 +249,9 @@ class StepRecord(PlimsollModel):
     )
     generator_peak_cpu: float | None = Field(
         None, description="The busiest generator process's share of its core."
+    )
+    marginal: MarginalFigure | None = Field(
+        None,
+        description="For a marginal step: the criterion whose interval straddled its bar "
+        "(a level that stays marginal reports these as the ceiling's uncertainty).",
     )

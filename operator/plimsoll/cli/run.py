@@ -9,8 +9,9 @@ to `plimsoll.cli.run_end`: report.json, report.md and the charts in `--out`, the
 ceiling sentence and a steps table that fits the terminal, `--junit FILE`, and the
 exit code (`plimsoll.cli.exits`: 0 within the bar, 99 answered but refused by
 `--fail-below`, the regression gate of `--baseline OLD/report.json
---fail-on-regression 10%` or a proof, 1 could not complete). Ctrl-C stops every
-process and still writes the partial report. Before anything starts it checks that the
+--fail-on-regression 10%` or a proof, 1 could not complete; a run whose every
+level passed answers "at least" and exits 0). Ctrl-C stops every process and still
+writes the partial report. Before anything starts it checks that the
 target can be pinned (`pinning_rights`): without the rights it re-executes itself in
 a delegated systemd scope where the user's systemd offers one, and otherwise refuses
 (exit 1) unless `--unpinned` is given, in which case every report says so first.

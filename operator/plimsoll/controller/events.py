@@ -121,6 +121,9 @@ def ceiling_event(ceiling: Ceiling) -> Event:
     if ceiling.level is None:
         text = f"{variant}no level passed"
         return Event(EventType.WARNING, "NoCeiling", _with_reason(text, ceiling))
+    if ceiling.every_level_passed:
+        text = f"{variant}at least {ceiling.level} {ceiling.unit}: no level failed, no ceiling"
+        return Event(EventType.NORMAL, "AtLeast", _with_reason(text, ceiling))
     text = f"{variant}ceiling {ceiling.level} {ceiling.unit}, {LIMITS[ceiling.limited_by]}"
     if not ceiling.complete:
         text += f" (range only: {ceiling.low}..{ceiling.high})"

@@ -4,8 +4,9 @@ The runner calls `attribute(last_pass, first_fail, spec.attribution, spec.pass_w
 when the search has finished, with the highest passing step and the first failing
 step above it (each a `StepResult`, or just its target's `ResourceUsage`, or None),
 and writes the answer into the ceiling; `sentence` words it for the report. The
-verdict asks `quota_breaks_tail` and `saturated` too: a failure the target's own
-saturation explains is the target's, whatever the host's floor says.
+verdict asks `quota_breaks_tail`, `saturated` and `memory_exhausted` too: a failure
+the target's own saturation explains is the target's, whatever the host's floor says,
+and one where it ran out of memory is the target's whatever any busy signal says.
 Pure: no metrics are read here.
 
 - memory: the first failing step had an OOM kill or a restart, or either step's
@@ -139,6 +140,26 @@ def saturated(usage: ResourceUsage | None, thresholds: Attribution, bar: PassWhe
     share = _cpu_share(usage)
     if share is not None and share >= thresholds.cpu_busy:
         return f"cpu: {share:.0%} of the quota in use"
+    return None
+
+
+def memory_exhausted(usage: ResourceUsage | None, thresholds: Attribution) -> str | None:
+    """Why the target failed by its own memory (an OOM kill, a restart, a working set
+    within `memory_margin` of the limit), or None. The verdict calls such a step a fail
+    whatever the host's busy signals say: a target that ran out of memory would have
+    run out on an idle host too, and repeating the level only kills it again."""
+    if usage is None:
+        return None
+    if usage.oom_kills > 0 or usage.restarts > 0:
+        parts = []
+        if usage.oom_kills:
+            parts.append(f"OOM-killed {usage.oom_kills} time(s)")
+        if usage.restarts:
+            parts.append(f"restarted {usage.restarts} time(s)")
+        return "memory: the target was " + " and ".join(parts)
+    share = _memory_share(usage)
+    if share is not None and share >= 1.0 - thresholds.memory_margin:
+        return f"memory: the working set reached {share:.0%} of the limit"
     return None
 
 

@@ -11,7 +11,15 @@ one the host cannot produce while it is quiet:
   in a step where it was throttled in fewer than `THROTTLED_MOST` of its CFS
   periods: a target throttled in most periods got its whole quota, so whatever
   it waited did not make it smaller (and the wait of its other threads during
-  throttling cannot be told from the host's);
+  throttling cannot be told from the host's). And only where another program
+  could have held the CPU: where the host's total CPU is read (the local
+  platform), other programs (the host's busy CPU less the target, its services,
+  generators and mocks) must have used `FOREIGN_BUSY` cores or more. Below that,
+  the wait is the test's own, and the step says whose instead of calling the host
+  busy (`Contention.not_the_host`): Plimsoll's equipment, where the target, the
+  generators and the mocks used `EQUIPMENT_FULL` of the host's CPUs between them
+  (repeating the step would meet the same equipment), else the target's own
+  threads, more of them runnable than the CPUs it may use;
 - the generators' threads waited for a CPU more than `GENERATOR_WAIT_MS` on
   average each time they woke (they read answers that much late; a share of
   their runnable time would not do: a mostly idle process runs for microseconds
@@ -34,7 +42,7 @@ a bound that would not make the heavier steps of every test noisy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from plimsoll.api.step import Contention, StepRecord, TrialKind
@@ -46,6 +54,15 @@ TARGET_WAIT = 0.15
 GENERATOR_WAIT_MS = 1.0
 START_LAG_MS = 10.0
 THROTTLED_MOST = 0.5
+# The test's own pieces (target, generators, mocks) using this share of the host's CPUs
+# between them leave nothing for another process to take: the wait is theirs.
+EQUIPMENT_FULL = 0.8
+# Other programs using less than this of the host's CPUs could not have held the target's
+# for long: a CPU hog beside it takes a whole core, a quiet host's daemons a few percent.
+FOREIGN_BUSY = 0.2
+# Names of the measured roles that are Plimsoll's equipment, not the system under test
+# (services the target calls are part of the system).
+EQUIPMENT = ("mock", "generator")
 # The derived floor bound: the first FLOOR_STEPS full steps' lowest floor, times
 # FLOOR_FACTOR, and at least FLOOR_MARGIN_MS above it (a sub-millisecond floor
 # times three is still within a timer tick).
@@ -68,6 +85,11 @@ class Figures:
     late_tolerance_ms: float | None = None
     floor_ms: float | None = None
     host_steal_share: float | None = None  # of the generators' host, in the window
+    # Measured on the target's host only (the local platform): Plimsoll's equipment's
+    # mean CPU, by role, and the host's CPUs; None where the pieces run elsewhere.
+    equipment_cpu_cores: Mapping[str, float] | None = None
+    host_cpus: int | None = None
+    foreign_cpu_cores: float | None = None  # the host's busy CPU that no piece used
     unreadable: Sequence[str] = field(default_factory=tuple)
 
 
@@ -111,6 +133,41 @@ def _per_slice_ms(wait: float | None, slices: int | None) -> float | None:
     return wait * 1000.0 / slices if slices > 0 else 0.0
 
 
+def _not_the_host(figures: Figures, wait: float) -> str | None:
+    """Whose the target's wait was when not another program's: a sentence naming
+    Plimsoll's equipment or the target's own threads; None when another program may
+    have held the CPU (or nothing on the host was measured)."""
+    foreign = figures.foreign_cpu_cores
+    if foreign is not None and foreign >= FOREIGN_BUSY:
+        return None
+    equipment = _equipment_held(figures, wait)
+    if equipment is not None or foreign is None:
+        return equipment
+    return (
+        f"the target waited for a CPU {wait:.0%} of its runnable time, but other programs "
+        f"used only {foreign:.2f} cores of the host (busy: {FOREIGN_BUSY:g} or more): its "
+        "own threads waited for each other, more of them runnable than the CPUs it may use"
+    )
+
+
+def _equipment_held(figures: Figures, wait: float) -> str | None:
+    """The sentence naming Plimsoll's own equipment as what held the CPUs the target
+    waited for, or None when it does not explain the wait (or was not measured here)."""
+    pieces, cpus, used = figures.equipment_cpu_cores, figures.host_cpus, figures.target_cpu_cores
+    if not pieces or not cpus or used is None:
+        return None
+    theirs = sum(pieces.values())
+    if used + theirs < EQUIPMENT_FULL * cpus:
+        return None
+    named = ", ".join(f"{name} {cores:.2f}" for name, cores in sorted(pieces.items()))
+    return (
+        f"the target waited for a CPU {wait:.0%} of its runnable time while Plimsoll's own "
+        f"equipment ({named} cores) and the target used {used + theirs:.2f} of the host's "
+        f"{cpus} CPUs: the test's own pieces held them, not a busy host (give the "
+        "generators and mocks CPUs of their own for a cleaner measurement)"
+    )
+
+
 def assess(figures: Figures, bound: FloorBound) -> Contention:
     """The step's contention record: each figure, and whether the host was busy."""
     target = _share(figures.target_cpu_wait_cores, figures.target_cpu_cores)
@@ -118,11 +175,16 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
     signals: list[str] = []
     throttled = figures.target_throttled_ratio
     starved = throttled is None or throttled < THROTTLED_MOST
+    not_the_host: str | None = None
     if target is not None and target > TARGET_WAIT and starved:
-        signals.append(
-            f"the target waited for a CPU {target:.0%} of its runnable time "
-            f"(quiet: under {TARGET_WAIT:.0%})"
-        )
+        not_the_host = _not_the_host(figures, target)
+        if not_the_host is None:
+            foreign = figures.foreign_cpu_cores
+            others = "" if foreign is None else f"; other programs used {foreign:.2f} cores"
+            signals.append(
+                f"the target waited for a CPU {target:.0%} of its runnable time "
+                f"(quiet: under {TARGET_WAIT:.0%}){others}"
+            )
     if generator is not None and generator > GENERATOR_WAIT_MS:
         signals.append(
             f"the generators waited {generator:,.2f} ms for a CPU each time they woke "
@@ -156,6 +218,8 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
         floor_ms=figures.floor_ms,
         floor_bound_ms=bound.ms,
         floor_bound_basis=bound.basis,
+        foreign_cpu_cores=figures.foreign_cpu_cores,
+        not_the_host=not_the_host,
         busy=bool(signals),
         signals=signals,
         unreadable=unreadable,

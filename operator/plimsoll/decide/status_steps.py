@@ -91,6 +91,7 @@ def brief_record(record: StepRecord) -> StepRecord:
         reasons=reasons,
         floor_ms=record.floor_ms,  # the derived floor bound is read from the first steps
         busy=record.busy,
+        marginal=record.marginal,  # the answer's uncertainty is read from it on resume
         summarized=True,
     )
 

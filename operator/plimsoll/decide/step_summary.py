@@ -12,7 +12,7 @@ from __future__ import annotations
 from hdrh.histogram import HdrHistogram
 
 from plimsoll.api.spec import LatencyBound
-from plimsoll.api.step import StepRecord, StepResult
+from plimsoll.api.step import MarginalFigure, StepRecord, StepResult, Verdict
 from plimsoll.api.trial import Outcomes, TrialResult
 from plimsoll.shared import histogram
 
@@ -117,4 +117,20 @@ def record_of(result: StepResult) -> StepRecord:
             else None
         ),
         generator_peak_cpu=client.peak_cpu_fraction if client is not None else None,
+        marginal=_marginal(result),
     )
+
+
+def _marginal(result: StepResult) -> MarginalFigure | None:
+    """The first criterion a marginal step could not decide, as a typed figure."""
+    if result.judgement.verdict is not Verdict.MARGINAL:
+        return None
+    for criterion in result.judgement.criteria:
+        if criterion.marginal and criterion.measured is not None:
+            return MarginalFigure(
+                criterion=criterion.name,
+                measured=criterion.measured,
+                bound=criterion.bound,
+                unit=criterion.unit,
+            )
+    return None

@@ -33,8 +33,10 @@ def variant_started(rows: Sequence[VariantStatus], name: str) -> list[VariantSta
 
 
 def variant_finished(rows: Sequence[VariantStatus], ceiling: Ceiling) -> list[VariantStatus]:
-    """`ceiling.variant` ended: its ceiling and range; Failed when it stopped early."""
-    state = VariantState.SUCCEEDED if ceiling.complete else VariantState.FAILED
+    """`ceiling.variant` ended: its ceiling and range; Failed when it stopped early (a
+    variant whose every level passed did all it was asked: Succeeded, "at least")."""
+    done = ceiling.complete or ceiling.every_level_passed
+    state = VariantState.SUCCEEDED if done else VariantState.FAILED
     row = VariantStatus(
         name=ceiling.variant,
         state=state,

@@ -18,7 +18,11 @@ Precedence:
 3. noisy as well: a criterion failed while the host was busy (`StepInput.contention`,
    decided by `plimsoll.decide.contention`): the failure may be the host's doing,
    so the step is repeated rather than counted against the target.
-   Except, for 2 and 3: when the target's own saturation explains a failure
+   Never, for 2 and 3, when the target ran out of memory (OOM-killed, restarted, or its
+   working set at the limit, `plimsoll.decide.attribution.memory_exhausted`): that step
+   is judged as on a quiet host (a definite failure fails), and the reasons say the busy
+   signals were set aside; a quiet host would have killed it too.
+   Except, also for 2 and 3: when the target's own saturation explains a failure
    (`plimsoll.decide.attribution.saturated`: its throttling breaks the bar's tail,
    or it used its quota) and the target did not wait for a CPU outside its
    throttling, the failure is the target's whatever the floor says: a host that
@@ -56,21 +60,21 @@ from plimsoll.api.spec import Attribution, Generators, LatencyBound, Noise, Pass
 from plimsoll.api.step import Contention, Criterion, Judgement, ResourceUsage, Verdict
 from plimsoll.api.trial import Outcomes, TrialResult, TrialState
 from plimsoll.api.workload import LoadModel
-from plimsoll.decide.attribution import saturated
+from plimsoll.decide.attribution import memory_exhausted, saturated
 from plimsoll.decide.confidence import (
     quantile_interval,
     share_interval,
     share_straddles,
     straddles,
 )
-from plimsoll.decide.contention import TARGET_WAIT
+
+# Names in `StepInput.others` that are measuring equipment: if they run out of CPU the
+# step measured them, so it is invalid.
+from plimsoll.decide.contention import EQUIPMENT, TARGET_WAIT
 from plimsoll.decide.status_steps import without_queries
 from plimsoll.decide.step_summary import bound_histogram, floor_ms
 from plimsoll.shared import histogram
 
-# Names in `StepInput.others` that are measuring equipment, not the system under test:
-# if they run out of CPU the step measured them, so it is invalid.
-EQUIPMENT = ("mock", "generator")
 ACHIEVED = "achieved share of schedule"
 
 
@@ -106,6 +110,9 @@ def judge(
         return Judgement(verdict=Verdict.INVALID, reasons=invalid, criteria=criteria)
     contention = result.contention
     signals = contention.signals if contention is not None and contention.busy else []
+    memory = memory_exhausted(result.target, attribution or Attribution())
+    if memory is not None:
+        return _memory_exhausted(criteria, client, memory, signals, floor)
     floor_failed = floor is not None and not floor.ok
     failed = [
         c
@@ -134,30 +141,67 @@ def judge(
         )
         return Judgement(verdict=Verdict.NOISY, reasons=[why], criteria=criteria)
     failed = [c for c in criteria if not c.ok and c.measured is not None]
-    definite = [c for c in failed if not c.marginal]
     if failed and signals and noise.repeat_when_busy:
         reasons = [
             "the host was busy (" + "; ".join(signals) + "), so this failure is "
             "not the target's: " + "; ".join(_describe(c, client) for c in failed)
         ]
         return Judgement(verdict=Verdict.NOISY, reasons=reasons, criteria=criteria)
-    if definite:
+    note = (
+        "the host was busy (" + "; ".join(signals) + "); "
+        "noise.repeatWhenBusy is off, so this counts as a fail"
+        if signals
+        else None
+    )
+    return _on_merit(criteria, criteria, client, note)
+
+
+def _on_merit(
+    criteria: list[Criterion], judged: list[Criterion], client: TrialResult, note: str | None
+) -> Judgement:
+    """Steps 4 to 7 over the `judged` criteria: fail, invalid, marginal or pass; `note`
+    joins the reasons of a fail."""
+    failed = [c for c in judged if not c.ok and c.measured is not None]
+    if any(not c.marginal for c in failed):
         reasons = [_describe(c, client) for c in failed]
-        if signals:
-            reasons.append(
-                "the host was busy (" + "; ".join(signals) + "); "
-                "noise.repeatWhenBusy is off, so this counts as a fail"
-            )
+        if note is not None:
+            reasons.append(note)
         return Judgement(verdict=Verdict.FAIL, reasons=reasons, criteria=criteria)
-    missing = [c for c in criteria if c.measured is None]
+    missing = [c for c in judged if c.measured is None]
     if missing:
         reasons = [f"no data for {c.name}: no data is never a pass" for c in missing]
         return Judgement(verdict=Verdict.INVALID, reasons=reasons, criteria=criteria)
-    marginal = [c for c in criteria if c.marginal]
+    marginal = [c for c in judged if c.marginal]
     if marginal:
         reasons = [f"marginal: {_describe(c, client)}" for c in marginal]
         return Judgement(verdict=Verdict.MARGINAL, reasons=reasons, criteria=criteria)
     return Judgement(verdict=Verdict.PASS, criteria=criteria)
+
+
+def _memory_exhausted(
+    criteria: list[Criterion],
+    client: TrialResult,
+    memory: str,
+    signals: list[str],
+    floor: Criterion | None,
+) -> Judgement:
+    """A step where the target ran out of memory, judged without the host's signals: the
+    floor is set aside with them (a host stalled by the target's own reclaim or restart
+    is not a busy host)."""
+    shown = list(signals)
+    if floor is not None and not floor.ok:
+        shown.append(
+            "the direct-call floor had no samples"
+            if floor.measured is None
+            else f"the direct-call floor: {_describe(floor, client)}"
+        )
+    aside = (
+        f"the host looked busy ({'; '.join(shown)}), but the target ran out of memory "
+        f"({memory}): the failure is the target's, as it would be on a quiet host"
+        if shown
+        else None
+    )
+    return _on_merit(criteria, [c for c in criteria if c is not floor], client, aside)
 
 
 def _own_saturation(result: StepInput, thresholds: Attribution, bar: PassWhen) -> str | None:

@@ -28,7 +28,12 @@ from pathlib import Path
 from typing import Literal
 
 from plimsoll.metrics.samples import Limits, Sample
-from plimsoll.metrics.schedstat import cgroup_pids, group_run_delay_seconds, pressure_some_seconds
+from plimsoll.metrics.schedstat import (
+    WaitOutsideThrottling,
+    cgroup_pids,
+    pressure_some_seconds,
+    thread_run_delays_ns,
+)
 
 # cgroup v1 writes "no limit" as the largest page-aligned 64-bit value; anything this
 # large is no limit at all.
@@ -100,19 +105,36 @@ def _keyed(path: Path) -> dict[str, int]:
     return out
 
 
-def read_sample(paths: CgroupPaths, at: float) -> Sample:
-    """One reading of the group's cumulative counters and current memory."""
+def _thread_wait(
+    paths: CgroupPaths, waits: WaitOutsideThrottling | None, throttled_ns: int | None
+) -> float | None:
+    """The schedstat wait outside throttling, per thread (`schedstat`); None without a
+    counter to keep it in (a one-off reading has no interval to take throttling from)."""
+    if waits is None:
+        return None
+    pids = cgroup_pids(paths.cpu_dir / "cgroup.procs")
+    return waits.add(thread_run_delays_ns(pids, waits.proc), throttled_ns)
+
+
+def read_sample(
+    paths: CgroupPaths, at: float, waits: WaitOutsideThrottling | None = None
+) -> Sample:
+    """One reading of the group's cumulative counters and current memory. `waits` keeps
+    the per-thread wait between readings where the kernel has no pressure file for the
+    group; without it such a reading has no CPU wait."""
     if paths.version == 2:
         cpu = _keyed(paths.cpu_dir / "cpu.stat")
         usage = int(_read(paths.memory_dir / "memory.current"))
         inactive = _keyed(paths.memory_dir / "memory.stat").get("inactive_file", 0)
         events = _keyed(paths.memory_dir / "memory.events")
+        throttled_usec = cpu.get("throttled_usec")
         wait = pressure_some_seconds(paths.cpu_dir / "cpu.pressure")
         wait_source = "cpu.pressure"
+        outside = False  # wall time: the window subtracts the throttled time once
         if wait is None:
-            wait = group_run_delay_seconds(cgroup_pids(paths.cpu_dir / "cgroup.procs"))
-            wait_source = "schedstat"
-        throttled_usec = cpu.get("throttled_usec")
+            throttled_ns = throttled_usec * 1000 if throttled_usec is not None else None
+            wait = _thread_wait(paths, waits, throttled_ns)
+            wait_source, outside = "schedstat", True
         return Sample(
             at=at,
             cpu_seconds=cpu["usage_usec"] / 1e6,
@@ -123,6 +145,7 @@ def read_sample(paths: CgroupPaths, at: float) -> Sample:
             cpu_wait_seconds=wait,
             throttled_seconds=throttled_usec / 1e6 if throttled_usec is not None else None,
             cpu_wait_source=wait_source if wait is not None else None,
+            cpu_wait_outside_throttling=outside,
         )
     cpu = _keyed(paths.cpu_dir / "cpu.stat")
     usage_ns = int(_read(paths.usage_dir / "cpuacct.usage"))
@@ -132,8 +155,8 @@ def read_sample(paths: CgroupPaths, at: float) -> Sample:
     inactive = stat.get("total_inactive_file", stat.get("inactive_file", 0))
     oom = _keyed(paths.memory_dir / "memory.oom_control")
     # cgroup v1 has no pressure file: the run-queue wait of the group's threads instead.
-    wait = group_run_delay_seconds(cgroup_pids(paths.cpu_dir / "cgroup.procs"))
     throttled_ns = cpu.get("throttled_time")
+    wait = _thread_wait(paths, waits, throttled_ns)
     return Sample(
         at=at,
         cpu_seconds=usage_ns / 1e9,
@@ -144,6 +167,7 @@ def read_sample(paths: CgroupPaths, at: float) -> Sample:
         cpu_wait_seconds=wait,
         throttled_seconds=throttled_ns / 1e9 if throttled_ns is not None else None,
         cpu_wait_source="schedstat" if wait is not None else None,
+        cpu_wait_outside_throttling=True,
     )
 
 

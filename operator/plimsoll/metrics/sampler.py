@@ -22,8 +22,10 @@ from collections.abc import Callable
 
 from plimsoll.api.step import ResourceUsage
 from plimsoll.metrics.cgroup import CgroupPaths, CgroupReadError, read_limits, read_sample
+from plimsoll.metrics.host import read_host_sample
 from plimsoll.metrics.proc import ProcGroupGoneError, ProcGroupReader
 from plimsoll.metrics.samples import Limits, Sample, SampleBuffer, summarise
+from plimsoll.metrics.schedstat import WaitOutsideThrottling
 from plimsoll.metrics.source import Window
 from plimsoll.metrics.tasks import cancel_and_wait
 
@@ -56,13 +58,19 @@ class Sampler:
     def for_cgroup(
         cls, paths: CgroupPaths, *, interval: float = 0.25, clock: Clock = time.time
     ) -> Sampler:
+        waits = WaitOutsideThrottling()  # this sampler's own: it keeps the last reading
         return cls(
-            lambda at: read_sample(paths, at),
+            lambda at: read_sample(paths, at, waits),
             source="cgroup",
             limits=lambda: read_limits(paths),
             interval=interval,
             clock=clock,
         )
+
+    @classmethod
+    def for_host(cls, *, interval: float = 0.25, clock: Clock = time.time) -> Sampler:
+        """The whole host's busy CPU (`host.read_host_sample`), role `host`."""
+        return cls(read_host_sample, source="/proc/stat", interval=interval, clock=clock)
 
     @classmethod
     def for_process_group(

@@ -33,6 +33,9 @@ class Sample:
     cpu_wait_seconds: float | None = None  # cumulative runnable-but-waiting time (schedstat, PSI)
     throttled_seconds: float | None = None  # cumulative time the group was throttled
     cpu_wait_source: str | None = None  # where the wait came from: schedstat or cpu.pressure
+    # True: the wait already leaves out throttling, thread by thread (schedstat, see
+    # `schedstat.WaitOutsideThrottling`); False: wall time, the window subtracts it once.
+    cpu_wait_outside_throttling: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,8 @@ def _cpu_wait(usage: ResourceUsage, first: Sample, last: Sample, span: float) ->
     if first.cpu_wait_seconds is None or last.cpu_wait_seconds is None:
         return
     waited = max(last.cpu_wait_seconds - first.cpu_wait_seconds, 0.0)
-    if first.throttled_seconds is not None and last.throttled_seconds is not None:
+    wall = not last.cpu_wait_outside_throttling
+    if wall and first.throttled_seconds is not None and last.throttled_seconds is not None:
         waited = max(waited - max(last.throttled_seconds - first.throttled_seconds, 0.0), 0.0)
     usage.cpu_wait_cores = waited / span
     usage.cpu_wait_source = last.cpu_wait_source

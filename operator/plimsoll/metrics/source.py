@@ -20,6 +20,8 @@ from plimsoll.api.step import ResourceUsage
 ROLE_TARGET = "target"
 ROLE_MOCK = "mock"
 ROLE_GENERATOR = "generator"
+# The whole host, where the source reads it (local): every process's CPU together.
+ROLE_HOST = "host"
 # Services (redis-server, postgres, ...) are keyed by their own names.
 
 

@@ -82,6 +82,16 @@ def ceiling_sentence(report: RunReport, ceiling: Ceiling, spec: CapacityTestSpec
             part for part in ceiling.stop_reason.split("; ") if part and part != "no level passed"
         )
         return f"{sentence} ({reason})." if reason else f"{sentence}."
+    if ceiling.every_level_passed or (ceiling.high is None and not ceiling.complete):
+        # No failing level above the pass: a lower bound, and no failing step to name a
+        # resource from (every level passed, or the run stopped before one failed).
+        why = "; ".join(
+            part for part in (ceiling.stop_reason or "stopped early", ceiling.basis) if part
+        )
+        return (
+            f"{prefix}{who} sustains at least {ceiling.level:,} {units} ({why}): no level "
+            "failed above it, so nothing shows where it stops or what limits it."
+        )
     verb = "sustains" if ceiling.complete else "sustains at least"
     sentence = f"{prefix}{who} {verb} {ceiling.level:,} {units}"
     if ceiling.basis:

@@ -89,13 +89,16 @@ def _starts(record: StepRecord) -> str:
 
 
 def _wait(result: StepResult) -> str:
-    """The target's CPU wait outside throttling; "busy" when the host was judged busy."""
+    """The target's CPU wait outside throttling; "busy" when the host was judged busy,
+    "not the host" when its own threads or Plimsoll's equipment held the CPUs it waited for."""
     contention = result.contention
     if contention is None:
         return "—"
     share = contention.target_cpu_wait
     text = "—" if share is None else f"{share:.0%}"
-    return f"{text} busy" if contention.busy else text
+    if contention.busy:
+        return f"{text} busy"
+    return f"{text} not the host" if contention.not_the_host else text
 
 
 BESIDE_COLUMNS = ["#", "variant", "level", "process", "source", "CPU", "memory"]

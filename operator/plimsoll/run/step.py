@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -26,7 +27,7 @@ from plimsoll.api.step import (
 )
 from plimsoll.api.streams import StreamsHeld
 from plimsoll.api.trial import FloorProbe, TrialRequest, TrialResult
-from plimsoll.decide.contention import NO_BOUND, Figures, FloorBound, assess
+from plimsoll.decide.contention import EQUIPMENT, NO_BOUND, Figures, FloorBound, assess
 from plimsoll.decide.fault_windows import judge_fault, with_faults
 from plimsoll.decide.steadiness import steadiness
 from plimsoll.decide.step_summary import floor_ms
@@ -40,6 +41,9 @@ from plimsoll.shared import histogram
 from plimsoll.shared.timeline import bounded, points
 
 log = logging.getLogger(__name__)
+
+# The metrics sources that read this machine (the local platform's samplers).
+LOCAL_SOURCES = ("cgroup", "proc")
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,15 @@ def floor_url(endpoints: Endpoints) -> str:
     return endpoints.upstream_url.rstrip("/") + "/healthz"
 
 
+def _foreign(server: ServerSide) -> float | None:
+    """The host's CPU that none of the test's pieces used (other programs), or None."""
+    host = server.host
+    pieces = [u.cpu_mean_cores for u in server.usage.values()]
+    if host is None or host.cpu_mean_cores is None or any(c is None for c in pieces):
+        return None
+    return max(host.cpu_mean_cores - sum(c for c in pieces if c is not None), 0.0)
+
+
 def _contention(
     spec: CapacityTestSpec, plan: StepPlan, client: TrialResult, server: ServerSide
 ) -> Contention:
@@ -93,8 +106,18 @@ def _contention(
         if client.start_lag
         else None
     )
+    local = target is not None and target.source in LOCAL_SOURCES
+    equipment = {
+        name: usage.cpu_mean_cores
+        for name, usage in server.usage.items()
+        if name.startswith(EQUIPMENT) and usage.cpu_mean_cores is not None
+    }
     figures = Figures(
         target_cpu_cores=target.cpu_mean_cores if target is not None else None,
+        # Only where the target's own figures came from this host are its neighbours known.
+        equipment_cpu_cores=equipment if local else None,
+        host_cpus=len(os.sched_getaffinity(0)) if local else None,
+        foreign_cpu_cores=_foreign(server) if local else None,
         target_cpu_wait_cores=target.cpu_wait_cores if target is not None else None,
         target_cpu_wait_source=target.cpu_wait_source if target is not None else None,
         target_throttled_ratio=target.throttled_ratio if target is not None else None,

@@ -18,7 +18,7 @@ from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
 from plimsoll.metrics import promql
 from plimsoll.metrics.prometheus import PrometheusSource
-from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
+from plimsoll.metrics.source import ROLE_HOST, ROLE_TARGET, MetricsSource, Window
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 class ServerSide:
     usage: dict[str, ResourceUsage] = field(default_factory=dict)
     promql: dict[str, float | None] = field(default_factory=dict)
+    # The whole host's CPU where the source reads it (local): not a piece of the test,
+    # so kept out of `usage` and read only to tell other programs' CPU from ours.
+    host: ResourceUsage | None = None
 
 
 async def _usage(metrics: MetricsSource, window: Window) -> dict[str, ResourceUsage]:
@@ -71,8 +74,9 @@ async def read_server_side(
     spec: CapacityTestSpec, metrics: MetricsSource, window: Window, level: int
 ) -> ServerSide:
     usage = await _usage(metrics, window)
+    host = usage.pop(ROLE_HOST, None)
     target = usage.get(ROLE_TARGET)
     if target is not None and target.extra:
         _per_unit(spec, target, level)
     values = await _bounds(spec, metrics, window, usage) if spec.pass_when.promql else {}
-    return ServerSide(usage, values)
+    return ServerSide(usage, values, host)

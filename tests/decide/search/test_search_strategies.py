@@ -64,7 +64,9 @@ def test_a_flip_during_the_repeats_drops_the_level() -> None:
     history: list[StepRecord] = []
     for level, verdict in scripted:
         action = next_action(search, TRIAL, history)
-        assert action == NextTrial(level, TrialKind.FULL, 60.0)
+        # Attempts count the trials at each level: the repeats are attempts 2 and 3.
+        tried = sum(1 for r in history if r.level == level)
+        assert action == NextTrial(level, TrialKind.FULL, 60.0, tried + 1)
         history.append(record(len(history), action, verdict))
     finished = next_action(search, TRIAL, history)
     assert isinstance(finished, Finished)

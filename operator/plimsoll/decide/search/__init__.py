@@ -25,7 +25,10 @@ Rules shared by every strategy, applied here before the strategy decides:
   a pass at 100 bisects 150, 175, ... instead of stopping with 100), and when it
   has nothing left to try the answer is read from the history itself, so the
   first failure stays the real one and the answer says which level stayed
-  marginal;
+  marginal. A level that stayed marginal below a higher level that passed (of the
+  same kind, and below every failure of that kind) is not read as failed and does
+  not end the search: the pass above it says the target carries it, so the strategy
+  reads it as passed and goes on from the pass above;
 - `search.max_trials` bounds the number of trials, noisy repeats and probes
   included; at the bound the run stops with the range so far.
 
@@ -42,6 +45,7 @@ from collections.abc import Callable, Sequence
 from plimsoll.api.spec import Noise, Search, Strategy, Trial
 from plimsoll.api.step import StepRecord, TrialKind, Verdict
 from plimsoll.decide.search import doubling, probe, prove, steps
+from plimsoll.decide.search import level_budget as budget
 from plimsoll.decide.search.actions import CeilingEstimate, Finished, NextTrial
 
 __all__ = [
@@ -82,34 +86,50 @@ def next_action(
             why = "; ".join(record.reasons) or "no reason given"
             return Finished(so_far(search, history, f"{_name(record)} was invalid: {why}"))
 
-    noisy = _tail(history, Verdict.NOISY)
-    marginal = _tail(history, Verdict.MARGINAL)
-    if marginal and len(marginal) <= retries:
-        last = marginal[-1]
-        action: NextTrial | CeilingEstimate = NextTrial(
-            last.level, last.kind, _duration(search, trial, last.kind), len(marginal) + 1
-        )
-    elif noisy:
-        last = noisy[-1]
-        if len(noisy) > retries:
-            why = f"{INCONCLUSIVE} ({_name(last)} was noisy {len(noisy)} times in a row)"
+    last = history[-1] if history else None
+    action: NextTrial | CeilingEstimate | None = None
+    if last is not None and last.verdict in budget.UNSETTLED:
+        key = budget.key_of(last)
+        tried = budget.unsettled(history, key)
+        if len(tried) <= retries:
+            action = NextTrial(
+                last.level, last.kind, _duration(search, trial, last.kind), _attempt(history, key)
+            )
+        elif not budget.settled(history, key) and all(r.verdict is Verdict.NOISY for r in tried):
+            why = f"{INCONCLUSIVE} ({_name(last)} was noisy {len(tried)} times: {_bound(retries)})"
             busy = so_far(search, history, why)
             return Finished(dataclasses.replace(busy, inconclusive=True))
-        action = NextTrial(
-            last.level, last.kind, _duration(search, trial, last.kind), len(noisy) + 1
-        )
-    else:
-        stayed = _stayed_marginal(history, retries)
-        action = propose(search, trial, _marginal_as_failed(history, stayed))
-        asks_again = isinstance(action, NextTrial) and (action.level, action.kind) in stayed
-        if stayed and (asks_again or isinstance(action, CeilingEstimate)):
-            levels = ", ".join(f"{level} ({count} times)" for (level, _), count in stayed.items())
+    if action is None:
+        stayed = budget.stayed_marginal(history, retries)
+        carried = {key for key in stayed if _carried(history, *key)}
+        stayed = {key: count for key, count in stayed.items() if key not in carried}
+        action = propose(search, trial, _marginal_settled(history, stayed, carried))
+        asked = (action.level, action.kind) if isinstance(action, NextTrial) else None
+        if stayed and (asked in stayed or isinstance(action, CeilingEstimate)):
+            levels = "; ".join(
+                f"{budget.uncertainty(history, key)} ({count} trials)"
+                for key, count in stayed.items()
+            )
             why = (
                 f"stayed marginal: {levels}; its samples cannot tell whether it meets the "
-                "bar, so the levels below it were narrowed instead"
+                f"bar, so the levels below it were narrowed instead ({_bound(retries)})"
             )
             estimate = so_far(search, history, why)
             return Finished(dataclasses.replace(estimate, complete=estimate.level is not None))
+        if asked is not None and budget.spent(history, asked, retries):
+            # A settled level the strategy asks again (a repeat for the spread) after it
+            # spent its unsettled trials: the answer stands on the repeats it has.
+            why = (
+                f"level {asked[0]:,} took {len(budget.unsettled(history, asked))} noisy or "
+                f"marginal trials ({_bound(retries)}): the spread has fewer repeats"
+            )
+            estimate = so_far(search, history, why)
+            done = estimate.level is not None and estimate.high is not None
+            return Finished(dataclasses.replace(estimate, complete=done))
+        if isinstance(action, NextTrial):
+            action = dataclasses.replace(
+                action, attempt=_attempt(history, (action.level, action.kind))
+            )
     if isinstance(action, CeilingEstimate):
         return Finished(action)
     if len(history) >= search.max_trials:
@@ -141,50 +161,50 @@ def _duration(search: Search, trial: Trial, kind: TrialKind) -> float:
     return trial.duration if kind is TrialKind.FULL else probe.probe_duration(search, trial)
 
 
-def _stayed_marginal(
-    history: Sequence[StepRecord], retries: int
-) -> dict[tuple[int, TrialKind], int]:
-    """Levels (and kinds) judged marginal more than `retries` times in a row: how many."""
-    stayed: dict[tuple[int, TrialKind], int] = {}
-    key: tuple[int, TrialKind] | None = None
-    count = 0
-    for record in history:
-        if record.verdict is not Verdict.MARGINAL:
-            key, count = None, 0
-            continue
-        here = (record.level, record.kind)
-        count = count + 1 if here == key else 1
-        key = here
-        if count > retries:
-            stayed[here] = max(stayed.get(here, 0), count)
-    return stayed
+def _carried(history: Sequence[StepRecord], level: int, kind: TrialKind) -> bool:
+    """A higher level of this kind passed, below every level of this kind that failed:
+    the target carries `level`, whatever its own samples could not tell."""
+    same = [r for r in history if r.kind is kind]
+    lowest_fail = min((r.level for r in same if r.verdict is Verdict.FAIL), default=None)
+    return any(
+        r.verdict is Verdict.PASS
+        and r.level > level
+        and (lowest_fail is None or r.level < lowest_fail)
+        for r in same
+    )
 
 
-def _marginal_as_failed(
-    history: Sequence[StepRecord], stayed: dict[tuple[int, TrialKind], int]
+def _marginal_settled(
+    history: Sequence[StepRecord],
+    stayed: dict[tuple[int, TrialKind], int],
+    carried: set[tuple[int, TrialKind]],
 ) -> list[StepRecord]:
-    """The history as the strategy chooses its next level from: each attempt at a level
-    that stayed marginal reads as a failure, so the climb or bisection goes on below it
-    (the answer itself is read from the real history)."""
-    return [
-        r.model_copy(update={"verdict": Verdict.FAIL})
-        if r.verdict is Verdict.MARGINAL and (r.level, r.kind) in stayed
-        else r
-        for r in history
-    ]
+    """The history as the strategy chooses its next level from: a level that stayed
+    marginal reads as one failure, so the climb or bisection goes on below it, or as one
+    pass where a higher level passed (`carried`); its other unsettled trials are left
+    out (a list of levels counts it as one entry). The answer is read from the real
+    history."""
+    last: dict[tuple[int, TrialKind], int] = {}
+    for i, r in enumerate(history):
+        if r.verdict in budget.UNSETTLED:
+            last[budget.key_of(r)] = i
+    view = []
+    for i, r in enumerate(history):
+        key = budget.key_of(r)
+        if r.verdict not in budget.UNSETTLED or (key not in stayed and key not in carried):
+            view.append(r)
+        elif last[key] == i:
+            verdict = Verdict.PASS if key in carried else Verdict.FAIL
+            view.append(r.model_copy(update={"verdict": verdict}))
+    return view
 
 
-def _tail(history: Sequence[StepRecord], verdict: Verdict) -> list[StepRecord]:
-    """The attempts judged `verdict` at the end of the history, all of the same level and
-    kind."""
-    tail: list[StepRecord] = []
-    for record in reversed(history):
-        if record.verdict is not verdict:
-            break
-        if tail and (record.level, record.kind) != (tail[0].level, tail[0].kind):
-            break
-        tail.insert(0, record)
-    return tail
+def _attempt(history: Sequence[StepRecord], key: tuple[int, TrialKind]) -> int:
+    return budget.attempt(history, key)
+
+
+def _bound(retries: int) -> str:
+    return f"the bound is {retries + 1} noisy or marginal trials a level, noise.retries + 1"
 
 
 def _name(record: StepRecord) -> str:

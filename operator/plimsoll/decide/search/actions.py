@@ -4,6 +4,9 @@
 turn. They never cross a process boundary (the runner persists the steps, not
 the decision), so they are plain frozen dataclasses; `CeilingEstimate.to_status`
 turns the final answer into the API's `Ceiling` once attribution is known.
+
+An answer with no failing level above its pass (`every_level_passed`) is never
+complete, whatever strategy found it: a ceiling is a pass below a failure.
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ class CeilingEstimate:
     spread: tuple[int, ...] = ()
     flipped: tuple[int, ...] = ()
     inconclusive: bool = False  # the host stayed busy: the range is not a ceiling
+    # The strategy ran every level it had (its list, or up to its limit) and none failed:
+    # "at least", never a ceiling. Not set on a run stopped early (invalid, max_trials).
+    every_level_passed: bool = False
 
     def to_status(
         self,
@@ -55,6 +61,9 @@ class CeilingEstimate:
             flips = ", ".join(str(level) for level in self.flipped)
             reason = f"{reason}; " if reason else ""
             reason += f"levels that passed then failed at full length: {flips}"
+        if self.every_level_passed:
+            # No failing step to compare with: no resource can be said to have limited it.
+            limited_by = LimitedBy.UNKNOWN
         return Ceiling(
             level=self.level,
             unit=unit,
@@ -63,7 +72,8 @@ class CeilingEstimate:
             spread=list(self.spread),
             limited_by=limited_by,
             headroom=headroom or Headroom(),
-            complete=self.complete,
+            complete=self.complete and not self.every_level_passed,
+            every_level_passed=self.every_level_passed,
             inconclusive=self.inconclusive,
             stop_reason=reason,
             variant=variant,

@@ -14,6 +14,7 @@ once it is narrow (`repeat_then_stop`), and the answer (`Evidence.estimate`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -21,6 +22,9 @@ from dataclasses import dataclass
 from plimsoll.api.spec import Search, Trial
 from plimsoll.api.step import StepRecord, TrialKind, Verdict
 from plimsoll.decide.search.actions import CeilingEstimate, NextTrial
+
+# Why an answer with no failing level is only "at least": the report says it as is.
+EVERY_LEVEL_PASSED = "every level passed"
 
 
 @dataclass(frozen=True)
@@ -119,5 +123,6 @@ def repeat_then_stop(
     if evidence.full_pass[low] < search.repeats + 1:
         return NextTrial(low, TrialKind.FULL, trial.duration)
     if high is None:
-        return stop(f"passed at the limit ({search.limit}): the ceiling is higher", False)
+        answer = stop(f"{EVERY_LEVEL_PASSED} up to the limit ({search.limit})", False)
+        return dataclasses.replace(answer, every_level_passed=True)
     return stop("", True)

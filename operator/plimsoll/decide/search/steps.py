@@ -5,17 +5,20 @@ every level, so the list is run in its own order, duplicates included, and a
 failure does not stop it: the report shows each level's verdict, as a
 capacity table does. Levels above `limit` are skipped and the answer says so.
 The ceiling is the highest pass below the lowest failure, so a level that
-failed is never reported even if a higher one happened to pass.
+failed is never reported even if a higher one happened to pass. A list whose
+every level passed has no ceiling: the answer is "at least" its highest level,
+not complete (`EVERY_LEVEL_PASSED`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from plimsoll.api.spec import Search, Trial
 from plimsoll.api.step import StepRecord, TrialKind, Verdict
 from plimsoll.decide.search.actions import CeilingEstimate, NextTrial
-from plimsoll.decide.search.evidence import Evidence
+from plimsoll.decide.search.evidence import EVERY_LEVEL_PASSED, Evidence
 
 
 def planned(search: Search) -> list[int]:
@@ -34,6 +37,9 @@ def propose(
     levels = planned(search)
     if done < len(levels):
         return NextTrial(levels[done], TrialKind.FULL, trial.duration)
+    if Evidence.of(history).full_high is None:
+        answer = so_far(search, history, EVERY_LEVEL_PASSED)
+        return dataclasses.replace(answer, every_level_passed=answer.level is not None)
     return so_far(search, history, "", complete=True)
 
 

@@ -37,7 +37,8 @@ from plimsoll.api.upstream import Upstream, mock_role
 from plimsoll.api.urls import redact_url
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
-from plimsoll.metrics.source import ROLE_TARGET, MetricsSource
+from plimsoll.metrics.sampler import Sampler
+from plimsoll.metrics.source import ROLE_HOST, ROLE_TARGET, MetricsSource
 from plimsoll.platforms.base import Endpoints, PlatformError, Restored
 from plimsoll.platforms.local.exported import (
     LocalExport,
@@ -253,6 +254,8 @@ class LocalPlatform:
             {**base_env, CONTROL_TOKEN_ENV: token}, other_cpus, processes
         )
         urls = [await self._start_generator(i) for i in range(generators.fixed_replicas)]
+        # The host's total beside the pieces: what other programs took (decide.contention).
+        launcher.source.add(ROLE_HOST, Sampler.for_host())
         launcher.source.start()
         export = launcher.export
         if self.prometheus_url is not None and export is not None:
