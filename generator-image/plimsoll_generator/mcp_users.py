@@ -106,7 +106,11 @@ class McpSession:
             stats = ctx.recorder.op(name)
             ctx.recorder.outcome(stats, outcome, f"{name}: {message}" if message else None)
             if outcome != "transport":
-                stats.timed(time.perf_counter() - start, upstream_seconds(exchange.server_timing))
+                stats.timed(
+                    time.perf_counter() - start,
+                    upstream_seconds(exchange.server_timing),
+                    outcome == "ok",
+                )
         if rpc_id >= 0 and exchange.status == 200 and name == INITIALIZE:
             session = exchange.header(b"mcp-session-id")
             self.session = session.decode() if session else None
@@ -299,7 +303,11 @@ class McpUsers:
                 stats, outcome, exchange.error or f"{op.name}: HTTP {exchange.status}"
             )
             if exchange.error is None:
-                stats.timed(time.perf_counter() - start, upstream_seconds(exchange.server_timing))
+                stats.timed(
+                    time.perf_counter() - start,
+                    upstream_seconds(exchange.server_timing),
+                    outcome == "ok",
+                )
 
 
 class McpRate(OpenModel):

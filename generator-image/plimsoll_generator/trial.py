@@ -99,7 +99,7 @@ async def _drain(ctx: TrialContext, limit: float) -> None:
 
 async def run_trial(request: TrialRequest, trial_id: str, abort: asyncio.Event) -> TrialResult:
     """Run `request` to its end (or until `abort` is set) and report this process's share."""
-    recorder = Recorder([op.name for op in request.workload.mix])
+    recorder = Recorder([op.name for op in request.workload.mix], request.request_bounds)
     try:
         if request.replica_urls and request.refused_networks:
             # Replica URLs are not vetted against the refused networks: only the local
