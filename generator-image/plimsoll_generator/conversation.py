@@ -135,6 +135,9 @@ class Conversations:
         headers = {"Content-Type": "application/json", **self.op.headers}
         if ctx.ips is not None:
             headers[ctx.ips.header] = ctx.ips.for_index(index)
+        credentials = ctx.request.workload.credentials
+        if credentials is not None:  # this user's own key (the model refuses a clash)
+            headers[credentials.header] = credentials.for_user(index)
         # Spread the users' first turns over a second so they do not start in lockstep.
         if not await ctx.sleep_until(time.perf_counter() + rng.uniform(0, 1.0)):
             return

@@ -184,8 +184,13 @@ class McpUsers:
         self.watch.stop()
 
     def _headers(self, index: int) -> dict[str, str]:
+        """What user `index` sends on every request: its address and its credential."""
         ips = self.ctx.ips
-        return {ips.header: ips.for_index(index)} if ips is not None else {}
+        headers = {ips.header: ips.for_index(index)} if ips is not None else {}
+        credentials = self.ctx.request.workload.credentials
+        if credentials is not None:
+            headers[credentials.header] = credentials.for_user(index)
+        return headers
 
     def _open_stream(self, session: McpSession) -> HeldStream | None:
         if not self.config.hold_stream:

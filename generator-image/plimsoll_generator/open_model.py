@@ -77,6 +77,7 @@ class HttpDriver:
             {op.name: ctx.path(op.path) for op in workload.mix},
             ctx.ips,
             ctx.rng,
+            workload.credentials,
         )
         self.stats: dict[str, OperationStats] = {
             e.name: ctx.recorder.op(e.name) for e in self.mix.entries
