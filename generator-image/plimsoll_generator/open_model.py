@@ -167,8 +167,8 @@ class HttpDriver:
             buffer.append(int(elapsed * 1e6))
             if len(buffer) >= FOLD_AT:
                 stats.latency.fold()
-            # Goodput, judged inline: two float comparisons for an answer without
-            # Server-Timing (OperationStats.judge is the same rule, for the slower paths).
+            # Goodput, judged inline: one float comparison (and one more with
+            # Server-Timing); OperationStats.judge is the same rule, for the slower paths.
             good = ok and elapsed <= stats.within
             timing = timed.server_timing
             if timing is not None:
