@@ -135,6 +135,9 @@ class Conversations:
         headers = {"Content-Type": "application/json", **self.op.headers}
         if ctx.ips is not None:
             headers[ctx.ips.header] = ctx.ips.for_index(index)
+        credentials = ctx.request.workload.credentials
+        if credentials is not None:  # this user's own key (the model refuses a clash)
+            headers[credentials.header] = credentials.for_user(index)
         # Spread the users' first turns over a second so they do not start in lockstep.
         if not await ctx.sleep_until(time.perf_counter() + rng.uniform(0, 1.0)):
             return
@@ -153,19 +156,23 @@ class Conversations:
                     return
 
     @staticmethod
-    def _added(stats: OperationStats, turn: Turn, start: float, end: float) -> None:
-        """What the target added to a turn. The upstream's Server-Timing travels in its
-        head, which a streamed answer sends with its first token: for a stream it is the
-        upstream's time to first token, so the client's time to first token minus it is
-        what the target added before the tokens flowed; a whole answer's is its total."""
+    def _added(stats: OperationStats, turn: Turn, start: float, end: float) -> float:
+        """What the target added to a turn (-1: not measured). The upstream's
+        Server-Timing travels in its head, which a streamed answer sends with its first
+        token: for a stream it is the upstream's time to first token, so the client's
+        time to first token minus it is what the target added before the tokens flowed;
+        a whole answer's is its total."""
         upstream = upstream_seconds(turn.server_timing)
         if upstream is None:
-            return
+            return -1.0
         if turn.streamed:
-            if turn.first_token:
-                stats.added.add(max(turn.first_token - start - upstream, 0.0))
+            if not turn.first_token:
+                return -1.0
+            added = max(turn.first_token - start - upstream, 0.0)
         else:
-            stats.added.add(max(end - start - upstream, 0.0))
+            added = max(end - start - upstream, 0.0)
+        stats.added.add(added)
+        return added
 
     async def _turn(self, history: list[dict[str, str]], headers: dict[str, str]) -> str | None:
         ctx = self.ctx
@@ -202,7 +209,11 @@ class Conversations:
             )
             if outcome != "transport":
                 stats.latency.add(end - start)
+                ttft = -1.0
                 if turn.first_token:
-                    stats.ttft.add(turn.first_token - start)
-                self._added(stats, turn, start, end)
+                    ttft = turn.first_token - start
+                    stats.ttft.add(ttft)
+                added = self._added(stats, turn, start, end)
+                if outcome == "ok":
+                    stats.judge(end - start, ttft, added)
         return reply if outcome == "ok" else None

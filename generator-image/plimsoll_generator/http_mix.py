@@ -1,9 +1,10 @@
 """The plain-HTTP request mix: weighted operations turned into request bytes.
 
 Built once per trial; `choose` picks an operation by weight and `payload`
-returns its bytes. Requests without a body template or client address are
-encoded once (once per size, for a body size mix); the others are assembled per
-request from precomputed parts.
+returns its bytes. Requests without a body template, client address or per-user
+credential are encoded once (once per size, for a body size mix); the others are
+assembled per request from precomputed parts. The closed loop passes each user's
+index as `ip_index`, so its address and credential are that user's.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import bisect
 import itertools
 import random
 
+from plimsoll.api.credentials import Credentials
 from plimsoll.api.workload import Operation
 from plimsoll_generator.bodies import SizeMix, padded_json
 from plimsoll_generator.client import build_request
@@ -39,16 +41,19 @@ class HttpMix:
         path_of: dict[str, str],
         ips: ClientIpPool | None,
         rng: random.Random | None = None,
+        credentials: Credentials | None = None,
     ) -> None:
         self.host = host
         self.ips = ips
+        self.credentials = credentials
         self.rng = rng or random.Random(0)  # draws body sizes
         self.path_of = path_of
         self.entries = []
         for op in operations:
             templated = op.body is not None and "{{n}}" in op.body
             static = None
-            if ips is None and not templated and op.body_sizes is None:
+            per_user = ips is not None or credentials is not None
+            if not per_user and not templated and op.body_sizes is None:
                 body = op.body.encode() if op.body is not None else None
                 static = build_request(op.method, path_of[op.name], host, op.headers, body)
             self.entries.append(MixEntry(op, static))
@@ -67,9 +72,7 @@ class HttpMix:
             return self._sized(entry, ip_index)
         op = entry.operation
         entry.counter += 1
-        headers = dict(op.headers)
-        if self.ips is not None:
-            headers[self.ips.header] = self.ips.for_index(ip_index)
+        headers = self._headers(op, ip_index)
         body = None
         if op.body is not None:
             body = op.body.replace("{{n}}", str(entry.counter)).encode()
@@ -80,14 +83,23 @@ class HttpMix:
         assert entry.sizes is not None
         op = entry.operation
         size = entry.sizes.draw(self.rng)
-        if self.ips is None:
+        if self.ips is None and self.credentials is None:
             whole = entry.by_size.get(size)
             if whole is None:
                 path = self.path_of[op.name]
                 whole = build_request(op.method, path, self.host, op.headers, padded_json(size))
                 entry.by_size[size] = whole
             return whole
-        headers = {**op.headers, self.ips.header: self.ips.for_index(ip_index)}
+        headers = self._headers(op, ip_index)
         return build_request(
             op.method, self.path_of[op.name], self.host, headers, padded_json(size)
         )
+
+    def _headers(self, op: Operation, index: int) -> dict[str, str]:
+        """The operation's headers, with user `index`'s address and credential."""
+        headers = dict(op.headers)
+        if self.ips is not None:
+            headers[self.ips.header] = self.ips.for_index(index)
+        if self.credentials is not None:
+            headers[self.credentials.header] = self.credentials.for_user(index)
+        return headers

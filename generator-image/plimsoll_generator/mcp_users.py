@@ -106,7 +106,11 @@ class McpSession:
             stats = ctx.recorder.op(name)
             ctx.recorder.outcome(stats, outcome, f"{name}: {message}" if message else None)
             if outcome != "transport":
-                stats.timed(time.perf_counter() - start, upstream_seconds(exchange.server_timing))
+                stats.timed(
+                    time.perf_counter() - start,
+                    upstream_seconds(exchange.server_timing),
+                    outcome == "ok",
+                )
         if rpc_id >= 0 and exchange.status == 200 and name == INITIALIZE:
             session = exchange.header(b"mcp-session-id")
             self.session = session.decode() if session else None
@@ -180,8 +184,13 @@ class McpUsers:
         self.watch.stop()
 
     def _headers(self, index: int) -> dict[str, str]:
+        """What user `index` sends on every request: its address and its credential."""
         ips = self.ctx.ips
-        return {ips.header: ips.for_index(index)} if ips is not None else {}
+        headers = {ips.header: ips.for_index(index)} if ips is not None else {}
+        credentials = self.ctx.request.workload.credentials
+        if credentials is not None:
+            headers[credentials.header] = credentials.for_user(index)
+        return headers
 
     def _open_stream(self, session: McpSession) -> HeldStream | None:
         if not self.config.hold_stream:
@@ -299,7 +308,11 @@ class McpUsers:
                 stats, outcome, exchange.error or f"{op.name}: HTTP {exchange.status}"
             )
             if exchange.error is None:
-                stats.timed(time.perf_counter() - start, upstream_seconds(exchange.server_timing))
+                stats.timed(
+                    time.perf_counter() - start,
+                    upstream_seconds(exchange.server_timing),
+                    outcome == "ok",
+                )
 
 
 class McpRate(OpenModel):

@@ -27,7 +27,10 @@ cdef class HttpDriver:
     cdef public bint keep_body, plain_payload, plain_judge, running
     cdef public list spare
     cpdef on_done(self, Exchange exchange)
-    @cython.locals(stats=OperationStats, buffer=list, elapsed=double, entry=MixEntry)
+    @cython.locals(
+        stats=OperationStats, buffer=list, elapsed=double, added=double, entry=MixEntry,
+        ok=bint, good=bint,
+    )
     cpdef tally(self, TimedExchange timed, double now)
 
 cdef class PacedDriver(HttpDriver):

@@ -77,6 +77,7 @@ class HttpDriver:
             {op.name: ctx.path(op.path) for op in workload.mix},
             ctx.ips,
             ctx.rng,
+            workload.credentials,
         )
         self.stats: dict[str, OperationStats] = {
             e.name: ctx.recorder.op(e.name) for e in self.mix.entries
@@ -148,12 +149,15 @@ class HttpDriver:
         entry = timed.entry
         stats = self.stats[entry.name]
         error = timed.error
+        ok = False
         if error is None and self.plain_judge and timed.status in entry.expected:
             stats.ok += 1  # the common answer, without the judge's call
+            ok = True
         else:
             outcome, message = self.judge(timed)
             if outcome == "ok":
                 stats.ok += 1
+                ok = True
             else:
                 self.ctx.recorder.outcome(stats, outcome, message)
         if error is None:
@@ -163,11 +167,19 @@ class HttpDriver:
             buffer.append(int(elapsed * 1e6))
             if len(buffer) >= FOLD_AT:
                 stats.latency.fold()
+            # Goodput, judged inline: one float comparison (and one more with
+            # Server-Timing); OperationStats.judge is the same rule, for the slower paths.
+            good = ok and elapsed <= stats.within
             timing = timed.server_timing
             if timing is not None:
                 upstream = upstream_seconds(timing)
                 if upstream is not None:
-                    stats.added.add(max(elapsed - upstream, 0.0))
+                    added = max(elapsed - upstream, 0.0)
+                    stats.added.add(added)
+                    if added > stats.added_within:
+                        good = False
+            if good:
+                stats.good += 1
 
     def after_answer(self, timed: TimedExchange, now: float) -> None:
         """The answer is out of flight: its exchange is free again, and `after` runs."""

@@ -7,4 +7,6 @@ cdef class Series:
 
 cdef class OperationStats:
     cdef public Series added, latency, ttft
-    cdef public long application, ok, shed, transport, unexpected
+    cdef public long application, good, ok, shed, transport, unexpected
+    cdef public double added_within, ttft_within, within
+    cpdef judge(self, double elapsed, double ttft, double added)

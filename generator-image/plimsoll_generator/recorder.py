@@ -5,15 +5,23 @@ buffers folded into HdrHistograms (appending an int is ten times cheaper than
 `record_value`, which matters at 100,000 requests per second), outcomes by
 class, and a bounded sample of error messages. `classify` is the single place
 that decides which class an answer belongs to.
+
+Goodput is judged here, answer by answer: each operation's stats hold the latency
+bounds that cover it (`TrialRequest.request_bounds`: its own and '*', the strictest
+per metric), and an answer of the expected class within all of them counts as good.
+Where it is judged cheaply matters, so the drivers compare inline (`good`), and an
+operation with no bound compares against infinity.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+from collections.abc import Sequence
 
 from hdrh.histogram import HdrHistogram
 
-from plimsoll.api.trial import OperationResult, Outcomes
+from plimsoll.api.trial import OperationResult, Outcomes, RequestBound
 from plimsoll.shared import histogram
 
 FOLD_AT = 65_536
@@ -67,20 +75,58 @@ class Series:
 
 
 class OperationStats:
-    __slots__ = ("added", "application", "latency", "ok", "shed", "transport", "ttft", "unexpected")
+    __slots__ = (
+        "added",
+        "added_within",
+        "application",
+        "good",
+        "latency",
+        "ok",
+        "shed",
+        "transport",
+        "ttft",
+        "ttft_within",
+        "unexpected",
+        "within",
+    )
 
-    def __init__(self, slice_latency: HdrHistogram | None = None) -> None:
+    def __init__(
+        self,
+        slice_latency: HdrHistogram | None = None,
+        bounds: Sequence[RequestBound] = (),
+        name: str = "",
+    ) -> None:
         self.latency = Series(slice_latency)
         self.added = Series()
         self.ttft = Series()
         self.ok = self.application = self.transport = self.unexpected = self.shed = 0
+        self.good = 0
+        self.within = _within(bounds, name, "total")
+        self.ttft_within = _within(bounds, name, "ttft")
+        self.added_within = _within(bounds, name, "added")
 
-    def timed(self, elapsed: float, upstream: float | None) -> None:
+    def timed(self, elapsed: float, upstream: float | None, ok: bool = False) -> None:
         """One answered call's latency and, when the answer carried the upstream's
-        Server-Timing, what came on top of it (the target's added latency)."""
+        Server-Timing, what came on top of it (the target's added latency); `ok`: it
+        was of the expected class, so it is judged for goodput."""
         self.latency.add(elapsed)
+        added = -1.0
         if upstream is not None:
-            self.added.add(max(elapsed - upstream, 0.0))
+            added = max(elapsed - upstream, 0.0)
+            self.added.add(added)
+        if ok:
+            self.judge(elapsed, -1.0, added)
+
+    def judge(self, elapsed: float, ttft: float, added: float) -> None:
+        """Count one answer of the expected class as good if it kept every bound; a
+        negative `ttft` or `added` was not measured, so no bound on it judges it."""
+        if elapsed > self.within:
+            return
+        if ttft >= 0.0 and ttft > self.ttft_within:
+            return
+        if added >= 0.0 and added > self.added_within:
+            return
+        self.good += 1
 
     def result(self) -> OperationResult:
         return OperationResult(
@@ -94,18 +140,27 @@ class OperationStats:
                 unexpected=self.unexpected,
                 shed=self.shed,
             ),
+            good=self.good,
         )
+
+
+def _within(bounds: Sequence[RequestBound], name: str, metric: str) -> float:
+    """The strictest bound on `metric` covering operation `name`, in seconds; infinity
+    when none does."""
+    covering = [b.within for b in bounds if b.metric == metric and b.operation in ("*", name)]
+    return min(covering, default=math.inf)
 
 
 class Recorder:
     """Per-operation statistics of one worker process, for the measured window."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], bounds: Sequence[RequestBound] = ()) -> None:
         # The latency of every operation answered in the current timeline slice; the
         # timeline (`plimsoll_generator.timeline`) reads and resets it at each cut.
         self.slice_latency: HdrHistogram = histogram.new_histogram()
+        self.bounds = list(bounds)
         self.ops: dict[str, OperationStats] = {
-            name: OperationStats(self.slice_latency) for name in names
+            name: OperationStats(self.slice_latency, self.bounds, name) for name in names
         }
         self.errors: list[str] = []
         self.recording = False  # off during the warm-up
@@ -113,7 +168,7 @@ class Recorder:
     def op(self, name: str) -> OperationStats:
         stats = self.ops.get(name)
         if stats is None:
-            stats = self.ops[name] = OperationStats(self.slice_latency)
+            stats = self.ops[name] = OperationStats(self.slice_latency, self.bounds, name)
         return stats
 
     def error(self, message: str) -> None:

@@ -107,7 +107,7 @@ async def run_trial(
 ) -> TrialResult:
     """Run `request` to its end (or until `abort` is set) and report this process's share;
     `on_slice` gets each timeline slice as it is cut (the progress a poll sees)."""
-    recorder = Recorder([op.name for op in request.workload.mix])
+    recorder = Recorder([op.name for op in request.workload.mix], request.request_bounds)
     try:
         if request.replica_urls and request.refused_networks:
             # Replica URLs are not vetted against the refused networks: only the local

@@ -837,6 +837,60 @@ def _injection() -> list[Case]:
                 name_words,
             )
         )
+        rows.append(
+            (
+                f"credentials-header-{key}",
+                {"spec.workload.credentials": {"header": name, "template": "{index}"}},
+                "spec.workload.credentials.header",
+                name_words,
+            )
+        )
+    for key, value in values.items():
+        rows.append(
+            (
+                f"credentials-template-{key}",
+                {"spec.workload.credentials": {"template": value + "{index}"}},
+                "spec.workload.credentials.template",
+                value_words,
+            )
+        )
+    chat = {
+        "spec.workload.protocol": "openai",
+        "spec.workload.model": "users",
+        "spec.workload.mix": [{"name": "chat", "kind": "chat", "method": "POST"}],
+        "spec.workload.conversation": {"turns": 2},
+    }
+    for key, credentials, hint in (
+        ("no-placeholder", {"template": "Bearer sk-1"}, "has no '{index}'"),
+        ("other-braces", {"template": "Bearer {index}-{team}"}, "braces other than"),
+        ("framing", {"header": "Content-Length", "template": "{index}"}, "frames the request"),
+    ):
+        rows.append(
+            (
+                f"credentials-{key}",
+                {**chat, "spec.workload.credentials": credentials},
+                "spec.workload.credentials",
+                hint,
+            )
+        )
+    key_template = {"template": "Bearer sk-user-{index}"}
+    rows.append(
+        (
+            "credentials-without-users",
+            {"spec.workload.credentials": key_template},
+            "spec.workload",
+            "'credentials' are per modeled user",
+        )
+    )
+    clash = [{"name": "chat", "kind": "chat", "method": "POST", "headers": {"authorization": "k"}}]
+    rows.append(
+        (
+            "credentials-header-also-in-mix",
+            {**chat, "spec.workload.mix": clash, "spec.workload.credentials": key_template},
+            "spec.workload",
+            "is also set by ['chat']",
+        )
+    )
     for key, path in paths.items():
         for where in ("spec.workload.mix.0.path", "spec.workload.mcpPath"):
             rows.append((f"path-{where}-{key}", {where: path}, where, path_words))
@@ -905,6 +959,20 @@ def _valid() -> list[Case]:
         ("header-value-space-and-tab", {"spec.workload.mix.0.headers": {"X-A": "a b\tc"}}),
         ("client-ip-header-token", {"spec.workload.clientIps": {"pool": 2, "header": "X-Real-IP"}}),
         ("mcp-revision-stateless", {"spec.workload.mcpRevision": "2026-07-28"}),
+        (
+            "credentials-per-user-key",
+            {
+                "spec.workload.protocol": "openai",
+                "spec.workload.model": "users",
+                "spec.workload.mix": [{"name": "chat", "kind": "chat", "method": "POST"}],
+                "spec.workload.conversation": {"turns": 2},
+                "spec.workload.credentials": {
+                    "header": "X-Api-Key",
+                    "template": "sk-{index}",
+                    "first": 1,
+                },
+            },
+        ),
         ("path-with-query", {"spec.workload.mix.0.path": "/a?b=%20c&d=e"}),
     ]
     return [Case(i, cls, dump(with_(c)), "valid", "", "") for i, c in rows]

@@ -6,7 +6,8 @@ token by token with the provider's own Server-Timing, the key service is asked
 first and the metering sink told after. Then `examples/llm-proxy-multi-user.yaml`
 as shipped, only shortened (a faster provider, 4 s trials, two user counts), run by
 `run_test` on the local platform: the report has a ceiling and TTFT per user count,
-each named mock is measured, and both received the proxy's calls.
+each named mock is measured, and both received the proxy's calls; the proxy tallied
+one key per modeled user (`workload.credentials`), N distinct keys for N users.
 """
 
 from __future__ import annotations
@@ -147,6 +148,7 @@ async def test_the_seed_example_runs_locally_with_its_named_mocks(
     )
     spec.noise = spec.noise.model_copy(update={"repeat_when_busy": False})
     calls: list[dict[str, int]] = []
+    keys: list[set[str]] = []  # the proxy's per-key tally after each step
     platform = LocalPlatform("llm", tmp_path / "w")
 
     class Probe(RecordingSink):
@@ -162,6 +164,8 @@ async def test_the_seed_example_runs_locally_with_its_named_mocks(
                         rf'requests_total{{route="{route}",status="200"}} (\d+)', text
                     )
                     seen[role] = int(found.group(1)) if found else 0
+                usage = await client.get(platform.replicas[0].url + "/usage")
+                keys.append(set(usage.json()["keys"]))
             calls.append(seen)
 
     report = await run_test(test, lambda v: platform, Probe())
@@ -189,6 +193,12 @@ async def test_the_seed_example_runs_locally_with_its_named_mocks(
         added_p50 = quantile_ms(added, 0.5)
         assert added_p50 is not None
         assert 0 <= added_p50 < p50
+    # Each modeled user metered under its own key: after the 2-user step the proxy had
+    # seen 2 keys, after the 5-user step 5 (users 0 and 1 again, then 2 to 4).
+    most = 0
+    for step, seen in zip(report.steps, keys, strict=True):
+        most = max(most, step.level)
+        assert seen == {f"sk-user-{i}" for i in range(most)}, step.index
     oks = sum(s.client.operations["chat"].outcomes.ok for s in report.steps if s.client)
     assert calls[-1]["mock-auth"] >= oks
     assert calls[-1]["mock-metering"] >= oks - 5 * len(report.steps)  # a few still in flight
@@ -198,6 +208,14 @@ async def test_the_seed_example_runs_locally_with_its_named_mocks(
     for step in report.steps:
         assert f"| {step.index} | default | {step.level} | chat | " in ttft_section
     assert "| mock-auth |" in markdown
+    # Goodput came through the whole path: judged per turn by the generators, merged,
+    # in each step's record and report.md (no latency bound here: every ok turn is good).
+    for step, record in report.step_pairs():
+        assert step.client is not None
+        assert record.attainment is not None
+        good = step.client.operations["chat"].good
+        assert good == step.client.operations["chat"].outcomes.ok
+    assert "goodput/s (attainment)" in markdown
     assert "| mock-metering |" in markdown
 
     if report.outcome is not Outcome.SUCCEEDED:

@@ -3,7 +3,9 @@
 Behaviours are switched by the test: `stall_every`/`stall_for` make the whole
 server pause (answers queue up, as when a process stops), `honour_xff` decides
 whether `/whoami` echoes the forwarded client address or the socket peer,
-`upstream_ms` adds a `Server-Timing: upstream;dur=` header, `/sse` holds an
+`upstream_ms` adds a `Server-Timing: upstream;dur=` header, `delays` holds the
+answer to a path for that many seconds, `keys` counts requests per `Authorization`
+value, `/sse` holds an
 event stream with keep-alive comments, `/ws` holds a WebSocket (pings and a
 message every `keep_alive`, counting the client's pongs; `ws_close_after`
 closes it, `ws_bad_accept` answers a wrong key), `/mcp` answers a minimal MCP
@@ -43,6 +45,8 @@ class TargetState:
     ws_close_after: float | None = None
     ws_bad_accept: bool = False
     arrivals: list[tuple[float, int, str]] = field(default_factory=list)  # (when, conn, path)
+    delays: dict[str, float] = field(default_factory=dict)  # path -> seconds held
+    keys: dict[str, int] = field(default_factory=dict)  # Authorization -> requests
 
     def stalled_for(self) -> float:
         if self.stall_every <= 0:
@@ -116,10 +120,13 @@ class TargetProtocol(asyncio.Protocol):
         state = self.state
         state.paths[path] = state.paths.get(path, 0) + 1
         state.arrivals.append((time.monotonic(), id(self), path))
+        key = headers.get(b"authorization")
+        if key:
+            state.keys[key.decode()] = state.keys.get(key.decode(), 0) + 1
         xff = headers.get(b"x-forwarded-for")
         if xff:
             state.forwarded.add(xff.decode())
-        pause = state.stalled_for()
+        pause = state.stalled_for() + state.delays.get(path, 0.0)
         if pause > 0:
             await asyncio.sleep(pause)
         if path == "/whoami":

@@ -46,6 +46,7 @@ __all__ = [
     "ErrorBounds",
     "ExtraMetric",
     "Generators",
+    "GoodputBound",
     "LatencyBound",
     "Metrics",
     "Noise",
@@ -236,6 +237,15 @@ class ErrorBounds(PlimsollModel):
     unexpected: Fraction = Field(0.001, description="Wrong status or shape.")
 
 
+class GoodputBound(PlimsollModel):
+    """The share of requests that must be good: answered as expected, and within every
+    latency bound of their operation (`plimsoll.decide.goodput` says which)."""
+
+    at_least: Fraction = Field(
+        description="The lowest share of requests that may be good, e.g. '95%' (SLO attainment).",
+    )
+
+
 class PromQLBound(PlimsollModel):
     model_config = {
         "json_schema_extra": {
@@ -273,6 +283,11 @@ class PassWhen(PlimsollModel):
     min_achieved: Fraction = Field(0.99, description="Share of the target rate actually sent.")
     max_shed: Fraction = Field(0.0, description="Share of 429/503 answers allowed.")
     healthy_streams: bool = Field(True, description="Held streams keep their keep-alives.")
+    goodput: GoodputBound | None = Field(
+        None,
+        description="A floor on attainment: the share of requests answered as expected and "
+        "within every latency bound of their operation, e.g. {atLeast: '95%'}.",
+    )
     promql: list[PromQLBound] = Field(
         default_factory=list, description="Bounds on your own PromQL queries, read per step."
     )

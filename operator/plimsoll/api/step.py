@@ -39,6 +39,18 @@ class LimitedBy(StrEnum):
     UNKNOWN = "unknown"  # no server metrics (an external URL without Prometheus)
 
 
+class CriterionKind(StrEnum):
+    """What a criterion measures, so its wording and direction follow a typed fact."""
+
+    LATENCY = "latency"  # a quantile, in ms, at most its bound
+    SHARE = "share"  # a share of answers (errors, shed), at most its bound
+    ACHIEVED = "achieved"  # the share of scheduled starts sent on time, at least its bound
+    GOODPUT = "goodput"  # attainment: the share of requests that were good, at least
+    COUNT = "count"  # a count (unhealthy streams, restarts), at most its bound
+    AT_MOST = "at most"  # a PromQL value, at most its bound
+    AT_LEAST = "at least"  # a PromQL value, at least its bound
+
+
 class ResourceUsage(PlimsollModel):
     """A process's or pod's resources over a trial window."""
 
@@ -75,6 +87,7 @@ class Criterion(PlimsollModel):
     """One line of the bar as judged: the measured value against its bound."""
 
     name: str
+    kind: CriterionKind = CriterionKind.COUNT
     measured: float | None = None  # absent in a report written without None fields
     bound: float
     unit: str = ""
@@ -218,6 +231,20 @@ class StepRecord(PlimsollModel):
     error_rate: float | None = Field(None, description="Transport + unexpected share.")
     achieved_rate: float | None = Field(
         None, description="Requests per second actually sent in the measured window."
+    )
+    goodput: float | None = Field(
+        None,
+        description="Requests per second answered as expected and within every latency "
+        "bound of their operation.",
+    )
+    attainment: float | None = Field(
+        None, description="The share of requests that were good (goodput ÷ requests)."
+    )
+    attainment_low: float | None = Field(
+        None, description="95% interval of attainment (Wilson), low end."
+    )
+    attainment_high: float | None = Field(
+        None, description="95% interval of attainment (Wilson), high end."
     )
     cpu_cores: float | None = Field(
         None, description="The target's mean CPU use in the window, in cores."

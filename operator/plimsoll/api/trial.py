@@ -49,6 +49,16 @@ CONTROL_TOKEN_HEADER = "X-Plimsoll-Control-Token"
 CONTROL_TOKEN_SECRET = "plimsoll-control-token"
 
 
+class RequestBound(PlimsollModel):
+    """A latency every single request of `operation` ('*': of every operation) must keep
+    to count as good: the generator judges each answer against the bounds that cover
+    its operation (`plimsoll.decide.goodput` derives them from the bar)."""
+
+    operation: str = Field("*", max_length=253, description="An operation of the mix, or '*'.")
+    metric: str = Field("total", pattern=r"^(total|ttft|added)$")
+    within: float = Field(gt=0, le=86_400, description="Seconds the metric may take.")
+
+
 class TrialRequest(PlimsollModel):
     level: float = Field(ge=0, description="This generator's share of the trial's level.")
     duration: float = Field(gt=0, le=86_400, description="Measured seconds, after warm-up.")
@@ -83,6 +93,12 @@ class TrialRequest(PlimsollModel):
         description="CIDRs the target's addresses may not fall in (on a cluster: metadata, "
         "the API server, loopback): the generator resolves the target's host, refuses the "
         "trial if any address is in one, and connects only to the address it checked.",
+    )
+    request_bounds: list[RequestBound] = Field(
+        default_factory=list,
+        max_length=256,
+        description="The latency bounds each request is judged against for goodput; "
+        "none: every answer of the expected class is good.",
     )
     start_at: float | None = Field(
         None,
@@ -137,6 +153,12 @@ class OperationResult(PlimsollModel):
         None, description="Client latency minus the upstream's Server-Timing, microseconds."
     )
     outcomes: Outcomes = Field(default_factory=Outcomes)
+    good: int | None = Field(
+        None,
+        ge=0,
+        description="Answers of the expected class within every request bound of the "
+        "operation (`TrialRequest.request_bounds`); None: not judged.",
+    )
 
 
 class StreamHealth(PlimsollModel):

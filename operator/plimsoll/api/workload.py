@@ -30,6 +30,7 @@ from plimsoll.api.bounded import (
     RequestBytes,
     Weight,
 )
+from plimsoll.api.credentials import Credentials
 from plimsoll.api.replay import Replay
 from plimsoll.api.unique import raise_duplicates
 from plimsoll.api.units import Fraction, Seconds
@@ -281,6 +282,12 @@ class Workload(PlimsollModel):
     conversation: Conversation | None = None
     streams: StreamsProbe | None = None
     client_ips: ClientIps | None = None
+    credentials: Credentials | None = Field(
+        None,
+        description="Model 'users': each user sends its own credential, a header built "
+        "from a template with the user's index, e.g. {header: Authorization, template: "
+        "'Bearer sk-user-{index}'}.",
+    )
     replay: Replay | None = Field(
         None, description="Model 'replay': the access log to replay, and how to read it."
     )
@@ -335,4 +342,22 @@ class Workload(PlimsollModel):
             raise ValueError("model 'replay' replays HTTP requests: use protocol 'http'")
         if self.conversation is not None and self.model is not LoadModel.USERS:
             raise ValueError("'conversation' needs model 'users' (each user is a conversation)")
+        if self.credentials is not None:
+            self._credentials_fit(self.credentials)
         return self
+
+    def _credentials_fit(self, credentials: Credentials) -> None:
+        if self.model is not LoadModel.USERS:
+            raise ValueError(
+                f"'credentials' are per modeled user: model {self.model.value!r} has no "
+                "users; use model 'users', or put one key in the operations' 'headers'"
+            )
+        name = credentials.header.lower()
+        clashing = [op.name for op in self.mix if name in {h.lower() for h in op.headers}]
+        if self.client_ips is not None and self.client_ips.header.lower() == name:
+            clashing.append("clientIps")
+        if clashing:
+            raise ValueError(
+                f"credentials.header {credentials.header!r} is also set by {clashing}: "
+                "each user's credential replaces it, so remove it there"
+            )

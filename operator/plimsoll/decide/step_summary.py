@@ -14,6 +14,7 @@ from hdrh.histogram import HdrHistogram
 from plimsoll.api.spec import LatencyBound
 from plimsoll.api.step import MarginalFigure, StepRecord, StepResult, Verdict
 from plimsoll.api.trial import Outcomes, TrialResult
+from plimsoll.decide.goodput import figures as goodput_figures
 from plimsoll.shared import histogram
 
 
@@ -86,6 +87,8 @@ def record_of(result: StepResult) -> StepRecord:
     def at(quantile: float) -> float | None:
         return histogram.quantile_ms(latency, quantile) if latency is not None else None
 
+    good = goodput_figures(client)
+
     return StepRecord(
         index=result.index,
         level=result.level,
@@ -101,6 +104,10 @@ def record_of(result: StepResult) -> StepRecord:
         added_p99_ms=added_ms(client, 0.99),
         error_rate=error_rate(client),
         achieved_rate=client.achieved_rate if client is not None else None,
+        goodput=good.per_second if good is not None else None,
+        attainment=good.attainment if good is not None else None,
+        attainment_low=good.low if good is not None else None,
+        attainment_high=good.high if good is not None else None,
         cpu_cores=target.cpu_mean_cores if target is not None else None,
         throttled_ratio=target.throttled_ratio if target is not None else None,
         memory_bytes=target.memory_max_bytes if target is not None else None,

@@ -32,11 +32,13 @@ Precedence:
    and its bound.
 5. invalid again if nothing failed but a client-side criterion had no samples
    (a latency quantile of an operation that never answered): a definite
-   failure elsewhere outranks a missing number, a missing number never passes.
-6. marginal: a latency quantile or an error or shed share whose interval
-   straddles its bound, passing or failing: the step's own samples cannot tell,
-   so it is repeated (`noise.retries`), and one that stays marginal moves
-   neither end of the bracket.
+   failure elsewhere outranks a missing number, a missing number never passes
+   (attainment too, when a generator did not judge its answers).
+6. marginal: a latency quantile, an error or shed share, or the attainment of
+   `passWhen.goodput` (`plimsoll.decide.goodput`) whose interval straddles its
+   bound, passing or failing: the step's own samples cannot tell, so it is
+   repeated (`noise.retries`), and one that stays marginal moves neither end of
+   the bracket.
 7. pass.
 
 The achieved share is sent-on-time ÷ scheduled: the starts the generators' own
@@ -57,7 +59,14 @@ from dataclasses import dataclass, field
 from hdrh.histogram import HdrHistogram
 
 from plimsoll.api.spec import Attribution, Generators, LatencyBound, Noise, PassWhen
-from plimsoll.api.step import Contention, Criterion, Judgement, ResourceUsage, Verdict
+from plimsoll.api.step import (
+    Contention,
+    Criterion,
+    CriterionKind,
+    Judgement,
+    ResourceUsage,
+    Verdict,
+)
 from plimsoll.api.trial import Outcomes, TrialResult, TrialState
 from plimsoll.api.workload import LoadModel
 from plimsoll.decide.attribution import memory_exhausted, saturated
@@ -71,6 +80,7 @@ from plimsoll.decide.confidence import (
 # Names in `StepInput.others` that are measuring equipment: if they run out of CPU the
 # step measured them, so it is invalid.
 from plimsoll.decide.contention import EQUIPMENT, TARGET_WAIT
+from plimsoll.decide.goodput import criterion as goodput_criterion
 from plimsoll.decide.status_steps import without_queries
 from plimsoll.decide.step_summary import bound_histogram, floor_ms
 from plimsoll.shared import histogram
@@ -311,6 +321,7 @@ def _criteria(result: StepInput, client: TrialResult, bar: PassWhen) -> list[Cri
         criteria.append(
             Criterion(
                 name=label,
+                kind=CriterionKind.SHARE,
                 measured=measured,
                 bound=bound,
                 ok=ok,
@@ -323,30 +334,55 @@ def _criteria(result: StepInput, client: TrialResult, bar: PassWhen) -> list[Cri
     achieved = client.achieved_share
     if achieved is not None:
         ok = achieved >= bar.min_achieved
-        criteria.append(Criterion(name=ACHIEVED, measured=achieved, bound=bar.min_achieved, ok=ok))
+        criteria.append(
+            Criterion(
+                name=ACHIEVED,
+                kind=CriterionKind.ACHIEVED,
+                measured=achieved,
+                bound=bar.min_achieved,
+                ok=ok,
+            )
+        )
+    if bar.goodput is not None:
+        criteria.append(goodput_criterion(client, bar.goodput))
     streams = client.streams
     if bar.healthy_streams and streams.opened + streams.failed_to_open > 0:
         unhealthy = streams.failed_to_open + streams.dropped + streams.missed_keep_alives
         criteria.append(
-            Criterion(name="unhealthy streams", measured=unhealthy, bound=0, ok=unhealthy == 0)
+            Criterion(
+                name="unhealthy streams",
+                kind=CriterionKind.COUNT,
+                measured=unhealthy,
+                bound=0,
+                ok=unhealthy == 0,
+            )
         )
     if result.target is not None:
         crashes = result.target.restarts + result.target.oom_kills
         criteria.append(
             Criterion(
-                name="target restarts and OOM kills", measured=crashes, bound=0, ok=crashes == 0
+                name="target restarts and OOM kills",
+                kind=CriterionKind.COUNT,
+                measured=crashes,
+                bound=0,
+                ok=crashes == 0,
             )
         )
     for promql in bar.promql:
         value = result.promql.get(promql.name)
         if value is None:
             continue  # already invalid, naming the query
-        limits = (("at most", promql.below, operator.le), ("at least", promql.above, operator.ge))
-        for words, limit, holds in limits:
+        limits = (
+            (CriterionKind.AT_MOST, promql.below, operator.le),
+            (CriterionKind.AT_LEAST, promql.above, operator.ge),
+        )
+        for kind, limit, holds in limits:
             if limit is not None:
-                label = f"{promql.name} {words}"
+                label = f"{promql.name} {kind.value}"
                 criteria.append(
-                    Criterion(name=label, measured=value, bound=limit, ok=holds(value, limit))
+                    Criterion(
+                        name=label, kind=kind, measured=value, bound=limit, ok=holds(value, limit)
+                    )
                 )
     return criteria
 
@@ -364,6 +400,7 @@ def _latency(client: TrialResult, bound: LatencyBound) -> Criterion:
     )
     return Criterion(
         name=name,
+        kind=CriterionKind.LATENCY,
         measured=measured,
         bound=limit,
         unit="ms",
@@ -387,7 +424,14 @@ def _floor(result: StepInput, client: TrialResult, noise: Noise) -> Criterion | 
     limit = noise.floor_bound * 1000.0
     name = f"p{noise.floor_quantile * 100:g} direct-call floor"
     ok = measured is not None and measured <= limit
-    return Criterion(name=name, measured=measured, bound=limit, unit="ms", ok=ok)
+    return Criterion(
+        name=name, kind=CriterionKind.LATENCY, measured=measured, bound=limit, unit="ms", ok=ok
+    )
+
+
+# The kinds shown as percentages, and those whose measure must reach the bound.
+_SHARES = frozenset({CriterionKind.SHARE, CriterionKind.ACHIEVED, CriterionKind.GOODPUT})
+_AT_LEAST = frozenset({CriterionKind.ACHIEVED, CriterionKind.GOODPUT, CriterionKind.AT_LEAST})
 
 
 def plain(value: float) -> str:
@@ -400,11 +444,11 @@ def plain(value: float) -> str:
 def _describe(criterion: Criterion, client: TrialResult) -> str:
     if criterion.unit == "ms":
         measured, bound = f"{plain(criterion.measured or 0)} ms", f"{plain(criterion.bound)} ms"
-    elif criterion.name.endswith(("errors", "answers")) or criterion.name == ACHIEVED:
+    elif criterion.kind in _SHARES:
         measured, bound = f"{criterion.measured:.2%}", f"{criterion.bound:.2%}"
     else:
         measured, bound = plain(criterion.measured or 0), plain(criterion.bound)
-    relation = "<" if criterion.name.endswith("at least") or criterion.name == ACHIEVED else ">"
+    relation = "<" if criterion.kind in _AT_LEAST else ">"
     if criterion.ok:
         relation = "≤" if relation == ">" else "≥"
     text = f"{criterion.name} {measured} {relation} {bound}"
@@ -414,7 +458,10 @@ def _describe(criterion: Criterion, client: TrialResult) -> str:
         else:
             span = f"{criterion.low:.2%}-{criterion.high:.2%}"
         text += f" (95% interval {span} from {criterion.samples:,} samples straddles the bound)"
-    if criterion.name == ACHIEVED:
+    if criterion.kind is CriterionKind.GOODPUT and criterion.samples:
+        good = round((criterion.measured or 0) * criterion.samples)
+        text += f" ({good:,} of {criterion.samples:,} requests answered within every bound)"
+    if criterion.kind is CriterionKind.ACHIEVED:
         text += (
             f" ({client.sent_on_time:,} of {client.intended:,} scheduled starts sent within "
             f"{plain(client.late_tolerance * 1000)} ms of schedule; "

@@ -24,6 +24,7 @@ COLUMNS = [
     "errors",
     "page views",
     "achieved/s",
+    "goodput/s (attainment)",
     "CPU",
     "throttled",
     "memory",
@@ -34,8 +35,9 @@ COLUMNS = [
 ]
 
 # Columns only some steps fill (added latency needs the upstream's Server-Timing, page
-# views need modeled users): a plain log line leaves them out when they are empty.
-OPTIONAL_COLUMNS = frozenset({"added p99 ms", "page views"})
+# views need modeled users, goodput a client result): a plain log line leaves them out
+# when they are empty.
+OPTIONAL_COLUMNS = frozenset({"added p99 ms", "page views", "goodput/s (attainment)"})
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ def row(result: StepResult, record: StepRecord) -> Row:
         "—" if record.error_rate is None else f"{record.error_rate:.2%}",
         _page_views(result),
         _num(record.achieved_rate),
+        _goodput(record),
         _num(record.cpu_cores, 2),
         "—" if record.throttled_ratio is None else f"{record.throttled_ratio:.0%}",
         memory,
@@ -79,6 +82,17 @@ def _page_views(result: StepResult) -> str:
     """The modeled users' page views in the window ("—" when the workload makes none)."""
     client = result.client
     return f"{client.page_views:,}" if client is not None and client.page_views else "—"
+
+
+def _goodput(record: StepRecord) -> str:
+    """Good requests per second, their share and its 95% interval: "95.0 (97.3%,
+    96.1-98.2%)"."""
+    if record.goodput is None or record.attainment is None:
+        return "—"
+    text = f"{record.goodput:,.1f} ({record.attainment:.1%}"
+    if record.attainment_low is not None and record.attainment_high is not None:
+        text += f", {record.attainment_low:.1%}-{record.attainment_high:.1%}"
+    return text + ")"
 
 
 def _starts(record: StepRecord) -> str:

@@ -29,6 +29,7 @@ from plimsoll.api.streams import StreamsHeld
 from plimsoll.api.trial import FloorProbe, TrialRequest, TrialResult
 from plimsoll.decide.contention import EQUIPMENT, NO_BOUND, Figures, FloorBound, assess
 from plimsoll.decide.fault_windows import judge_fault, with_faults
+from plimsoll.decide.goodput import request_bounds
 from plimsoll.decide.steadiness import steadiness
 from plimsoll.decide.step_summary import floor_ms
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
@@ -69,6 +70,7 @@ def _request(spec: CapacityTestSpec, endpoints: Endpoints, plan: StepPlan) -> Tr
         slice_seconds=spec.trial.slice,
         refused_networks=endpoints.refused_target_networks,
         replica_urls=endpoints.replica_urls,
+        request_bounds=request_bounds(spec.pass_when),
     )
 
 

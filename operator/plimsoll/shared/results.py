@@ -83,6 +83,7 @@ def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
             ttft=_merge_encoded([p.ttft for p in parts]),
             added=_merge_encoded([p.added for p in parts]),
             outcomes=outcomes,
+            good=_sum_known_int([p.good for p in parts]),
         )
 
     floors = [r.floor for r in results if r.floor is not None]
