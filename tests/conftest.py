@@ -101,7 +101,7 @@ END_TO_END = (
     # spec, the rights of both chart modes, one real Prometheus against the cgroup.
     "controller/test_apiserver_equipment.py",  # pods deleted mid-run, a ceiling: ~40 s
     "controller/test_apiserver_variants.py",  # three two-variant runs: ~90 s in all
-    "controller/test_apiserver_shapes.py",  # three shapes' searches in one run: ~4 min
+    "controller/test_apiserver_shapes.py",  # three shapes, two levels each: ~1 min
     "controller/test_apiserver_generators_auto.py",  # two runs, one scaled up: ~70 s
     "controller/test_apiserver_prove.py",  # two proof runs on three zones
     "controller/test_apiserver_peering.py::test_one_replica_runs_the_test_and_the_standby",
@@ -146,6 +146,7 @@ TRUTH = (
     "e2e/test_calibration_round_trip.py::test_the_fitted_workload_finds_the_same_ceiling",
     "e2e/test_shapes_real.py",
     "e2e/test_local_ceilings.py",
+    "controller/test_apiserver_shapes.py::test_the_cpu_bound_shapes_fill_status_shapes_with_analytic",
 )
 
 

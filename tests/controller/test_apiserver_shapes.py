@@ -6,10 +6,14 @@ target pod, the target's file by its absolute path (the test kubelet runs it fro
 own folder) and the Prometheus that scrapes the kubelet's cAdvisor names. The real
 operator runs as the chart's ServiceAccount; each shape is its own target pod with
 requests == limits, which the real scheduler binds to the test kubelet's node and the
-kubelet pins in a cgroup of that shape. Every ceiling must lie within 10% of the
-target's analytic capacity for its shape (`bench.real_shapes`, derived once), be
-limited by CPU, and the cheapest shape in status and in `kubectl get -o wide`'s
-Cheapest column must be the analytically cheapest. About four minutes (END_TO_END).
+kubelet pins in a cgroup of that shape.
+
+`make e2e` proves the mechanics with two levels a shape, 5 requests/s (which every
+shape carries) and 60 (over the 50 the largest can): each shape measured in its own
+pod, `status.shapes[]` filled, the cheapest marked in status and in the Cheapest
+column. `make truth` runs the spec's own search (about four minutes): every ceiling
+within 10% of the target's analytic capacity for its shape (`bench.real_shapes`),
+limited by CPU, and the analytically cheapest shape named.
 """
 
 from __future__ import annotations
@@ -43,8 +47,38 @@ def on_the_cluster(spec_file: Path, prometheus_url: str) -> dict[str, Any]:
     return body
 
 
-async def test_the_cpu_bound_shapes_fill_status_shapes_with_analytic_ceilings(
+async def test_each_shape_is_measured_in_its_own_pod_and_the_cheapest_named(
     apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
+) -> None:
+    async with prometheus_for(node_kubelet, tmp_path) as prometheus:
+        sa_operator.start(prometheus=prometheus.url)
+        body = on_the_cluster(SPECS["cpu-bound"], prometheus.url)
+        body["spec"]["search"] = {"strategy": "steps", "levels": [5, 60]}
+        name = body["metadata"]["name"]
+        await apiserver.apply(body)
+        status = await wait_for(
+            lambda: apiserver.phase_in(name, "Succeeded", "Failed"), 300, "a finished run"
+        )
+    assert node_kubelet.pinning.problem is None, node_kubelet.pinning.problem
+    assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
+    shapes = status["shapes"]
+    shown = json.dumps(shapes, indent=1)
+    assert [s["name"] for s in shapes] == ["c1-m512mi", "c500m-m2gi", "c250m-m4gi"], shown
+    assert [(s.get("ceiling"), s["limitedBy"]) for s in shapes] == [(5, "cpu")] * 3, shown
+    # Equal ceilings: the cheapest is the shape whose pod costs least an hour.
+    [cheapest] = [s["name"] for s in shapes if s["cheapest"]]
+    assert status["cheapestShape"] == cheapest == "c250m-m4gi", shown
+    assert (await columns(apiserver, name))["Cheapest"] == cheapest
+    assert forbidden(sa_operator) == []
+    assert node_kubelet.errors == []
+
+
+async def test_the_cpu_bound_shapes_fill_status_shapes_with_analytic_ceilings(
+    apiserver: ApiServer,
+    node_kubelet: RealKubelet,
+    sa_operator: OperatorProcess,
+    tmp_path: Path,
+    record_property: Any,
 ) -> None:
     async with prometheus_for(node_kubelet, tmp_path) as prometheus:
         sa_operator.start(prometheus=prometheus.url)
@@ -65,6 +99,9 @@ async def test_the_cpu_bound_shapes_fill_status_shapes_with_analytic_ceilings(
     judged = judge(spec_of("cpu-bound"), report)
     for row in judged.rows:
         print(f"{row.label}: analytic {row.analytic:.1f}, found {row.found}, error {row.error}")
+        record_property(f"{row.name}_truth", round(row.analytic, 1))
+        record_property(f"{row.name}_found", row.found)
+        record_property(f"{row.name}_limited_by", row.limited_by)
     assert len(judged.rows) == 3
     assert all(row.within and row.limited_by == "cpu" for row in judged.rows), judged.rows
     # status.shapes[] carries the report's table, one row a shape, the cheapest marked.
