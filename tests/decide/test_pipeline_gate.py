@@ -112,3 +112,23 @@ def test_a_status_left_from_before_an_edit_or_a_rerun_is_not_the_end() -> None:
     assert not run_ended({**meta, "annotations": {"plimsoll.dev/rerun": "t2"}}, done)
     running = done.model_copy(update={"phase": Phase.RUNNING})
     assert not run_ended(meta, running)
+
+
+def test_at_least_meets_a_bar_under_it_and_cannot_judge_one_over_it() -> None:
+    """Every level passed: the level is a lower bound, not a ceiling (issue 51)."""
+    passes = [(level, Verdict.PASS, level * 0.002) for level in (100, 200, 400)]
+    report = make_report({"default": Run(400, None, passes)})
+    [ceiling] = report.ceilings
+    report.ceilings = [
+        ceiling.model_copy(update={"complete": False, "every_level_passed": True, "high": None})
+    ]
+    [plain] = report_cases(report)
+    assert (plain.passed, plain.message) == (True, "at least 400 rps (every level passed)")
+    assert report_answer(report, [plain]) is Answer.WITHIN
+    [under] = report_cases(report, fail_below=300)
+    assert under.passed is True
+    assert report_answer(report, [under]) is Answer.WITHIN
+    [over] = report_cases(report, fail_below=500)
+    assert over.passed is None
+    assert "no level as high as the bar of 500 was tried" in over.message
+    assert report_answer(report, [over]) is Answer.INCOMPLETE

@@ -7,7 +7,8 @@ CapacityTest's status. Each variant's ceiling is a case (held against `--fail-be
 and the regression gate), and so is a proof; the answer is
 
 1. INCOMPLETE when the run did not complete, or a case could not be judged (a range
-   only, a gate that could not compare): nothing was answered, so nothing was refused;
+   only, a gate that could not compare, "at least N" below the bar): nothing was
+   answered, so nothing was refused;
 2. else REFUSED when any case says no (a ceiling below the bar, a regression, a proof
    that did not hold): answered, and the answer is no;
 3. else WITHIN: answered, and within every bar.
@@ -58,10 +59,21 @@ def ceiling_case(
     regressions: Sequence[str] = (),
     fail_below: int | None = None,
     why_incomplete: str = "",
+    at_least: bool = False,
 ) -> Case:
-    """A variant's ceiling against `fail_below` and the regression gate's lines for it."""
+    """A variant's ceiling against `fail_below` and the regression gate's lines for it.
+
+    `at_least`: every level passed, so `level` is a lower bound, not a ceiling. It meets
+    a bar at or under it; a bar over it is neither met nor missed (no level that high
+    was tried)."""
     name = f"ceiling {variant}"
     found = "no level passed" if level is None else f"ceiling {level:,} {unit}"
+    if at_least and level is not None:
+        found = f"at least {level:,} {unit} (every level passed)"
+        if fail_below is not None and level < fail_below:
+            return Case(
+                name, None, f"{found}: no level as high as the bar of {fail_below:,} was tried"
+            )
     if not complete:
         why = f": {why_incomplete}" if why_incomplete else ""
         return Case(name, None, f"{found}, but the search stopped early{why}")
@@ -98,10 +110,11 @@ def _of_ceiling(
         ceiling.variant,
         ceiling.level,
         ceiling.unit,
-        complete=ceiling.complete and not ceiling.inconclusive,
+        complete=(ceiling.complete or ceiling.every_level_passed) and not ceiling.inconclusive,
         regressions=regressions,
         fail_below=fail_below,
         why_incomplete=ceiling.stop_reason or why,
+        at_least=ceiling.every_level_passed,
     )
 
 

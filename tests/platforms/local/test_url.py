@@ -78,7 +78,9 @@ async def test_existing_service_is_driven_not_started_nor_pinned(
     ceiling = report.ceilings[0]
     assert (ceiling.level, ceiling.limited_by) == (10, LimitedBy.UNKNOWN)
     assert "shape unknown" in report.summary[0]
-    assert "unknown (no server metrics)" in report.summary[0]
+    # One level, and it passed: "at least", which names no limit (issue 51).
+    assert "sustains at least 10 requests per second" in report.summary[0]
+    assert "nothing shows where it stops or what limits it" in report.summary[0]
     # The user's service outlives the run; every process the run started is gone.
     assert service.returncode is None
     assert marked_processes(mark) == []
