@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, WithJsonSchema, field_validator, model_validator
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import (
@@ -23,6 +23,7 @@ from plimsoll.api.bounded import (
 )
 from plimsoll.api.env_source import EnvSource
 from plimsoll.api.pod_template import template_problems
+from plimsoll.api.pod_template_schema import POD_TEMPLATE_SCHEMA
 from plimsoll.api.unique import duplicate_entries
 from plimsoll.api.units import Cores, Seconds
 
@@ -163,7 +164,9 @@ class Target(PlimsollModel):
             "Kubernetes the run's namespace and its services are deleted instead)."
         ),
     )
-    pod_template: dict[str, Any] | None = Field(
+    # The CRD types every allow-listed field (no free-form object: depth bounded at
+    # admission); the model's validator below explains each refusal.
+    pod_template: Annotated[dict[str, Any] | None, WithJsonSchema(POD_TEMPLATE_SCHEMA)] = Field(
         None,
         description=(
             "Merged into the target's pod (Kubernetes only): placement (nodeSelector, "

@@ -40,6 +40,7 @@ from plimsoll.api.step import StepRecord
 from plimsoll.controller.events import Event, EventRecorder, EventType, phase_event
 from plimsoll.controller.gate import apply_gate
 from plimsoll.controller.operator_metrics import OperatorMetrics
+from plimsoll.controller.skipped_objects import SkipReporter
 from plimsoll.controller.status import OperatorSink, StatusWriter
 from plimsoll.decide.operator_action import (
     Action,
@@ -72,6 +73,11 @@ class OperatorContext:
     metrics_server: Any = None
     running: dict[str, str | None] = field(default_factory=dict)  # uid: the lock it holds
     waiting: dict[str, Waiting] = field(default_factory=dict)
+    # Objects kopf's session could not decode: logged and announced once each.
+    skipped: SkipReporter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.skipped = SkipReporter(lambda: self.client)
 
     def api(self) -> KubeClient:
         if self.client is None:
