@@ -256,7 +256,7 @@ def run(
     try:
         cgroups = Path(cgroup_root) if cgroup_root else None
         report = asyncio.run(_run(test, out, quiet, cgroups, listen, prometheus, scrape_wait))
-    except RunSetupError as exc:
+    except (RunSetupError, leftovers.LeftoversError) as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(EXIT_INCOMPLETE) from exc
     except KeyboardInterrupt:
