@@ -120,7 +120,7 @@ async def test_queued_runs_start_in_order_and_a_held_lock_does_not_block_the_lin
     await wait_for(lambda: apiserver.phase_in("c", "Provisioning", "Running"), 60, "c's run")
     b = await wait_for(lambda: apiserver.phase_in("b", "Queued"), 30, "b Queued")
     assert b["queuePosition"] == 1, b
-    assert "'shared-shop'" in b["message"], b
+    assert f"'{apiserver.namespace}/shared-shop'" in b["message"], b  # the namespace's key
     # d may first be third, behind b and a c that had its slot but had not started yet;
     # once c runs, d's next poll moves it up.
     d = await wait_for(lambda: _at_position(apiserver, "d", 2), 30, "d second in the queue")

@@ -97,3 +97,23 @@ def test_never_more_than_the_limit_and_never_two_holders_of_one_lock(
         if decisions[w.uid].hold is Hold.SLOT:
             position = decisions[w.uid].position
             assert all(decisions[v.uid].position < position for v in started)
+
+
+def test_a_lock_key_is_its_namespaces_own() -> None:
+    """Issue 52: a tenant naming another team's lockKey held that team's tests back for as
+    long as it liked. The key is scoped to the CR's namespace (`Target.lock`); the lock
+    derived from a shared target (exclusive, no key) stays cluster-wide."""
+    from plimsoll.api.target import Target
+
+    keyed = Target.model_validate(
+        {"command": ["./s"], "resources": {"cpu": "1", "memory": "64Mi"}, "lockKey": "shop"}
+    )
+    assert keyed.lock("team-a") == "team-a/shop"
+    running = [Running("tenant", keyed.lock("intruder"))]
+    mine = Waiting("a", "2026-12-02T10:00:01Z", "team-a/a", keyed.lock("team-a"))
+    same = Waiting("b", "2026-12-02T10:00:02Z", "team-a/b", keyed.lock("team-a"))
+    decisions = decide_queue([mine, same], running, limit=0)
+    assert decisions["a"].start  # the intruder's same-named key does not hold it back
+    assert decisions["b"] == QueueDecision(False, 2, Hold.LOCK, "team-a/shop")
+    shared = Target.model_validate({"url": "http://shop.example:80", "exclusive": True})
+    assert shared.lock("team-a") == shared.lock("team-b") == "http://shop.example:80"

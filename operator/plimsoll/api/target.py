@@ -209,13 +209,17 @@ class Target(PlimsollModel):
         max_length=253,
         pattern=LOCK_KEY_PATTERN,
         description="The lock this test holds while it runs (implies exclusive): tests "
-        "with the same key run one at a time, whatever their targets' images.",
+        "in this namespace with the same key run one at a time, whatever their targets' "
+        "images (the key is the namespace's own: other namespaces' tests never share it).",
     )
 
-    def lock(self) -> str | None:
-        """The key this test holds while it runs, or None when it takes no lock."""
+    def lock(self, namespace: str) -> str | None:
+        """The key this test holds while it runs, or None when it takes no lock. A
+        `lockKey` is the CR namespace's own (`NAMESPACE/KEY`): a tenant naming another
+        team's key cannot hold their tests back. The target-derived lock stays
+        cluster-wide, since two teams may test one shared target."""
         if self.lock_key is not None:
-            return self.lock_key
+            return f"{namespace}/{self.lock_key}"
         if not self.exclusive:
             return None
         return self.image or self.url or " ".join(self.command or [])

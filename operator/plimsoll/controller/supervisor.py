@@ -272,7 +272,7 @@ class Supervisor:
             self.uid,
             created=meta.get("creationTimestamp") or "",
             name=f"{meta['namespace']}/{meta['name']}",
-            lock_key=test.spec.target.lock(),
+            lock_key=test.spec.target.lock(meta["namespace"]),
             resuming=action is Action.RESUME,
         )
         # Its place before the first await: a test created later whose Pending write
