@@ -75,3 +75,18 @@ async def test_a_cron_that_never_fires_is_refused_in_the_condition(
     assert (condition["status"], condition["reason"]) == ("False", "InvalidSpec")
     assert "spec.schedule.cron: '0 0 30 2 *' never fires" in condition["message"]
     assert "namespace" not in status
+
+
+async def test_a_spec_past_the_admins_limits_is_refused_naming_the_limit(
+    apiserver: ApiServer, sa_operator: OperatorProcess
+) -> None:
+    """Issue 52: the chart's `limits` (PLIMSOLL_LIMITS) bound what one run may use; a CR
+    past one ends in SpecValid=False naming the limit and its value, nothing created."""
+    sa_operator.start(env={"PLIMSOLL_LIMITS": '{"pods": 3, "trials": 10}'})
+    await apiserver.apply(quickstart("greedy", None))
+    status = await wait_for(lambda: apiserver.phase_in("greedy", "Failed"), 60, "Failed")
+    condition = _spec_valid(status)
+    assert (condition["status"], condition["reason"]) == ("False", "InvalidSpec")
+    assert "over the operator's limit limits.pods = 3" in condition["message"], condition
+    assert "limits.trials = 10" in condition["message"], condition
+    assert "namespace" not in status  # nothing was started

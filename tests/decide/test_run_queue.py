@@ -117,3 +117,21 @@ def test_a_lock_key_is_its_namespaces_own() -> None:
     assert decisions["b"] == QueueDecision(False, 2, Hold.LOCK, "team-a/shop")
     shared = Target.model_validate({"url": "http://shop.example:80", "exclusive": True})
     assert shared.lock("team-a") == shared.lock("team-b") == "http://shop.example:80"
+
+
+def test_a_namespace_runs_at_most_its_limit_without_blocking_the_others() -> None:
+    """The admin's limits.runsPerNamespace: one tenant cannot take every slot."""
+    waiting = [
+        Waiting("a2", "2026-12-02T10:00:01Z", "team-a/a2"),
+        Waiting("a3", "2026-12-02T10:00:02Z", "team-a/a3"),
+        Waiting("b1", "2026-12-02T10:00:03Z", "team-b/b1"),
+    ]
+    running = [Running("a1", None, "team-a")]
+    decisions = decide_queue(waiting, running, limit=0, per_namespace=2)
+    assert decisions["a2"].start
+    assert decisions["a3"] == QueueDecision(False, 2, Hold.NAMESPACE, "team-a")
+    assert decisions["b1"].start  # behind a3, but not held by team-a's limit
+    message = queue_message(decisions["a3"], 0, 2)
+    assert "namespace team-a already runs 2" in message
+    assert "limits.runsPerNamespace = 2" in message
+    assert decide_queue(waiting, running, limit=0)["a3"].start  # no limit set

@@ -49,10 +49,13 @@ from plimsoll.decide.operator_action import (
     restart_reason,
     short_run_id,
 )
+from plimsoll.decide.run_budget import run_budget
+from plimsoll.decide.run_limits import RunLimits, limit_problems
 from plimsoll.decide.run_queue import QueueDecision, Running, Waiting, decide_queue, queue_message
 from plimsoll.decide.schedule import due_slot, parse_token, slot_token
 from plimsoll.decide.variant_status import pending_variants
 from plimsoll.kube.client import NAMESPACES, KubeClient
+from plimsoll.kube.manifests import KNOWN_SHAPES
 from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
 from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
 
@@ -73,6 +76,9 @@ class OperatorContext:
     metrics_server: Any = None
     running: dict[str, str | None] = field(default_factory=dict)  # uid: the lock it holds
     waiting: dict[str, Waiting] = field(default_factory=dict)
+    # The cluster admin's limits (the chart's `limits`): a spec past one is invalid.
+    limits: RunLimits = field(default_factory=RunLimits)
+    namespaces: dict[str, str] = field(default_factory=dict)  # running uid: its namespace
     # Objects kopf's session could not decode: logged and announced once each.
     skipped: SkipReporter = field(init=False)
 
@@ -89,17 +95,23 @@ class OperatorContext:
         daemon runs on one event loop and nothing here awaits, so two daemons never
         take the same slot."""
         self.waiting[entry.uid] = entry
-        running = [Running(uid, key) for uid, key in self.running.items()]
-        decision = decide_queue(self.waiting.values(), running, self.max_concurrent)[entry.uid]
+        running = [
+            Running(uid, key, self.namespaces.get(uid, "")) for uid, key in self.running.items()
+        ]
+        per_namespace = self.limits.runs_per_namespace
+        decisions = decide_queue(self.waiting.values(), running, self.max_concurrent, per_namespace)
+        decision = decisions[entry.uid]
         if decision.start:
             del self.waiting[entry.uid]
             self.running[entry.uid] = entry.lock_key
+            self.namespaces[entry.uid] = entry.name.split("/", 1)[0]
         return decision
 
     def leave(self, uid: str) -> None:
         """Free the slot (and lock) a run held, or its place in the queue."""
         self.waiting.pop(uid, None)
         self.running.pop(uid, None)
+        self.namespaces.pop(uid, None)
 
 
 def read_status(body: Mapping[str, Any]) -> CapacityTestStatus | None:
@@ -187,6 +199,11 @@ class Supervisor:
             return None, [f"(document): could not be read: {_reason(exc)}"]
         if self.plan_problem is not None:
             return None, [self.plan_problem]
+        every_variant = list(test.spec.variant_specs().values())
+        budget = run_budget(every_variant, KNOWN_SHAPES)
+        over = limit_problems(every_variant, budget, self.ctx.limits)
+        if over:
+            return None, over
         return test, []
 
     def _scheduled_slot(self) -> str | None:
@@ -330,7 +347,9 @@ class Supervisor:
         """Wait Queued, with the place in the queue in status, until this run may start.
         Each poll writes only when the place or the reason changed."""
         while not (decision := self.ctx.try_start(entry)).start:
-            message = queue_message(decision, self.ctx.max_concurrent)
+            message = queue_message(
+                decision, self.ctx.max_concurrent, self.ctx.limits.runs_per_namespace
+            )
             status = writer.status
             if status.phase is Phase.PENDING:
                 writer.set_phase(Phase.QUEUED, message)
