@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -50,7 +50,7 @@ from plimsoll.decide.operator_action import (
     short_run_id,
 )
 from plimsoll.decide.run_budget import run_budget
-from plimsoll.decide.run_limits import RunLimits, limit_problems
+from plimsoll.decide.run_limits import RunLimits, deadline_message, limit_problems
 from plimsoll.decide.run_queue import QueueDecision, Running, Waiting, decide_queue, queue_message
 from plimsoll.decide.schedule import due_slot, parse_token, slot_token
 from plimsoll.decide.variant_status import pending_variants
@@ -404,6 +404,8 @@ class Supervisor:
             v, writer.status
         )
         task = asyncio.create_task(run_test(test, make, sink, history=history))
+        started = writer.status.start_time or _now()  # a resumed run keeps its start
+        deadline = started + timedelta(seconds=self.ctx.limits.deadline)
         try:
             while not task.done():
                 await asyncio.wait({task}, timeout=_POLL)
@@ -412,14 +414,26 @@ class Supervisor:
                 if self.stopped or self.desired() != desired:
                     await self._stop_run(task, sink, exiting=not _deleted(self.stopped))
                     return
+                if _now() > deadline:  # the admin's limits.deadline: Failed, steps kept
+                    await self._stop_run(task, sink, exiting=False)
+                    await self._past_deadline(writer)
+                    break
         except asyncio.CancelledError:
             # kopf cancels the daemon itself when the operator exits and the daemon did
             # not return in time: still an exit, not a failure, unless the resource went.
             await asyncio.shield(self._stop_run(task, sink, exiting=not _deleted(self.stopped)))
             raise
-        if task.exception() is not None:
+        if not task.cancelled() and task.exception() is not None:
             log.error("run of %s failed: %s", uid, task.exception())
         await self._after_run(test, writer)
+
+    async def _past_deadline(self, writer: StatusWriter) -> None:
+        """The runner, cancelled, wrote Failed and kept its steps: say why it stopped."""
+        message = deadline_message(self.ctx.limits)
+        writer.status.message = message
+        writer.condition(ConditionType.READY, ConditionStatus.FALSE, Reason.RUN_FAILED, message)
+        writer.note(Event(EventType.WARNING, "DeadlinePassed", message))
+        await writer.write()
 
     async def _stop_run(self, task: asyncio.Task[Any], sink: OperatorSink, exiting: bool) -> None:
         """Cancel the runner. On an operator exit (`exiting`, and the resource still there)

@@ -39,6 +39,7 @@ class RunLimits:
     generators: int = 16  # in one variant, at maxReplicas with replicas: auto
     trials: int = 400  # in all: every variant's search.maxTrials
     duration: float = 12 * 3600.0  # seconds: every trial at maxTrials, warm-up and settle
+    deadline: float = 24 * 3600.0  # seconds of wall time from the run's start, all included
     runs_per_namespace: int = 4  # CapacityTests of one namespace running at once (0: any)
 
     @classmethod
@@ -57,7 +58,7 @@ class RunLimits:
                     parsed[name] = parse_cpu(value)
                 elif name == "memory":
                     parsed[name] = parse_memory(value)
-                elif name == "duration":
+                elif name in ("duration", "deadline"):
                     parsed[name] = parse_duration(value)
                 elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise ValueError(f"{value!r} is not a count (0 or more)")
@@ -90,6 +91,13 @@ def run_duration(every_variant: Sequence[CapacityTestSpec]) -> float:
     return sum(
         view.search.max_trials * (view.trial.warm_up + view.trial.duration + view.trial.settle)
         for view in every_variant
+    )
+
+
+def deadline_message(limits: RunLimits) -> str:
+    return (
+        f"the run passed its deadline: {format_duration(limits.deadline)} since it started "
+        f"(limits.deadline, set by the cluster admin); the steps measured so far are kept"
     )
 
 
