@@ -23,7 +23,7 @@ DEBIAN_PACKAGES := prometheus nginx-light wrk curl openssl xz-utils iproute2 uti
 	prometheus-redis-exporter containernetworking-plugins gcc
 OUT ?= plimsoll-out
 
-.PHONY: hot-path run test e2e docs check lint typecheck contracts crd debian bench images examples clean
+.PHONY: hot-path run test e2e truth docs check lint typecheck contracts crd debian bench images examples clean
 
 # The generator's hot path is compiled at install (hatch_build.py): gcc and Python's
 # headers come first. BUILD_PACKAGES assume Debian's python3; another interpreter
@@ -62,14 +62,24 @@ examples: $(HOT_PATH_BUILT) debian
 	$(BIN)/python scripts/run-examples --out $(OUT)/examples
 
 ## The test suite a change is checked with, in minutes: everything but the long
-## end-to-end runs (tests marked e2e, see tests/conftest.py END_TO_END).
+## end-to-end runs and the truth measurements (tests/conftest.py END_TO_END, TRUTH).
 test: $(HOT_PATH_BUILT) debian
-	$(BIN)/pytest -n 2 --dist loadfile -m "not e2e" --durations=25
+	$(BIN)/pytest -n 2 --dist loadfile -m "not e2e and not truth" --durations=25
 
-## The long end-to-end runs: image builds (scripts/build-images, cached after the first
-## time), the seed examples' whole runs, the operator on a real cluster. CI runs them too.
+## The long end-to-end runs, proving each capability on real components: images (built
+## once a session), the seed examples' whole runs, the operator on a real cluster and a
+## real node. CI runs them too. Ends with each test's time holding the host.
 e2e: $(HOT_PATH_BUILT) debian
 	$(BIN)/pytest -n 2 --dist loadfile -m e2e --durations=25
+
+## The measurements that need a quiet host: ceilings against truths known another way
+## (the real node against the same spec run here, the calibration round trip, the local
+## shapes and ceilings against their analytic values), then bench/truth.py. Serial and
+## alone; one JSON line per case. CI does not run it: run it, and quote it, before
+## resolving a change to the search, the verdicts, attribution, platforms or generator.
+truth: $(HOT_PATH_BUILT) debian
+	$(BIN)/pytest -p no:xdist -m truth --durations=0
+	$(BIN)/python bench/truth.py
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .

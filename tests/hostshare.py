@@ -11,21 +11,40 @@ agree through two file locks in the session's shared temporary folder:
 - `host.gate`: taken in turn before `host.lock`, so a test waiting to run alone is
   not starved by a stream of overlapping tests on the other worker.
 
-Without xdist (`pytest tests/...` by hand) there is one test at a time anyway and no
-lock is taken.
+The lock is taken around a test's whole protocol (tests/conftest.py,
+`pytest_runtest_protocol`): its set-up, module and session fixtures included, which
+pytest builds before any function fixture could take it. Heavy set-up inside an
+overlapping test (a control plane's cold start, an image build) asks for the host
+alone with `alone_on_host`: the shared hold is given up, the host taken alone for the
+block, and the shared hold taken again after it. flock locks belong to an open file,
+so this process must never ask for the lock on a second open file while it holds the
+first: it would wait for itself. `_held` is this process's one hold.
+
+Each test's time waiting for the lock and time holding the host go to a ledger in the
+shared folder (one JSON line each, `HostTime`); the controller prints the largest at
+the end of the session (`ledger_summary`), apart from each other: `--durations`
+counts the wait as the test's own time.
+
+Without xdist (`pytest tests/...` by hand, `make truth`) there is one test at a time
+anyway and no lock is taken; the ledger still records the held times.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 
 OVERLAPS = "overlaps"
+LEDGER = "host-time.jsonl"
 
 
 def under_xdist() -> bool:
@@ -37,25 +56,126 @@ def shared_folder(factory: pytest.TempPathFactory) -> Path:
     return factory.getbasetemp().parent
 
 
-@contextmanager
-def host_share(folder: Path, *, alone: bool) -> Iterator[None]:
-    with open(folder / "host.gate", "a") as gate, open(folder / "host.lock", "a") as lock:
+def ledger_folder(factory: pytest.TempPathFactory) -> Path:
+    """Where this session's ledger lives: the folder the workers share, or without xdist
+    the session's own base temp (its parent is shared by every session of this user)."""
+    return shared_folder(factory) if under_xdist() else factory.getbasetemp()
+
+
+@dataclass
+class _Hold:
+    folder: Path
+    alone: bool
+    lock: IO[str]
+    waited: float = 0.0
+
+
+_held: _Hold | None = None
+
+
+def _acquire(folder: Path, *, alone: bool) -> tuple[IO[str], float]:
+    """Take the lock through the gate; the open lock file and the seconds waited."""
+    asked = time.monotonic()
+    lock = open(folder / "host.lock", "a")  # noqa: SIM115 - held past this function
+    with open(folder / "host.gate", "a") as gate:
         fcntl.flock(gate, fcntl.LOCK_EX)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
         finally:
             fcntl.flock(gate, fcntl.LOCK_UN)
+    return lock, time.monotonic() - asked
+
+
+def _release(lock: IO[str]) -> None:
+    fcntl.flock(lock, fcntl.LOCK_UN)
+    lock.close()
+
+
+@contextmanager
+def host_share(folder: Path, *, alone: bool) -> Iterator[_Hold]:
+    """Hold the host, alone or shared, for the block; the hold says how long it waited."""
+    lock, waited = _acquire(folder, alone=alone)
+    hold = _Hold(folder, alone, lock, waited)
+    try:
+        yield hold
+    finally:
+        _release(hold.lock)  # the lock file of now: alone_on_host may have swapped it
+
+
+@contextmanager
+def hold_for_test(folder: Path, *, alone: bool) -> Iterator[_Hold]:
+    """A test's hold on the host, the one this process has (see `alone_on_host`)."""
+    global _held
+    assert _held is None, "this process already holds the host: use alone_on_host inside"
+    with host_share(folder, alone=alone) as hold:
+        _held = hold
         try:
-            yield
+            yield hold
         finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            _held = None
 
 
 @contextmanager
 def alone_on_host(factory: pytest.TempPathFactory) -> Iterator[None]:
-    """For heavy set-up outside any test (a control plane's start, an image build)."""
-    if not under_xdist():
+    """For heavy set-up (a control plane's start, an image build, a capture): the host
+    alone for the block, whatever the test around it holds."""
+    if not under_xdist() or (_held is not None and _held.alone):
         yield
         return
-    with host_share(shared_folder(factory), alone=True):
+    if _held is None:  # outside any test: a session fixture's own teardown
+        with host_share(shared_folder(factory), alone=True):
+            yield
+        return
+    hold = _held
+    _release(hold.lock)  # shared -> alone: give the shared hold up first (see above)
+    hold.lock, waited = _acquire(hold.folder, alone=True)
+    hold.waited += waited
+    try:
         yield
+    finally:
+        _release(hold.lock)
+        hold.lock, waited = _acquire(hold.folder, alone=False)
+        hold.waited += waited
+
+
+@dataclass(frozen=True)
+class HostTime:
+    """One test's share of the host: what the ledger holds, a JSON line each."""
+
+    nodeid: str
+    alone: bool
+    waited_s: float
+    held_s: float
+
+
+def record(folder: Path, entry: HostTime) -> None:
+    # One short append a test: whole lines from two workers do not interleave.
+    with open(folder / LEDGER, "a") as ledger:
+        ledger.write(json.dumps(asdict(entry)) + "\n")
+
+
+def read_ledger(folder: Path) -> list[HostTime]:
+    path = folder / LEDGER
+    if not path.exists():
+        return []
+    return [HostTime(**json.loads(line)) for line in path.read_text().splitlines() if line]
+
+
+def ledger_summary(entries: list[HostTime], *, wall_s: float, largest: int = 10) -> list[str]:
+    """The lines printed at the end of a session: totals, then the largest holders."""
+    if not entries:
+        return []
+    held = sum(e.held_s for e in entries)
+    alone = sum(e.held_s for e in entries if e.alone)
+    lines = [
+        f"{len(entries)} tests in {wall_s / 60:.1f} min of wall time; held the host "
+        f"{held / 60:.1f} min ({alone / 60:.1f} min of it alone), waited for it "
+        f"{sum(e.waited_s for e in entries) / 60:.1f} min",
+        f"the {min(largest, len(entries))} largest by time held (set-up included):",
+    ]
+    for entry in sorted(entries, key=lambda e: e.held_s, reverse=True)[:largest]:
+        how = "alone" if entry.alone else "shared"
+        lines.append(
+            f"  {entry.held_s:7.1f} s held {how:6} {entry.waited_s:6.1f} s waited  {entry.nodeid}"
+        )
+    return lines

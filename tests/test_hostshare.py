@@ -6,7 +6,18 @@ import threading
 import time
 from pathlib import Path
 
-from tests.hostshare import host_share
+import pytest
+
+from tests import hostshare
+from tests.hostshare import (
+    HostTime,
+    alone_on_host,
+    hold_for_test,
+    host_share,
+    ledger_summary,
+    read_ledger,
+    record,
+)
 
 
 def _holds(folder: Path, *, alone: bool, seconds: float, log: list[tuple[str, float]]) -> None:
@@ -44,3 +55,52 @@ def test_a_test_that_runs_alone_waits_for_the_other_and_is_waited_for(tmp_path: 
     assert second_in >= first_out
     first_out, second_in = _run(tmp_path, True, False)
     assert second_in >= first_out
+
+
+def test_heavy_set_up_in_an_overlapping_test_takes_the_host_alone_and_shares_again(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An overlapping test's heavy set-up waits for the other worker's test to leave,
+    without waiting for its own shared hold (flock would make it wait for itself)."""
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    monkeypatch.setattr(hostshare, "_held", None)  # under xdist this test's own hold is there
+    other: list[tuple[str, float]] = []
+    with hold_for_test(tmp_path, alone=False) as hold:
+        neighbour = threading.Thread(
+            target=_holds, args=(tmp_path,), kwargs={"alone": False, "seconds": 0.4, "log": other}
+        )
+        neighbour.start()
+        time.sleep(0.1)  # the neighbour shares the host now
+        with alone_on_host(tmp_path_factory):
+            entered_alone = time.monotonic()
+        neighbour.join(5)
+        assert hold.waited >= 0.2  # it waited for the neighbour, and that is counted
+    assert entered_alone >= other[1][1]  # alone only once the neighbour had left
+
+
+def test_the_summary_separates_time_held_from_time_waited() -> None:
+    entries = [
+        HostTime("tests/a.py::long", alone=True, waited_s=100.0, held_s=300.0),
+        HostTime("tests/b.py::short", alone=False, waited_s=0.0, held_s=6.0),
+        HostTime("tests/c.py::mid", alone=True, waited_s=2.0, held_s=60.0),
+    ]
+    lines = ledger_summary(entries, wall_s=420.0, largest=2)
+    assert lines[0] == (
+        "3 tests in 7.0 min of wall time; held the host 6.1 min (6.0 min of it alone), "
+        "waited for it 1.7 min"
+    )
+    assert lines[1] == "the 2 largest by time held (set-up included):"
+    assert "300.0 s held alone" in lines[2]
+    assert lines[2].endswith("tests/a.py::long")
+    assert "100.0 s waited" in lines[2]
+    assert lines[3].endswith("tests/c.py::mid")
+    assert len(lines) == 4
+
+
+def test_the_ledger_reads_back_what_each_test_recorded(tmp_path: Path) -> None:
+    record(tmp_path, HostTime("tests/a.py::x", alone=False, waited_s=1.5, held_s=2.25))
+    record(tmp_path, HostTime("tests/b.py::y", alone=True, waited_s=0.0, held_s=9.0))
+    assert read_ledger(tmp_path) == [
+        HostTime("tests/a.py::x", alone=False, waited_s=1.5, held_s=2.25),
+        HostTime("tests/b.py::y", alone=True, waited_s=0.0, held_s=9.0),
+    ]

@@ -26,7 +26,7 @@ from tests.metrics.conftest import free_port, start_prometheus
 pytestmark = pytest.mark.slow
 
 
-async def test_quickstart_reaches_a_cpu_bound_ceiling_with_events_and_metrics(
+async def test_quickstart_reaches_a_cpu_bound_ceiling_gated_with_events_and_metrics(
     apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
 ) -> None:
     prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
@@ -38,10 +38,13 @@ async def test_quickstart_reaches_a_cpu_bound_ceiling_with_events_and_metrics(
             "--metrics-host=127.0.0.1",
             prometheus=prometheus.url,
         )
-        # A quarter of a core: 20 rps of 4 ms work fits, 150 rps cannot.
+        # A quarter of a core: 20 rps of 4 ms work fits, 150 rps cannot. The regression
+        # gate's baseline is a fixed level the target cannot reach, so its verdict does
+        # not depend on a first run: a band of 20..150 against 1,000 is a regression.
         body = quickstart("quick", prometheus.url, levels=[20, 150])
         body["spec"]["target"]["resources"]["cpu"] = "250m"
         body["spec"]["target"]["env"]["WORK_MS"] = "4"
+        body["spec"]["regression"] = {"baseline": "1000", "threshold": "10%"}
         await apiserver.apply(body)
         await wait_for(lambda: apiserver.phase_in("quick", "Running"), 90, "Running")
         live = await _get(f"http://127.0.0.1:{health}/healthz")
@@ -84,6 +87,8 @@ async def test_quickstart_reaches_a_cpu_bound_ceiling_with_events_and_metrics(
     assert "level 150 rps fail" in by_reason["StepFailed"]["message"]
     assert "ceiling 20 rps, limited by cpu" in by_reason["CeilingFound"]["message"]
 
+    _regressed_everywhere(status, events, apiserver)
+
     assert live.status_code == 200
     assert 'plimsoll_runs{phase="Running"} 1' in during
     assert 'plimsoll_runs{phase="Succeeded"} 1' in after
@@ -95,6 +100,32 @@ async def test_quickstart_reaches_a_cpu_bound_ceiling_with_events_and_metrics(
     assert not node_kubelet.pinning.groups
     assert forbidden(sa_operator) == []
     assert node_kubelet.errors == []
+
+
+def _regressed_everywhere(
+    status: dict[str, Any], events: list[dict[str, Any]], apiserver: ApiServer
+) -> None:
+    """A ceiling below its baseline beyond noise: Succeeded *and* Regressed, with the
+    numbers in the condition, a Warning Event, the Change column and status.history."""
+    shown = json.dumps(status, indent=1)
+    [verdict] = status["regression"]
+    assert verdict["regressed"] is True, shown
+    assert (verdict["baseline"], verdict["current"]) == (1000, 20)
+    assert status["change"] == "-98% REGRESSED"
+    conditions = {c["type"]: c for c in status["conditions"]}
+    regressed = conditions["Regressed"]
+    assert (regressed["status"], regressed["reason"]) == ("True", "Regressed")
+    assert "20 rps vs 1000 rps (fixed level), -98%: regressed" in regressed["message"]
+    assert [e["runId"] for e in status["history"]] == [status["runId"]]
+    [warning] = [e for e in events if e["reason"] == "Regressed"]
+    assert warning["type"] == "Warning"
+    assert "-98%: regressed" in warning["message"]
+    table = apiserver.plane.kubectl(
+        "get", "capacitytest", "quick", "-n", apiserver.namespace
+    ).stdout.splitlines()
+    header, row = table[0].split(), table[1].split()
+    assert row[header.index("CHANGE")] == "-98%"  # the column's value, then the flag
+    assert "REGRESSED" in table[1]
 
 
 async def _get(url: str) -> httpx.Response:

@@ -30,8 +30,8 @@ TABLE = {"Accept": "application/json;as=Table;g=meta.k8s.io;v=v1"}
 VARIANT = "plimsoll.dev/variant"
 
 
-def pair(name: str, prometheus: str, cleanup: str) -> dict[str, Any]:
-    """Two variants of one quick run; heavy's own env does three times light's work."""
+def pair(name: str, prometheus: str, cleanup: str, heavy_ms: int = 3) -> dict[str, Any]:
+    """Two variants of one quick run; heavy's own env does `heavy_ms` times light's work."""
     body = quickstart(name, prometheus, levels=[20])
     # These tests check the variants' mechanics, not capacity: 20 rps of a few ms passes
     # with room to spare even when the shared machine stalls the generator for a while
@@ -43,7 +43,7 @@ def pair(name: str, prometheus: str, cleanup: str) -> dict[str, Any]:
     body["spec"]["cleanup"] = cleanup
     body["spec"]["variants"] = [
         {"name": "light", "env": {"WORK_MS": "1"}},
-        {"name": "heavy", "env": {"WORK_MS": "3"}},
+        {"name": "heavy", "env": {"WORK_MS": str(heavy_ms)}},
     ]
     return body
 
@@ -89,6 +89,8 @@ def assert_compared(status: dict[str, Any]) -> None:
 async def test_cleanup_always_runs_the_variants_in_turn_never_side_by_side(
     apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
 ) -> None:
+    """Also each variant's own env reaching its own target, and a named baseline that is
+    not the first variant compared in the report (once the emulated cluster's test)."""
     seen: list[set[str]] = []  # the variants whose pods existed at once, poll by poll
 
     async def watch() -> None:
@@ -99,9 +101,13 @@ async def test_cleanup_always_runs_the_variants_in_turn_never_side_by_side(
                 seen.append({p["metadata"]["labels"][VARIANT] for p in pods})
             await asyncio.sleep(0.2)
 
+    # Twenty times the work per request, so the CPU tells the variants apart: at 20 rps
+    # 1 ms against 3 ms is 0.02 against 0.06 cores beside the target's own ~0.045 idle.
     async with prometheus_for(node_kubelet, tmp_path) as prometheus:
         sa_operator.start(prometheus=prometheus.url)
-        await apiserver.apply(pair("turns", prometheus.url, "Always"))
+        body = pair("turns", prometheus.url, "Always", heavy_ms=20)
+        body["spec"]["baseline"] = "heavy"  # not the first: named
+        await apiserver.apply(body)
         watcher = asyncio.create_task(watch())
         try:
             running = await wait_for(
@@ -116,11 +122,27 @@ async def test_cleanup_always_runs_the_variants_in_turn_never_side_by_side(
         finally:
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
+    shown = json.dumps([status.get("variants"), status.get("steps")], indent=1)
     assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
     assert during["Variants"] == 2
-    assert_compared(status)
+    rows = [(v["name"], v["state"], v.get("ceiling"), v.get("verdict")) for v in status["variants"]]
+    assert rows == [
+        ("light", "Succeeded", 20, "within noise"),
+        ("heavy", "Succeeded", 20, "baseline"),
+    ], shown
+    assert (status["ceiling"]["variant"], status["ceiling"]["level"]) == ("heavy", 20)
     after = await columns(apiserver, "turns")
     assert (after["Ceiling"], after["Unit"], after["Variants"]) == (20, "rps", 2)
+    report_path = f"/api/v1/namespaces/{apiserver.namespace}/configmaps/turns-report"
+    saved = json.loads(((await apiserver.api.get(report_path)) or {})["data"]["report.json"])
+    light, heavy = saved["steps"]
+    # The heavy variant's own env reached its own target.
+    assert heavy["target"]["cpuMeanCores"] > 1.8 * light["target"]["cpuMeanCores"], shown
+    comparison = saved["comparison"]
+    assert comparison["baseline"] == "heavy"
+    assert comparison["commonLevel"] == 20
+    assert [v["name"] for v in comparison["variants"]] == ["light", "heavy"]
+    assert comparison["headline"].startswith("light holds")
     # Each variant had its pods; the second's started only once the first's were gone.
     assert {"light"} in seen, seen
     assert {"heavy"} in seen, seen

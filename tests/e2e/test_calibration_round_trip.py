@@ -8,14 +8,15 @@ log, driven by the gateway seed's model (its times divided by 20).
    share and size mix come back within 15% of the model's.
 3. Replay: the captured log replayed through nginx at 1x reproduces its per-second
    arrival counts (correlation >= 0.95); at 2x the achieved rate doubles.
-4. Three ceiling runs with nginx pinned to 0.05 CPU: the original workload, the fitted
-   one, the original again. The fitted ceiling is within noise (plimsoll.decide.difference)
-   of the band both original runs span. This target's ceiling moves between runs of
-   one workload (the original came out at 1,000, 1,400, 1,200, 1,600 and 1,800 users
-   in five runs on one machine on 2026-12-03; near the bar a request either catches
-   nginx's 5 ms of each 100 ms CFS period or waits whole periods, so the p95 jumps), and
-   one run's band does not hold that: CI judged 1,600 against 1,200 "lower", and a run
-   here 1,000 against 1,400 "higher".
+4. `make e2e`: one short run of the fitted spec (two levels) ends with both settled.
+5. `make truth`: three ceiling runs with nginx pinned to 0.05 CPU: the original
+   workload, the fitted one, the original again. The fitted ceiling is within noise
+   (plimsoll.decide.difference) of the band both original runs span. This target's
+   ceiling moves between runs of one workload (the original came out at 1,000, 1,400,
+   1,200, 1,600 and 1,800 users in five runs on one machine on 2026-12-03; near the
+   bar a request either catches nginx's 5 ms of each 100 ms CFS period or waits whole
+   periods, so the p95 jumps), and one run's band does not hold that: CI judged 1,600
+   against 1,200 "lower", and a run here 1,000 against 1,400 "higher".
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from plimsoll.decide.difference import difference, spanning
 from plimsoll.report.files import read_report
 from plimsoll_generator.trial import run_trial
 from tests.generator.mockproc import MockProcess, free_port, wait_port
+from tests.hostshare import alone_on_host
 from tests.localrun import ROOT
 
 SPEC = ROOT / "examples" / "calibration-round-trip.yaml"
@@ -104,7 +106,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def capture(workdir: Path) -> Path:
+def capture(workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     log = workdir / "capture.json"
     spec = _spec(
         workdir,
@@ -118,7 +120,10 @@ def capture(workdir: Path) -> Path:
             "trial": {"duration": f"{CAPTURE_SECONDS}s", "warmUp": "2s"},
         },
     )
-    _run(spec, workdir / "capture")
+    # Alone: the capture's users and the proxy take both cores for three minutes, and
+    # an overlapping test's module set-up would otherwise run it beside another test.
+    with alone_on_host(tmp_path_factory):
+        _run(spec, workdir / "capture")
     return log
 
 
@@ -231,13 +236,38 @@ def test_replaying_the_log_through_nginx_keeps_its_timing_and_doubles_at_2x(
         mock.stop()
 
 
-def test_the_fitted_workload_finds_the_same_ceiling(fitted: dict[str, Any], workdir: Path) -> None:
-    original = _spec(workdir, "original", workdir / "original.json")
-    doc = yaml.safe_load(original.read_text())
+def _refitted(workdir: Path, fitted: dict[str, Any], name: str, **changes: Any) -> Path:
+    """The example's spec with the fitted workload and upstream in place of its own."""
+    doc = yaml.safe_load(_spec(workdir, name, workdir / f"{name}.json", **changes).read_text())
     doc["spec"]["workload"] = fitted["workload"]
     doc["spec"]["upstream"] = fitted["upstream"]
-    again = workdir / "refitted.yaml"
-    again.write_text(yaml.safe_dump(doc, sort_keys=False))
+    path = workdir / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_the_fitted_spec_runs_two_settled_steps(fitted: dict[str, Any], workdir: Path) -> None:
+    """What a user does next with the fitted fragment: run it. Two levels well apart
+    (the original's ceiling lies between 600 and 1,800 users), each judged pass or fail
+    on requests the fitted users sent; where the ceiling lies is `make truth`'s."""
+    spec = _refitted(
+        workdir, fitted, "fitted-short", **{"search": {"strategy": "steps", "levels": [50, 3200]}}
+    )
+    _run(spec, workdir / "fitted-short")
+    report = read_report(workdir / "fitted-short" / "report.json")
+    verdicts = {step.level: step.judgement.verdict.value for step in report.steps}
+    assert verdicts.get(50) == "pass", verdicts
+    assert verdicts.get(3200) in ("pass", "fail"), verdicts
+    for step in report.steps:
+        assert step.client is not None, step
+        assert step.client.sent > 0, step
+
+
+def test_the_fitted_workload_finds_the_same_ceiling(
+    fitted: dict[str, Any], workdir: Path, record_property: Any
+) -> None:
+    original = _spec(workdir, "original", workdir / "original.json")
+    again = _refitted(workdir, fitted, "refitted")
     # Original, fitted, original: the original's two runs, either side of the fitted
     # one, measure how far this target's ceiling moves between runs of one workload.
     for spec, name in ((original, "original"), (again, "refitted"), (original, "original-again")):
@@ -257,4 +287,7 @@ def test_the_fitted_workload_finds_the_same_ceiling(fitted: dict[str, Any], work
     }
     (workdir / "ceilings.json").write_text(json.dumps(figures))
     print("round trip: ceilings", json.dumps(figures), verdict.value)
+    for row in rows:
+        record_property(f"{row.name}_ceiling", row.ceiling)
+    record_property("difference", verdict.value)
     assert verdict is Difference.WITHIN_NOISE, figures

@@ -1,4 +1,4 @@
-"""End to end on this machine: `run_test` with the local platform finds real ceilings.
+"""On this machine: `run_test` with the local platform finds real ceilings (`make truth`).
 
 A CPU-bound target with a known capacity (20 ms of CPU per request, pinned to
 0.5 CPU: 25 requests/s) and a shortened quickstart (the mini MCP gateway, whose
@@ -14,6 +14,7 @@ less accurate ceiling. The quickstart's users have all opened their streams
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ def _bracket_holds(report: RunReport) -> None:
 
 
 async def test_cpu_bound_ceiling_is_within_15_percent_of_analytic(
-    tmp_path: Path, mark: str
+    tmp_path: Path, mark: str, record_property: Any
 ) -> None:
     test = short_cpu_test(duration=3.0, warm_up=1.0)
     # From 16, not 8: the step at 8 (a third of the ceiling) narrowed nothing.
@@ -51,6 +52,9 @@ async def test_cpu_bound_ceiling_is_within_15_percent_of_analytic(
     analytic = 0.5 / 0.020  # cores / CPU-seconds per request
     ceiling = report.ceilings[0]
     assert ceiling.level is not None
+    record_property("cpu_truth_rps", analytic)
+    record_property("cpu_found_rps", ceiling.level)
+    record_property("cpu_limited_by", str(ceiling.limited_by))
     assert abs(ceiling.level - analytic) / analytic <= 0.15, ceiling
     assert ceiling.limited_by is LimitedBy.CPU
     _bracket_holds(report)
@@ -68,7 +72,7 @@ def _quickstart(memory: str) -> CapacityTest:
 
 
 async def test_quickstart_lower_memory_gives_lower_memory_bound_ceiling(
-    tmp_path: Path, mark: str
+    tmp_path: Path, mark: str, record_property: Any
 ) -> None:
     reports = {}
     for memory in ("64Mi", "96Mi"):
@@ -77,6 +81,9 @@ async def test_quickstart_lower_memory_gives_lower_memory_bound_ceiling(
             _quickstart(memory), lambda v, o=out: LocalPlatform(f"e2e-{o.name}", o), RecordingSink()
         )
     small, large = reports["64Mi"].ceilings[0], reports["96Mi"].ceilings[0]
+    for memory, found in (("64mi", small), ("96mi", large)):
+        record_property(f"quickstart_{memory}_found", found.level)
+        record_property(f"quickstart_{memory}_limited_by", str(found.limited_by))
     for report in reports.values():
         assert report.outcome is Outcome.SUCCEEDED, report.message
         _bracket_holds(report)

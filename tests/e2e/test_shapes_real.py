@@ -7,7 +7,7 @@ parallel; memory_hold.py: (limit - idle) / (4 MiB held for 2 s)).
 target pinned by cgroups; every ceiling must lie within 10% of its analytic
 capacity, be limited by the resource the target spends, and the shape the report
 names cheapest must be the one that is cheapest at the analytic capacities. About
-three minutes each (END_TO_END, under tests/e2e/).
+three minutes each: `make truth` (tests/conftest.py TRUTH), on a quiet host.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def print_trials(report: dict[str, Any]) -> None:
     [("cpu-bound", "cpu", "c1-m512mi"), ("memory-bound", "memory", "c1-m512mi")],
 )
 def test_each_shape_is_near_its_analytic_ceiling_and_the_cheapest_is_right(
-    tmp_path: Path, mark: str, target: str, limit: str, cheapest: str
+    tmp_path: Path, mark: str, target: str, limit: str, cheapest: str, record_property: Any
 ) -> None:
     spec = spec_of(target)
     report = run_spec(SPECS[target], tmp_path / "out")
@@ -50,6 +50,10 @@ def test_each_shape_is_near_its_analytic_ceiling_and_the_cheapest_is_right(
     print_trials(report)
     for row in judged.rows:
         print(f"{row.label}: analytic {row.analytic:.1f}, found {row.found}, error {row.error}")
+        record_property(f"{row.label}_truth", round(row.analytic, 1))
+        record_property(f"{row.label}_found", row.found)
+        record_property(f"{row.label}_limited_by", row.limited_by)
+    record_property("cheapest_found", judged.cheapest_found)
     assert len(judged.rows) == 3
     for row in judged.rows:
         assert row.within, row

@@ -1,6 +1,7 @@
 """Fixtures for the image tests: the images built once per session, a podman network.
 
-`images` runs scripts/build-images (the same build `make images` does), so the
+`images` asks for the session's one build (tests/built_images.py: the same
+`scripts/build-images` that `make images` runs, saving the archives too), so the
 first session on a machine builds the Debian root (about a minute) and later
 ones reuse it and podman's layer cache (seconds). On a machine without podman,
 or not as root, the container tests are skipped with the reason said; under CI
@@ -13,9 +14,6 @@ The images' sizes are printed at the end of the session, beside the tests.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,10 +21,9 @@ from importlib.metadata import version
 
 import pytest
 
-from tests.hostshare import alone_on_host
-from tests.images.engine import ROOT, Network, network_of, podman, podman_command
+from tests.built_images import build_seconds, saved_images
+from tests.images.engine import Network, network_of, podman, podman_command
 
-BUILD_TIMEOUT_S = 1200
 # Each image under 260 MB. The operator image holds the official kubernetes client since
 # it makes every API call through it (57 MB installed, its asyncio twin removed): 253 MB
 # measured on 2026-12-01, the Debian root 132 MB of it. The goal was 200 MB before that.
@@ -57,20 +54,7 @@ def images(tmp_path_factory: pytest.TempPathFactory) -> Images:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{reason}; under CI the image tests must run")
         pytest.skip(reason)
-    started = time.monotonic()
-    with alone_on_host(tmp_path_factory):  # a build takes both cores
-        done = subprocess.run(
-            [str(ROOT / "scripts" / "build-images")],
-            cwd=ROOT,
-            env={**os.environ, "DOCKER": "podman", "PYTHON": sys.executable},
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT_S,
-            check=False,
-        )
-    _build_seconds.append(time.monotonic() - started)
-    if done.returncode != 0:
-        pytest.fail(f"scripts/build-images failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    _build_seconds.append(build_seconds(saved_images(tmp_path_factory)))
     tag = version("plimsoll")
     built = Images(
         *(f"localhost/plimsoll-{name}:{tag}" for name in ("operator", "generator", "mock"))
@@ -99,7 +83,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not _sizes:
         return
     terminalreporter.section("Plimsoll images")
-    terminalreporter.write_line(f"built (or found cached) in {_build_seconds[0]:.1f} s")
+    terminalreporter.write_line(f"built (or found cached) and saved in {_build_seconds[0]:.1f} s")
     for name, size in _sizes.items():
         verdict = "under" if size < SIZE_GOAL else "OVER"
         terminalreporter.write_line(

@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 import time
@@ -26,28 +25,16 @@ from pathlib import Path
 import pytest
 
 from plimsoll.kube.names import DEFAULT_GENERATOR_IMAGE, DEFAULT_MOCK_IMAGE
-from tests.hostshare import alone_on_host
+from tests.built_images import saved_images
 from tests.images.conftest import Images
-from tests.images.engine import ROOT, podman
+from tests.images.engine import podman
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def saved(images: Images, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("saved")
-    with alone_on_host(tmp_path_factory):
-        done = subprocess.run(
-            [str(ROOT / "scripts" / "build-images"), "--save", str(out)],
-            cwd=ROOT,
-            env={**os.environ, "DOCKER": "podman", "PYTHON": sys.executable},
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return out
+    return saved_images(tmp_path_factory)  # the session's one build, saved once
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """The images a real node runs, as archives for `ctr images import`.
 
-`scripts/build-images --save` builds the operator, generator and mock images (cached
-after the first build) and writes their OCI archives; the example targets
+`scripts/build-images --save` builds the operator, generator and mock images once a
+session (tests/built_images.py) and writes their OCI archives; the example targets
 (`examples/targets/*.py`, standard library only) go into one more image on the same
 base, since the examples' own Containerfile starts from a registry's Python image
 and there is no registry here. Archive names are those a pod spec uses:
@@ -14,6 +14,10 @@ import shutil
 import subprocess
 import tomllib
 from pathlib import Path
+
+import pytest
+
+from tests.built_images import saved_images
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
@@ -29,25 +33,17 @@ USER 65532:65532
 """
 
 
-def build_all(folder: Path) -> list[Path]:
-    """Build (or reuse) every image and return the archives to import."""
-    folder.mkdir(parents=True, exist_ok=True)
+def build_all(factory: pytest.TempPathFactory, home: Path) -> list[Path]:
+    """The session's images (built once, tests/built_images.py) and the example targets'
+    image, saved in `home`: every archive to import."""
+    folder = saved_images(factory)
     python = ROOT / ".venv" / "bin" / "python"
-    subprocess.run(
-        [str(ROOT / "scripts" / "build-images"), "--save", str(folder)],
-        cwd=ROOT, check=True, env=_env(python), timeout=1800,
-    )  # fmt: skip
     archives = [
         folder / f"plimsoll-{image}-{VERSION}.tar" for image in ("operator", "generator", "mock")
     ]
-    archives.append(_targets(folder, python))
+    home.mkdir(parents=True, exist_ok=True)
+    archives.append(_targets(home, python))
     return archives
-
-
-def _env(python: Path) -> dict[str, str]:
-    import os
-
-    return {**os.environ, "PYTHON": str(python)}
 
 
 def _targets(folder: Path, python: Path) -> Path:

@@ -5,7 +5,10 @@ replica carries at most 25 requests/s and the two left after a zone loss 50 (the
 analytic ceiling `examples/targets/cpu_bound.py` is built to have, and that
 tests/run checks the search finds within 15%). `search.strategy: prove` runs one
 trial at its level with zone c taken away: at 35 requests/s the two left carry
-it (each about 17.5) and the proof holds; at 60 (20% over the two's 50) it does not.
+it (each about 17.5) and the proof holds; at 60 (20% over the two's 50), with one
+replica killed instead (`kill`, the fault a zone's loss is made of), it does not.
+These two runs are also the `kill` and `remove` faults' own end-to-end proof: which
+replica each takes, the windows around it, the failed calls where it happened.
 The noise settings are the product's defaults, so a step run while the host was
 busy is repeated; the one judged is the last, and it must not be noisy.
 A third run takes zone c away and brings it back: its replica takes traffic
@@ -24,6 +27,7 @@ from plimsoll.api.spec import Strategy
 from plimsoll.api.step import Verdict
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.run.runner import run_test
+from plimsoll.shared.timeline import points
 from tests.localrun import RecordingSink, one_level_test
 
 pytestmark = pytest.mark.usefixtures("mark")
@@ -87,20 +91,48 @@ async def test_the_two_zones_left_carry_a_load_under_their_ceiling(
         assert 12 <= load.rate <= 23, proof.remaining
     assert report.ceiling is not None
     assert report.ceiling.level == 35
+    step = report.steps[-1]
+    [outcome] = step.faults
+    assert outcome.taken == ["target-2"]
+    assert abs(outcome.at - LOST_AT) < 0.5
+    assert outcome.recovery_s < 3
+    assert [w.name for w in outcome.windows] == ["before", "during", "after"]
+    # The calls in flight on the lost replica, or sent to it before it was noticed,
+    # failed, and the timeline shows them where they happened.
+    assert step.client is not None
+    failed_at = [p.start for p in points(step.client.timeline) if p.errors]
+    assert outcome.caused_errors >= 1
+    assert failed_at
+    assert all(LOST_AT - 0.5 <= at <= LOST_AT + 1.5 for at in failed_at)
+    assert step.others["target-1"].cpu_mean_cores is not None  # measured per replica
 
 
-async def test_the_two_zones_left_cannot_carry_a_load_over_their_ceiling(
+async def test_two_replicas_left_after_a_kill_cannot_carry_a_load_over_their_ceiling(
     tmp_path: Path, mark: str
 ) -> None:
-    report = await _prove(tmp_path, mark, 60, LOSE_C)
+    kill = [{"at": f"{LOST_AT}s", "kill": {"replicas": 1}}]
+    report = await _prove(tmp_path, mark, 60, kill)
     assert report.outcome is Outcome.SUCCEEDED  # the proof ran: it is its answer that fails
     proof = report.proof
     assert proof is not None
     assert not proof.held
-    assert proof.sentence.startswith("3 replicas across 3 zones ran 60 requests/s; with zone c ")
+    assert proof.sentence.startswith(
+        f"3 replicas across 3 zones ran 60 requests/s; with 1 replica killed at {LOST_AT:g} s"
+    )
     assert proof.sentence.endswith("; it did not hold.")
     assert report.ceiling is not None
     assert report.ceiling.level is None
+    step = report.steps[-1]
+    [outcome] = step.faults
+    assert outcome.taken == ["target-2"]  # kill takes the last running replicas
+    before = outcome.windows[0]
+    assert before.name == "before"
+    assert before.ok, (before, step.contention)  # three replicas carried it
+    assert not outcome.held
+    assert step.judgement.verdict is Verdict.FAIL
+    assert any("kill" in r or "never came back" in r for r in step.judgement.reasons), (
+        step.judgement.reasons
+    )
 
 
 async def test_a_restored_zone_takes_its_share_again(tmp_path: Path, mark: str) -> None:

@@ -29,6 +29,7 @@ from plimsoll.controller.supervisor import OperatorContext, Supervisor, delete_r
 from plimsoll.kube.client import KubeClient
 
 FINALIZER = "plimsoll.dev/cleanup"
+KOPF_PREFIX = "plimsoll.dev"  # kopf's progress and last-handled annotations
 registry = kopf.OperatorRegistry()
 
 
@@ -77,8 +78,8 @@ async def login(memo: Any, **kwargs: Any) -> kopf.AiohttpSession | None:
 @kopf.on.startup(registry=registry)
 async def configure(settings: kopf.OperatorSettings, memo: Any, **_: Any) -> None:
     settings.persistence.finalizer = FINALIZER
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="plimsoll.dev")
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix="plimsoll.dev")
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=KOPF_PREFIX)
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=KOPF_PREFIX)
     settings.posting.level = logging.WARNING
     ctx = _context(memo)
     if ctx.metrics_port:
