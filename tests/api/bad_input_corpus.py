@@ -938,6 +938,43 @@ def _shared_cluster() -> list[Case]:
                 hint,
             )
         )
+    # The admin's limits, at the chart's defaults, as the operator applies them.
+    rows += [
+        ("limit-pods", {"spec.generators": {"replicas": 48}}, "bad: spec", "limits.pods = 40"),
+        (
+            "limit-generators",
+            {"spec.generators": {"replicas": "auto", "maxReplicas": 64}},
+            "bad: spec",
+            "limits.generators = 16",
+        ),
+        (
+            "limit-trials",
+            {
+                "spec.variants": [{"name": f"v{i}"} for i in range(16)],
+                "spec.search": {"maxTrials": 500},
+            },
+            "bad: spec",
+            "limits.trials = 400",
+        ),
+        (
+            "limit-cpu",
+            {"spec.target.resources": {"cpu": "9999", "memory": "1Gi"}},
+            "bad: spec",
+            "limits.cpu = 32",
+        ),
+        (
+            "limit-memory",
+            {"spec.target.resources": {"cpu": "1", "memory": "60Ti"}},
+            "bad: spec",
+            "limits.memory = 64Gi",
+        ),
+        (
+            "limit-duration",
+            {"spec.trial": {"duration": "6h"}, "spec.search": {"maxTrials": 100}},
+            "bad: spec",
+            "limits.duration = 12h",
+        ),
+    ]
     cases = [bad(i, cls, with_(c), f, h) for i, c, f, h in rows]
     # The issue's own case, 1,100 levels: written as flow YAML by hand (a dumper recurses).
     text = dump(with_({"spec.target.podTemplate": {"metadata": {"labels": "DEEP"}}}))

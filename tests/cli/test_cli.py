@@ -166,3 +166,24 @@ def test_size_from_a_report_prints_the_proof_of_its_own_plan(tmp_path: Path) -> 
     assert proved.target.zones == ["a", "b", "c"]
     scale = proved.target.resources.cpu / report.spec.target.resources.cpu  # type: ignore[union-attr]
     assert proved.search.level == int(40000 * scale)
+
+
+def test_validate_applies_the_clusters_limits_unless_local(tmp_path: Path) -> None:
+    """Issue 52: "valid" means the operator accepts it too. The admin's limits apply at
+    the chart's defaults, or as a `--cluster-policy` file gives them (the chart's
+    `limits:`); `--local` checks a spec for `plimsoll run`, where they do not apply."""
+    quickstart = str(ROOT / "examples" / "quickstart.yaml")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("limits:\n  pods: 3\n  trials: 10\n")
+    strict = runner.invoke(app, ["validate", "--cluster-policy", str(policy), quickstart])
+    assert strict.exit_code == 2, strict.output
+    assert "quickstart: spec: the run needs 5 pods" in strict.output
+    assert "limits.pods = 3" in strict.output
+    assert "limits.trials = 10" in strict.output
+    local = runner.invoke(app, ["validate", "--local", "--cluster-policy", str(policy), quickstart])
+    assert local.exit_code == 0, local.output
+    assert runner.invoke(app, ["validate", quickstart]).exit_code == 0  # the defaults
+    policy.write_text("limits:\n  podz: 3\n")
+    bad = runner.invoke(app, ["validate", "--cluster-policy", str(policy), quickstart])
+    assert bad.exit_code == 2
+    assert "limits.podz: not a limit" in bad.output

@@ -23,9 +23,12 @@ from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC, EXIT_OK
 from plimsoll.cli.operator import operator_cmd
 from plimsoll.cli.report import report
 from plimsoll.cli.run import run
+from plimsoll.cli.safe_yaml import load_documents
 from plimsoll.cli.size import size
 from plimsoll.cli.spec_file import read_spec_file
+from plimsoll.decide.run_limits import RunLimits
 from plimsoll.decide.workload_advice import workload_warnings
+from plimsoll.kube.run_policy import policy_problems
 
 app = typer.Typer(
     name="plimsoll",
@@ -66,25 +69,62 @@ def crd() -> None:
 @app.command()
 def validate(
     files: Annotated[list[Path], typer.Argument(help="CapacityTest YAML files.")],
+    local: Annotated[
+        bool,
+        typer.Option(
+            "--local",
+            help="Check for `plimsoll run` on this machine: the cluster's limits do not apply.",
+        ),
+    ] = False,
+    cluster_policy: Annotated[
+        Path | None,
+        typer.Option(
+            help="A YAML file with the chart's `limits` (as in its values.yaml); without it, "
+            "the chart's defaults."
+        ),
+    ] = None,
 ) -> None:
     """Check CapacityTest files; each mistake is reported with its field path.
 
+    Unless `--local`, the cluster admin's limits are applied as the operator applies
+    them (`plimsoll.kube.run_policy`), so "valid" means the operator accepts it too.
     Exit 0 when every file is valid, 2 when any spec is invalid, 1 on an internal error
     (as `plimsoll run`); every file is checked, whatever the ones before it held."""
+    limits = None if local else _cluster_limits(cluster_policy)
     invalid = broken = False
     for path in files:
         try:
-            invalid |= not _validate_one(path)
+            invalid |= not _validate_one(path, limits)
         except Exception as exc:  # a bug of ours: say so, and go on with the next file
             broken = True
             typer.echo(f"{path}: could not be checked: {type(exc).__name__}: {exc}", err=True)
     raise typer.Exit(EXIT_INCOMPLETE if broken else EXIT_INVALID_SPEC if invalid else EXIT_OK)
 
 
-def _validate_one(path: Path) -> bool:
-    """Print what `path` holds; True when it is valid."""
+def _cluster_limits(path: Path | None) -> RunLimits:
+    if path is None:
+        return RunLimits()
+    try:
+        document = load_documents(path, path.read_text(encoding="utf-8"))
+        values = document[0] if document else {}
+        raw = values.get("limits", {}) if isinstance(values, dict) else None
+        if not isinstance(raw, dict):
+            raise ValueError("expected a mapping with `limits:` as in the chart's values")
+        return RunLimits.from_values(raw)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(f"--cluster-policy {path}: {exc}") from exc
+
+
+def _validate_one(path: Path, limits: RunLimits | None = None) -> bool:
+    """Print what `path` holds; True when it is valid (past `limits` too, when given)."""
     try:
         read = read_spec_file(path)
+        if limits is not None:
+            over = [
+                f"{t.metadata.name}: {p}" for t in read.tests for p in policy_problems(t, limits)
+            ]
+            if over:
+                raise SpecError(over)
     except SpecError as exc:
         typer.echo(f"{path}: invalid", err=True)
         for line in exc.problems:

@@ -49,14 +49,13 @@ from plimsoll.decide.operator_action import (
     restart_reason,
     short_run_id,
 )
-from plimsoll.decide.run_budget import run_budget
-from plimsoll.decide.run_limits import RunLimits, deadline_message, limit_problems
+from plimsoll.decide.run_limits import RunLimits, deadline_message
 from plimsoll.decide.run_queue import QueueDecision, Running, Waiting, decide_queue, queue_message
 from plimsoll.decide.schedule import due_slot, parse_token, slot_token
 from plimsoll.decide.variant_status import pending_variants
 from plimsoll.kube.client import NAMESPACES, KubeClient
-from plimsoll.kube.manifests import KNOWN_SHAPES
 from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
+from plimsoll.kube.run_policy import policy_problems
 from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
 
 log = logging.getLogger(__name__)
@@ -199,9 +198,7 @@ class Supervisor:
             return None, [f"(document): could not be read: {_reason(exc)}"]
         if self.plan_problem is not None:
             return None, [self.plan_problem]
-        every_variant = list(test.spec.variant_specs().values())
-        budget = run_budget(every_variant, KNOWN_SHAPES)
-        over = limit_problems(every_variant, budget, self.ctx.limits)
+        over = policy_problems(test, self.ctx.limits)  # as `plimsoll validate` applies it
         if over:
             return None, over
         return test, []
