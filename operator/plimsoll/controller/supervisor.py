@@ -55,7 +55,7 @@ from plimsoll.decide.schedule import due_slot, parse_token, slot_token
 from plimsoll.decide.variant_status import pending_variants
 from plimsoll.kube.client import NAMESPACES, KubeClient
 from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
-from plimsoll.kube.run_policy import policy_problems
+from plimsoll.kube.run_policy import ClusterPolicy, policy_problems
 from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,21 @@ class OperatorContext:
 
     def __post_init__(self) -> None:
         self.skipped = SkipReporter(lambda: self.client)
+
+    def policy(self) -> ClusterPolicy:
+        """The checks beyond the model, as this operator's settings make them."""
+        options = self.options
+        prometheus = {*options.allowed_prometheus}
+        if options.prometheus_url:
+            prometheus.add(options.prometheus_url)
+        server = self.client.server if self.client is not None else ""
+        host = server.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
+        return ClusterPolicy(
+            limits=self.limits,
+            prometheus_urls=frozenset(prometheus),
+            allowed_target_hosts=options.allowed_target_hosts,
+            api_server_hosts=frozenset({host} if host else ()),
+        )
 
     def api(self) -> KubeClient:
         if self.client is None:
@@ -198,7 +213,7 @@ class Supervisor:
             return None, [f"(document): could not be read: {_reason(exc)}"]
         if self.plan_problem is not None:
             return None, [self.plan_problem]
-        over = policy_problems(test, self.ctx.limits)  # as `plimsoll validate` applies it
+        over = policy_problems(test, self.ctx.policy())  # as `plimsoll validate` applies it
         if over:
             return None, over
         return test, []
