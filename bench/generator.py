@@ -66,7 +66,7 @@ from typing import Any
 import httpx
 import psutil
 
-from plimsoll.api.trial import TrialResult
+from plimsoll.api.trial import CONTROL_TOKEN_ENV, CONTROL_TOKEN_HEADER, TrialResult
 from plimsoll.shared import histogram
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -311,16 +311,21 @@ def run_wrk_paced(port: int, workdir: Path) -> tuple[float, float]:
     return rps, float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
 
 
+BENCH_TOKEN = "bench-control-token"
+
+
 def start_generator(port: int) -> subprocess.Popen[bytes]:
     command = ["taskset", "-c", CLIENT_CORE, sys.executable, "-m", "plimsoll_generator"]
     command += ["--host", "127.0.0.1", "--port", str(port), "--processes", "1"]
-    proc = subprocess.Popen(command, preexec_fn=raise_nofile)
+    env = {**os.environ, CONTROL_TOKEN_ENV: BENCH_TOKEN}  # no token: every trial refused
+    proc = subprocess.Popen(command, preexec_fn=raise_nofile, env=env)
     wait_port(port)
     return proc
 
 
 def trial(control: str, body: dict[str, Any], during: Any = None) -> TrialResult:
-    with httpx.Client(base_url=control, timeout=30) as client:
+    headers = {CONTROL_TOKEN_HEADER: BENCH_TOKEN}
+    with httpx.Client(base_url=control, timeout=30, headers=headers) as client:
         answer = client.post("/trials", json=body)
         answer.raise_for_status()
         trial_id = answer.json()["id"]

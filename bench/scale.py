@@ -47,6 +47,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import random
 import resource
 import socket
@@ -62,7 +63,13 @@ import httpx
 import psutil
 
 from plimsoll.api.resource import load_capacity_test
-from plimsoll.api.trial import TrialRequest, TrialResult, TrialState
+from plimsoll.api.trial import (
+    CONTROL_TOKEN_ENV,
+    CONTROL_TOKEN_HEADER,
+    TrialRequest,
+    TrialResult,
+    TrialState,
+)
 from plimsoll.api.upstream import Upstream
 from plimsoll.api.workload import Workload
 from plimsoll.cli.safe_yaml import load_documents
@@ -145,10 +152,14 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], within: float = 30.0) 
     raise RuntimeError(f"{url} did not become healthy")
 
 
+BENCH_TOKEN = "bench-control-token"
+
+
 def start(command: list[str], port: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     with log.open("wb") as out:
+        env = {**os.environ, CONTROL_TOKEN_ENV: BENCH_TOKEN}  # the generators refuse trials without
         proc = subprocess.Popen(
-            [sys.executable, *command, "--port", str(port)], stdout=out, stderr=out
+            [sys.executable, *command, "--port", str(port)], stdout=out, stderr=out, env=env
         )
     url = f"http://127.0.0.1:{port}"
     wait_healthy(url, proc)
@@ -221,7 +232,8 @@ async def run_trial(
     """Start the trial on every generator, sample their RSS until it ends; the results,
     the peak summed RSS (KiB) inside the window, and the wall time it took."""
     parts = split_request(request, len(urls))
-    async with httpx.AsyncClient(timeout=30.0) as client:
+    headers = {CONTROL_TOKEN_HEADER: BENCH_TOKEN}
+    async with httpx.AsyncClient(timeout=30.0, headers=headers) as client:
         began = time.monotonic()
         ids = []
         for url, part in zip(urls, parts, strict=True):

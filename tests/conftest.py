@@ -129,6 +129,10 @@ END_TO_END = (
     # 62 s by design (two 20 s trials hold the queue); with it make test took 10 min 48 s
     # here on 2026-12-04. The queue rules keep their unit tests (tests/decide/test_run_queue.py).
     "controller/test_apiserver_runs.py::test_queued_runs_start_in_order_and_a_held_lock",
+    # Issue 52: a whole run cut at its 40 s deadline (~75 s on a busy host, 2026-12-06);
+    # an operator beside an undecodable CR serving another namespace's test (~40 s).
+    "controller/test_apiserver_runs.py::test_a_run_past_the_admins_deadline_ends_failed",
+    "controller/test_apiserver_deep_objects.py::test_the_operator_skips_an_undecodable_test",
 )
 
 

@@ -1,8 +1,8 @@
 """`python -m plimsoll_generator --host 127.0.0.1 --port P [--processes N]`.
 
 Starts the control API (see `control.py`) on uvloop. `--processes` defaults to
-one worker per core available to this process. With `PLIMSOLL_CONTROL_TOKEN` set,
-trial calls must carry that token; without it the API is open and says so.
+one worker per core available to this process. Trial calls must carry the token in
+`PLIMSOLL_CONTROL_TOKEN`; without one set, every trial call is refused, and it says so.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ def main() -> None:
     token = os.environ.get(CONTROL_TOKEN_ENV) or None
     if token is None:
         print(
-            f"plimsoll_generator: {CONTROL_TOKEN_ENV} is not set: the control API accepts "
-            "trials from anyone who can reach it",
+            f"plimsoll_generator: {CONTROL_TOKEN_ENV} is not set: every trial and streams "
+            "call will be refused (401); set it to the token the runner sends",
             file=sys.stderr,
         )
     uvloop.run(serve(args.host, args.port, args.processes, token))

@@ -14,8 +14,10 @@
     GET    /healthz       200
     GET    /metrics       Prometheus text
 
-Given a token (`PLIMSOLL_CONTROL_TOKEN`), every /trials and /streams call must carry it in the
-`X-Plimsoll-Control-Token` header, compared in constant time; others get 401.
+Every /trials and /streams call must carry the token (`PLIMSOLL_CONTROL_TOKEN`) in the
+`X-Plimsoll-Control-Token` header, compared in constant time; others get 401. Without a
+token configured every such call is refused (issue 52: an open generator takes load
+orders from anyone who reaches it); both platforms always set one.
 /clock, /healthz and /metrics stay open for probes and scrapers: they start nothing.
 
 Whatever reaches the port is read only so far: the request line (target) is at most
@@ -44,6 +46,7 @@ from pydantic import ValidationError
 
 from plimsoll.api.streams import StreamsHold
 from plimsoll.api.trial import (
+    CONTROL_TOKEN_ENV,
     CONTROL_TOKEN_HEADER,
     ClockReading,
     TrialAccepted,
@@ -217,6 +220,8 @@ class ControlProtocol(asyncio.Protocol):
         # Before the body: a caller without the token gets nothing buffered for it.
         path = httptools.parse_url(self.url).path.decode(errors="replace")
         if path.startswith(("/trials", "/streams")) and not self._authorized(self.presented):
+            if self.token is None:
+                self._refuse(401, f"no {CONTROL_TOKEN_ENV} configured: trial calls are refused")
             self._refuse(401, f"missing or wrong {CONTROL_TOKEN_HEADER}")
         if self.declared_length > MAX_BODY_BYTES:
             self._refuse(413, f"the body is longer than {MAX_BODY_BYTES} bytes")
@@ -236,7 +241,8 @@ class ControlProtocol(asyncio.Protocol):
         asyncio.get_running_loop().create_task(self._handle(method, path, body, keep))
 
     def _authorized(self, presented: bytes) -> bool:
-        return self.token is None or hmac.compare_digest(self.token, presented)
+        # No token configured: nothing is authorized (never an open API).
+        return self.token is not None and hmac.compare_digest(self.token, presented)
 
     async def _handle(self, method: str, path: str, body: bytes, keep: bool) -> None:
         try:

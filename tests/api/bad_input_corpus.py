@@ -922,6 +922,127 @@ def _injection() -> list[Case]:
     return [bad(i, cls, with_(c), f, h) for i, c, f, h in rows]
 
 
+def _shared_cluster() -> list[Case]:
+    """Issue 52's smaller gaps: what one tenant could slip past the model before."""
+    cls = "shared-cluster limits"
+    rows: list[tuple[str, dict[str, Any], str, str]] = []
+    digits = {"arabic-indic": "\u0665\u0661\u0662", "fullwidth": "\uff15\uff11\uff12"}
+    for script, number in digits.items():
+        rows += [
+            (
+                f"memory-{script}-digits",
+                {"spec.target.resources.memory": f"{number}Mi"},
+                "spec.target.resources.memory",
+                "is not a Kubernetes memory quantity",
+            ),
+            (
+                f"cpu-{script}-digits",
+                {"spec.target.resources.cpu": number},
+                "spec.target.resources.cpu",
+                "is not a Kubernetes CPU quantity",
+            ),
+            (
+                f"duration-{script}-digits",
+                {"spec.trial": {"duration": f"{number}s"}},
+                "spec.trial.duration",
+                "is not a duration",
+            ),
+        ]
+    for baseline in ("0", "00", "000000"):
+        rows.append(
+            (
+                f"regression-baseline-{baseline}",
+                {"spec.regression": {"baseline": baseline}},
+                "spec.regression.baseline",
+                "",
+            )
+        )
+    for cron, gap in (
+        ("* * * * *", "1 minute"),
+        ("*/2 * * * *", "2 minute"),
+        ("*/4 * * * *", "4 minute"),
+        ("0,1 3 * * *", "1 minute"),
+        ("0-3 * * * *", "1 minute"),
+        ("0,59 0,23 * * *", "1 minute"),
+        ("58,59 23 * * 1", "1 minute"),
+    ):
+        rows.append(
+            (
+                f"cron-every-{cron}",
+                {"spec.schedule": {"cron": cron}},
+                "spec.schedule.cron",
+                f"fires {gap}(s) apart: at most every 5 minutes",
+            )
+        )
+    # The model bounds a template at 12 levels; past 64 the file's reader refuses first,
+    # naming the line (no YAML or JSON decoder recursion is ever reached).
+    for levels, field, hint in (
+        (13, "spec.target.podTemplate", "nested more than 12 levels deep"),
+        (40, "spec.target.podTemplate", "nested more than 12 levels deep"),
+        (200, "spec.yaml: document 1 line", "nested more than 64 levels deep"),
+    ):
+        deep: dict[str, Any] = {}
+        for _ in range(levels):
+            deep = {"a": deep}
+        rows.append(
+            (
+                f"pod-template-{levels}-levels",
+                {"spec.target.podTemplate": {"metadata": {"labels": deep}}},
+                field,
+                hint,
+            )
+        )
+    # The admin's limits, at the chart's defaults, as the operator applies them.
+    rows += [
+        ("limit-pods", {"spec.generators": {"replicas": 48}}, "bad: spec", "limits.pods = 40"),
+        (
+            "limit-generators",
+            {"spec.generators": {"replicas": "auto", "maxReplicas": 64}},
+            "bad: spec",
+            "limits.generators = 16",
+        ),
+        (
+            "limit-trials",
+            {
+                "spec.variants": [{"name": f"v{i}"} for i in range(16)],
+                "spec.search": {"maxTrials": 500},
+            },
+            "bad: spec",
+            "limits.trials = 400",
+        ),
+        (
+            "limit-cpu",
+            {"spec.target.resources": {"cpu": "9999", "memory": "1Gi"}},
+            "bad: spec",
+            "limits.cpu = 32",
+        ),
+        (
+            "limit-memory",
+            {"spec.target.resources": {"cpu": "1", "memory": "60Ti"}},
+            "bad: spec",
+            "limits.memory = 64Gi",
+        ),
+        (
+            "limit-duration",
+            {"spec.trial": {"duration": "6h"}, "spec.search": {"maxTrials": 100}},
+            "bad: spec",
+            "limits.duration = 12h",
+        ),
+    ]
+    cases = [bad(i, cls, with_(c), f, h) for i, c, f, h in rows]
+    # The issue's own case, 1,100 levels: written as flow YAML by hand (a dumper recurses).
+    text = dump(with_({"spec.target.podTemplate": {"metadata": {"labels": "DEEP"}}}))
+    deep = "{a: " * 1100 + "{}" + "}" * 1100
+    # Refused by the reader's depth check or, when the parser's recursion ends first
+    # (it depends on the recursion limit of the moment), its guard: both say 64 levels.
+    hint = "64 levels"
+    field = "spec.yaml"
+    cases.append(
+        Case("pod-template-1100-levels", cls, text.replace("DEEP", deep), "invalid", field, hint)
+    )
+    return cases
+
+
 def _valid() -> list[Case]:
     """Near misses that must stay valid: the checks above refuse only what is wrong."""
     cls = "valid near misses"
@@ -935,6 +1056,10 @@ def _valid() -> list[Case]:
         ),
         ("image-separators", {"spec.target.image": "quay.io/a__b/c-d.e:v1_2"}),
         ("cron-leap-day", {"spec.schedule": {"cron": "0 0 29 2 *"}}),
+        ("cron-every-5-minutes", {"spec.schedule": {"cron": "*/5 * * * *"}}),
+        ("cron-5-minutes-across-midnight", {"spec.schedule": {"cron": "0,55 0,23 * * *"}}),
+        ("regression-baseline-1", {"spec.regression": {"baseline": "1"}}),
+        ("regression-baseline-10", {"spec.regression": {"baseline": "10"}}),
         ("cron-31-or-monday", {"spec.schedule": {"cron": "0 0 31 2 1"}}),
         (
             "subpath-nested",
@@ -989,6 +1114,7 @@ def all_cases() -> list[Case]:
         *_snake_case(),
         *_wrongly_accepted(),
         *_injection(),
+        *_shared_cluster(),
         *_valid(),
     ]
 

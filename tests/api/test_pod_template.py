@@ -3,6 +3,7 @@ each rejected with its path, and what it may, reaching the pod without weakening
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -273,3 +274,26 @@ def test_plimsoll_validate_names_the_field_too(tmp_path: Any) -> None:
     assert result.returncode == 2  # an invalid spec, as `plimsoll run`
     assert "spec.target.podTemplate" in result.stdout + result.stderr
     assert "hostNetwork: is not allowed" in result.stdout + result.stderr
+
+
+def test_the_crd_schema_types_exactly_the_allow_listed_fields_and_bounds_depth() -> None:
+    """`api/pod_template_schema.py` (the CRD) and `api/pod_template.py` (the model's
+    allow-list) name the same fields; no part of the schema is free-form, so the API
+    server refuses a template nested deeper than the schema (a 1,100-level one is
+    refused on the real server: tests/controller/test_apiserver_deep_objects.py)."""
+    from plimsoll.api import pod_template as allow
+    from plimsoll.api.pod_template_schema import POD_TEMPLATE_SCHEMA, schema_depth
+
+    spec = POD_TEMPLATE_SCHEMA["properties"]["spec"]["properties"]
+    assert set(POD_TEMPLATE_SCHEMA["properties"]) == {"metadata", "spec"}
+    assert set(spec) == allow.POD_SPEC_FIELDS
+    assert set(spec["affinity"]["properties"]) == allow.AFFINITY_KINDS
+    container = spec["containers"]["items"]["properties"]
+    assert set(container) == allow.CONTAINER_FIELDS
+    assert set(spec["securityContext"]["properties"]) == allow.POD_SECURITY_FIELDS
+    volume = set(spec["volumes"]["items"]["properties"])
+    assert volume == {"name", *allow.VOLUME_SOURCES}
+    env_from = container["env"]["items"]["properties"]["valueFrom"]["properties"]
+    assert set(env_from) == allow.ENV_SOURCES
+    assert "x-kubernetes-preserve-unknown-fields" not in json.dumps(POD_TEMPLATE_SCHEMA)
+    assert schema_depth(POD_TEMPLATE_SCHEMA) <= allow.MAX_DEPTH

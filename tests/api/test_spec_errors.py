@@ -175,6 +175,32 @@ def test_the_minimal_spec_is_valid_and_defaults_fill_in() -> None:
             "",
         ),
         ({"spec.upstreams": [{"name": "Auth", "envVar": "A"}]}, None, "spec.upstreams[0].name", ""),
+        ({"spec.regression": {"baseline": "0"}}, None, "spec.regression.baseline", ""),
+        ({"spec.regression": {"baseline": "000"}}, None, "spec.regression.baseline", ""),
+        (
+            {"spec.schedule": {"cron": "* * * * *"}},
+            None,
+            "spec.schedule.cron",
+            "fires 1 minute(s) apart: at most every 5 minutes",
+        ),
+        (
+            {"spec.schedule": {"cron": "0,2 3 * * *"}},
+            None,
+            "spec.schedule.cron",
+            "fires 2 minute(s) apart",
+        ),
+        (
+            {"spec.schedule": {"cron": "0,59 0,23 * * *"}},  # 23:59, then 00:00 the next day
+            None,
+            "spec.schedule.cron",
+            "fires 1 minute(s) apart",
+        ),
+        (
+            {"spec.target.resources": {"cpu": "1", "memory": "\u0665\u0661\u0662Mi"}},
+            None,
+            "spec.target.resources.memory",
+            "",
+        ),
     ],
 )
 def test_a_mistake_names_its_field_and_the_fix(

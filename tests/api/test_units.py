@@ -77,3 +77,25 @@ def test_quantiles() -> None:
         parse_quantile("p150")
     with pytest.raises(ValueError, match="'p95'"):
         parse_quantile("95th")
+
+
+@pytest.mark.parametrize(
+    ("parse", "text"),
+    [
+        (parse_memory, "\u0665\u0661\u0662Mi"),  # Arabic-Indic 512Mi
+        (parse_cpu, "\u0665"),
+        (parse_cpu, "\u0665\u0660\u0660m"),
+        (parse_duration, "\u0665s"),
+        (parse_duration, "\uff15s"),  # fullwidth 5
+        (parse_fraction, "\u0665%"),
+        (parse_quantile, "p\u0669\u0669"),
+    ],
+)
+def test_non_ascii_digits_are_refused_as_the_crds_patterns_refuse_them(
+    parse: object, text: str
+) -> None:
+    """Python's \\d matches any script's digits, Kubernetes' patterns only 0-9: the
+    model accepted Arabic-Indic '512Mi' that the API server refuses (issue 52)."""
+    assert callable(parse)
+    with pytest.raises(ValueError, match="is not"):
+        parse(text)

@@ -167,3 +167,57 @@ def test_size_from_a_report_prints_the_proof_of_its_own_plan(tmp_path: Path) -> 
     assert proved.target.zones == ["a", "b", "c"]
     scale = proved.target.resources.cpu / report.spec.target.resources.cpu  # type: ignore[union-attr]
     assert proved.search.level == int(40000 * scale)
+
+
+def test_validate_applies_the_clusters_limits_unless_local(tmp_path: Path) -> None:
+    """Issue 52: "valid" means the operator accepts it too. The admin's limits apply at
+    the chart's defaults, or as a `--cluster-policy` file gives them (the chart's
+    `limits:`); `--local` checks a spec for `plimsoll run`, where they do not apply."""
+    quickstart = str(ROOT / "examples" / "quickstart.yaml")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("limits:\n  pods: 3\n  trials: 10\n")
+    strict = runner.invoke(app, ["validate", "--cluster-policy", str(policy), quickstart])
+    assert strict.exit_code == 2, strict.output
+    assert "quickstart: spec: the run needs 5 pods" in strict.output
+    assert "limits.pods = 3" in strict.output
+    assert "limits.trials = 10" in strict.output
+    local = runner.invoke(app, ["validate", "--local", "--cluster-policy", str(policy), quickstart])
+    assert local.exit_code == 0, local.output
+    assert runner.invoke(app, ["validate", quickstart]).exit_code == 0  # the defaults
+    policy.write_text("limits:\n  podz: 3\n")
+    bad = runner.invoke(app, ["validate", "--cluster-policy", str(policy), quickstart])
+    assert bad.exit_code == 2
+    assert "limits.podz: not a limit" in bad.output
+
+
+def test_validate_applies_the_operators_prometheus_promql_and_target_checks(
+    tmp_path: Path,
+) -> None:
+    """The same module as the operator's (`kube/run_policy.py`): a Prometheus the chart
+    does not allow, PromQL that reads beyond `$namespace`, `target.url` at the cloud's
+    metadata address; a `--cluster-policy` naming the server allows it."""
+    document = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
+    spec = document["spec"]
+    spec["metrics"] = {"prometheusUrl": "http://prom.example:9090"}
+    spec["passWhen"]["promql"] = [{"name": "all", "query": "sum(up)", "below": 1}]
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(document))
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "spec.metrics.prometheusUrl: 'http://prom.example:9090' is not a Prometheus" in (
+        result.output
+    )
+    assert "spec.passWhen.promql[0].query:" in result.output
+    assert runner.invoke(app, ["validate", "--local", str(path)]).exit_code == 0
+    spec["passWhen"]["promql"] = []
+    spec["target"] = {
+        "url": "http://169.254.169.254/latest",
+        "resources": spec["target"]["resources"],
+    }
+    path.write_text(yaml.safe_dump(document))
+    values = tmp_path / "values.yaml"
+    values.write_text("prometheus:\n  allowedUrls: [http://prom.example:9090]\n")
+    aimed = runner.invoke(app, ["validate", "--cluster-policy", str(values), str(path)])
+    assert aimed.exit_code == 2, aimed.output
+    assert "spec.target.url: '169.254.169.254'" in aimed.output
+    assert "prometheusUrl" not in aimed.output  # allowed by the values

@@ -3,7 +3,7 @@
 nginx serves `/` itself (a `return 200`), so the probe measures a real HTTP server.
 From `--url` the written spec names it as an existing service; from `--command` the
 same nginx is started by init for the probe, stopped after it, and the spec starts
-it pinned. Each written spec passes `plimsoll validate` with no warning, and holds
+it pinned. Each written spec passes `plimsoll validate --local` with no warning, and holds
 the values the probe gave (start level, p99 bar) with the comments that say so. The
 last test takes the `--url` spec through two short real trials with `plimsoll run`.
 """
@@ -89,7 +89,7 @@ def nginx(tmp_path: Path) -> Iterator[str]:
 
 
 def _validated(spec: Path) -> dict[str, object]:
-    checked = plimsoll("validate", str(spec), timeout=60)
+    checked = plimsoll("validate", "--local", str(spec), timeout=60)
     assert checked.returncode == 0, checked.stderr
     assert "warning" not in checked.stderr
     load_capacity_test(yaml.safe_load(spec.read_text()))

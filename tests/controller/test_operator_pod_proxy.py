@@ -45,3 +45,5 @@ async def test_trials_reach_the_generators_through_the_pod_proxy(
     proxied = [p for m, p, _, agent in cluster.emulator.calls if "/proxy/" in p]
     assert any(p.endswith("/proxy/trials") for p in proxied), proxied[:5]
     assert calls_outside_rbac(cluster) == []
+    # The relay's URLs carry its token (issue 52): never written where tenants read.
+    assert "@127.0.0.1" not in json.dumps(status)

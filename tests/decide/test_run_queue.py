@@ -97,3 +97,41 @@ def test_never_more_than_the_limit_and_never_two_holders_of_one_lock(
         if decisions[w.uid].hold is Hold.SLOT:
             position = decisions[w.uid].position
             assert all(decisions[v.uid].position < position for v in started)
+
+
+def test_a_lock_key_is_its_namespaces_own() -> None:
+    """Issue 52: a tenant naming another team's lockKey held that team's tests back for as
+    long as it liked. The key is scoped to the CR's namespace (`Target.lock`); the lock
+    derived from a shared target (exclusive, no key) stays cluster-wide."""
+    from plimsoll.api.target import Target
+
+    keyed = Target.model_validate(
+        {"command": ["./s"], "resources": {"cpu": "1", "memory": "64Mi"}, "lockKey": "shop"}
+    )
+    assert keyed.lock("team-a") == "team-a/shop"
+    running = [Running("tenant", keyed.lock("intruder"))]
+    mine = Waiting("a", "2026-12-02T10:00:01Z", "team-a/a", keyed.lock("team-a"))
+    same = Waiting("b", "2026-12-02T10:00:02Z", "team-a/b", keyed.lock("team-a"))
+    decisions = decide_queue([mine, same], running, limit=0)
+    assert decisions["a"].start  # the intruder's same-named key does not hold it back
+    assert decisions["b"] == QueueDecision(False, 2, Hold.LOCK, "team-a/shop")
+    shared = Target.model_validate({"url": "http://shop.example:80", "exclusive": True})
+    assert shared.lock("team-a") == shared.lock("team-b") == "http://shop.example:80"
+
+
+def test_a_namespace_runs_at_most_its_limit_without_blocking_the_others() -> None:
+    """The admin's limits.runsPerNamespace: one tenant cannot take every slot."""
+    waiting = [
+        Waiting("a2", "2026-12-02T10:00:01Z", "team-a/a2"),
+        Waiting("a3", "2026-12-02T10:00:02Z", "team-a/a3"),
+        Waiting("b1", "2026-12-02T10:00:03Z", "team-b/b1"),
+    ]
+    running = [Running("a1", None, "team-a")]
+    decisions = decide_queue(waiting, running, limit=0, per_namespace=2)
+    assert decisions["a2"].start
+    assert decisions["a3"] == QueueDecision(False, 2, Hold.NAMESPACE, "team-a")
+    assert decisions["b1"].start  # behind a3, but not held by team-a's limit
+    message = queue_message(decisions["a3"], 0, 2)
+    assert "namespace team-a already runs 2" in message
+    assert "limits.runsPerNamespace = 2" in message
+    assert decide_queue(waiting, running, limit=0)["a3"].start  # no limit set

@@ -15,9 +15,11 @@ from typing import Any
 
 import httpx
 
-from plimsoll.api.trial import TrialRequest, TrialResult
+from plimsoll.api.trial import CONTROL_TOKEN_ENV, TrialRequest, TrialResult
 from plimsoll.shared import histogram
 from plimsoll_generator.trial import run_trial
+
+TEST_TOKEN = "generator-test-token"  # what the tests' generators expect
 
 
 def request(url: str, workload: dict[str, Any], **fields: Any) -> TrialRequest:
@@ -42,13 +44,15 @@ def p(result: TrialResult, op: str, quantile: float) -> float:
 @contextlib.contextmanager
 def generator_process(processes: int, env: dict[str, str] | None = None) -> Iterator[str]:
     """`python -m plimsoll_generator` on a free port of 127.0.0.1, as the platforms start
-    it; its URL once /healthz answers. Stopped on exit."""
+    it (with a control token, `TEST_TOKEN` unless `env` sets another); its URL once
+    /healthz answers. Stopped on exit."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     command = [sys.executable, "-m", "plimsoll_generator", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--processes", str(processes)]
-    proc = subprocess.Popen(command, env={**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})})
+    base = {**os.environ, "PYTHONWARNINGS": "ignore", CONTROL_TOKEN_ENV: TEST_TOKEN}
+    proc = subprocess.Popen(command, env={**base, **(env or {})})
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 20

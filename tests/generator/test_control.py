@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
-from plimsoll.api.trial import TrialResult, TrialState
+from plimsoll.api.trial import CONTROL_TOKEN_HEADER, TrialResult, TrialState
 from plimsoll_generator.control import ControlProtocol, Trials
 from plimsoll_generator.metrics import Metrics
 from plimsoll_generator.workers import InProcess
-from tests.generator.helpers import generator_process
+from tests.generator.helpers import TEST_TOKEN, generator_process
 from tests.generator.target import TargetState
 
 
@@ -33,9 +33,12 @@ def body(url: str, **fields: Any) -> dict[str, Any]:
 async def control() -> AsyncIterator[httpx.AsyncClient]:
     trials = Trials(InProcess(), Metrics(1))
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: ControlProtocol(trials), "127.0.0.1", 0)
+    server = await loop.create_server(lambda: ControlProtocol(trials, TEST_TOKEN), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+    headers = {CONTROL_TOKEN_HEADER: TEST_TOKEN}
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{port}", timeout=30, headers=headers
+    ) as client:
         yield client
     if trials.current is not None:  # never leave a trial running past its test
         await trials.abort(trials.current[0])
@@ -106,7 +109,8 @@ async def test_two_worker_processes_split_the_level_and_merge(
     two_workers: str, target: tuple[TargetState, str]
 ) -> None:
     state, url = target
-    async with httpx.AsyncClient(base_url=two_workers, timeout=30) as client:
+    headers = {CONTROL_TOKEN_HEADER: TEST_TOKEN}
+    async with httpx.AsyncClient(base_url=two_workers, timeout=30, headers=headers) as client:
         answer = await client.post("/trials", json=body(url, level=101, duration=2))
         assert answer.status_code == 202
         result = await wait_done(client, answer.json()["id"])

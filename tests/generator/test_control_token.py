@@ -53,3 +53,18 @@ def test_the_token_starts_a_trial_and_probes_stay_open(
     trial = answer.json()["id"]
     assert httpx.get(f"{guarded_generator}/trials/{trial}", headers=headers).status_code == 200
     httpx.delete(f"{guarded_generator}/trials/{trial}", headers=headers)
+
+
+def test_without_a_token_configured_every_trial_call_is_refused(
+    target: tuple[TargetState, str],
+) -> None:
+    """No PLIMSOLL_CONTROL_TOKEN: never an open API (issue 52), whatever is presented."""
+    state, url = target
+    with generator_process(1, {CONTROL_TOKEN_ENV: ""}) as open_generator:
+        for headers in ({}, {CONTROL_TOKEN_HEADER: ""}, {CONTROL_TOKEN_HEADER: TOKEN}):
+            answer = httpx.post(f"{open_generator}/trials", json=body(url), headers=headers)
+            assert answer.status_code == 401
+            assert CONTROL_TOKEN_ENV in answer.json()["error"]
+            assert httpx.get(f"{open_generator}/streams", headers=headers).status_code == 401
+        assert httpx.get(f"{open_generator}/healthz").status_code == 200
+    assert state.paths.get("/", 0) == 0

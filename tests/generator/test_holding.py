@@ -10,9 +10,11 @@ import httpx
 import pytest
 
 from plimsoll.api.streams import StreamsHeld
+from plimsoll.api.trial import CONTROL_TOKEN_HEADER
 from plimsoll_generator.control import ControlProtocol, Trials
 from plimsoll_generator.metrics import Metrics
 from plimsoll_generator.workers import InProcess
+from tests.generator.helpers import TEST_TOKEN
 from tests.generator.target import TargetState
 
 
@@ -31,9 +33,12 @@ def hold(url: str, count: int) -> dict[str, Any]:
 async def control() -> AsyncIterator[tuple[httpx.AsyncClient, Trials]]:
     trials = Trials(InProcess(), Metrics(1))
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: ControlProtocol(trials), "127.0.0.1", 0)
+    server = await loop.create_server(lambda: ControlProtocol(trials, TEST_TOKEN), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+    headers = {CONTROL_TOKEN_HEADER: TEST_TOKEN}
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{port}", timeout=30, headers=headers
+    ) as client:
         yield client, trials
     trials.held.release()
     server.close()

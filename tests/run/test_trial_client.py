@@ -22,7 +22,7 @@ import pytest
 
 from plimsoll.api.trial import TrialRequest, TrialState
 from plimsoll.run.trial_client import ClockSkewError, run_trial
-from tests.generator.helpers import generator_process, request
+from tests.generator.helpers import TEST_TOKEN, generator_process, request
 from tests.generator.target import TargetState, start_target
 
 CLOSED = {"model": "users", "mix": [{"name": "w", "path": "/w"}]}
@@ -36,7 +36,7 @@ async def test_two_generators_open_their_first_connections_together() -> None:
             # One user each; the runner asks the first, then the second.
             trial = request(f"http://127.0.0.1:{port}", CLOSED, level=2, duration=0.5)
             asked = time.monotonic()
-            result = await run_trial([first, second], trial, level=2)
+            result = await run_trial([first, second], trial, level=2, token=TEST_TOKEN)
     finally:
         server.close()
     assert result.state is TrialState.DONE, result.errors
@@ -93,7 +93,7 @@ async def test_a_generator_whose_clock_is_200_ms_ahead_is_refused_before_any_sta
         with generator_process(1) as real, skewed_generator() as skewed:
             trial: TrialRequest = request(f"http://127.0.0.1:{port}", CLOSED, duration=0.5)
             with pytest.raises(ClockSkewError) as refused:
-                await run_trial([real, skewed], trial, level=2)
+                await run_trial([real, skewed], trial, level=2, token=TEST_TOKEN)
     finally:
         server.close()
     message = str(refused.value)

@@ -20,7 +20,12 @@ from plimsoll.api.step import LimitedBy
 from plimsoll.api.units import Fraction
 
 _CRON_PROBE_START = datetime(2024, 1, 1)
-BASELINE_PATTERN = r"^(previous|best|[0-9]+)$"
+# A fixed baseline is a level: 1 or more (0 would make every change a division by zero).
+BASELINE_PATTERN = r"^(previous|best|[1-9][0-9]{0,8})$"
+# A schedule runs whole capacity tests: more often than this floods the cluster (and the
+# status history) for no new answer.
+MIN_CRON_INTERVAL = 300.0  # seconds
+_CRON_GAPS_CHECKED = 1500  # more firings than a day has minutes: any cron's shortest gap
 
 
 class RegressionMethod(StrEnum):
@@ -59,12 +64,35 @@ class Regression(PlimsollModel):
         pattern=BASELINE_PATTERN,
         description=(
             "'previous' (the last complete run), 'best' (the highest complete run in the "
-            "history) or a fixed level, e.g. '120'."
+            "history) or a fixed level of 1 or more, e.g. '120'."
         ),
     )
     threshold: Fraction = Field(
         0.10, description="A drop larger than this share of the baseline can be a regression."
     )
+
+
+def _shortest_gap(cron: str) -> float:
+    """The shortest time between two firings, in seconds: the minute and hour fields
+    repeat every firing day, so a year of firings (at most more than a day has minutes)
+    holds the shortest gap, across midnight too; from a fixed date, so the answer is pure."""
+    from croniter import CroniterBadDateError, croniter
+
+    runs = croniter(cron, _CRON_PROBE_START, max_years_between_matches=8)
+    shortest = float("inf")
+    first = previous = runs.get_next(datetime)
+    for _ in range(_CRON_GAPS_CHECKED):
+        try:
+            current = runs.get_next(datetime)
+        except CroniterBadDateError:
+            break
+        shortest = min(shortest, (current - previous).total_seconds())
+        # Short gaps sit within a day or across two consecutive firing days, both of
+        # which a year holds (29 February aside, which a daily gap cannot shorten).
+        if shortest < MIN_CRON_INTERVAL or (current - first).days > 366:
+            break
+        previous = current
+    return shortest
 
 
 class Schedule(PlimsollModel):
@@ -94,6 +122,13 @@ class Schedule(PlimsollModel):
                 f"{value!r} never fires: no date matches its day and month (e.g. 30 February "
                 "or 31 April); pick a day that exists in that month"
             ) from None
+        gap = _shortest_gap(value)
+        if gap < MIN_CRON_INTERVAL:
+            raise ValueError(
+                f"{value!r} fires {gap / 60:.0f} minute(s) apart: at most every "
+                f"{MIN_CRON_INTERVAL / 60:.0f} minutes (e.g. '*/5 * * * *'); each firing is "
+                "a whole capacity test"
+            )
         return value
 
     @field_validator("time_zone")

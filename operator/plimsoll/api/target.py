@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, WithJsonSchema, field_validator, model_validator
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import (
@@ -23,6 +23,7 @@ from plimsoll.api.bounded import (
 )
 from plimsoll.api.env_source import EnvSource
 from plimsoll.api.pod_template import template_problems
+from plimsoll.api.pod_template_schema import POD_TEMPLATE_SCHEMA
 from plimsoll.api.unique import duplicate_entries
 from plimsoll.api.units import Cores, Seconds
 
@@ -163,7 +164,9 @@ class Target(PlimsollModel):
             "Kubernetes the run's namespace and its services are deleted instead)."
         ),
     )
-    pod_template: dict[str, Any] | None = Field(
+    # The CRD types every allow-listed field (no free-form object: depth bounded at
+    # admission); the model's validator below explains each refusal.
+    pod_template: Annotated[dict[str, Any] | None, WithJsonSchema(POD_TEMPLATE_SCHEMA)] = Field(
         None,
         description=(
             "Merged into the target's pod (Kubernetes only): placement (nodeSelector, "
@@ -206,13 +209,17 @@ class Target(PlimsollModel):
         max_length=253,
         pattern=LOCK_KEY_PATTERN,
         description="The lock this test holds while it runs (implies exclusive): tests "
-        "with the same key run one at a time, whatever their targets' images.",
+        "in this namespace with the same key run one at a time, whatever their targets' "
+        "images (the key is the namespace's own: other namespaces' tests never share it).",
     )
 
-    def lock(self) -> str | None:
-        """The key this test holds while it runs, or None when it takes no lock."""
+    def lock(self, namespace: str) -> str | None:
+        """The key this test holds while it runs, or None when it takes no lock. A
+        `lockKey` is the CR namespace's own (`NAMESPACE/KEY`): a tenant naming another
+        team's key cannot hold their tests back. The target-derived lock stays
+        cluster-wide, since two teams may test one shared target."""
         if self.lock_key is not None:
-            return self.lock_key
+            return f"{namespace}/{self.lock_key}"
         if not self.exclusive:
             return None
         return self.image or self.url or " ".join(self.command or [])

@@ -16,8 +16,8 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
 
 _DURATION_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(us|µs|ms|s|m|h)")
-DURATION_PATTERN = r"^(\d+(\.\d+)?(us|µs|ms|s|m|h))+$"
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(us|µs|ms|s|m|h)")
+DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(us|µs|ms|s|m|h))+$"
 
 _MEMORY_SUFFIXES = {
     "": 1,
@@ -30,7 +30,7 @@ _MEMORY_SUFFIXES = {
     "Gi": 2**30,
     "Ti": 2**40,
 }
-MEMORY_PATTERN = r"^\d+(\.\d+)?(k|M|G|T|Ki|Mi|Gi|Ti)?$"
+MEMORY_PATTERN = r"^[0-9]+(\.[0-9]+)?(k|M|G|T|Ki|Mi|Gi|Ti)?$"
 # Kubernetes keeps CPU to the millicore: '0.0001' would become 0, an unpinned pod. So
 # 1m..9999999m, or cores with at most three decimals, from 0.001 to 9999.999, never 0.
 CPU_PATTERN = (
@@ -41,7 +41,7 @@ MAX_CORES = 9999.999
 # Nothing Plimsoll waits for or measures takes a day; a longer duration is a typo.
 MAX_DURATION = 24 * 3600.0
 MAX_BYTES = 2**40 * 64  # 64Ti: more than any node has
-PERCENT_PATTERN = r"^\d+(\.\d+)?%$"
+PERCENT_PATTERN = r"^[0-9]+(\.[0-9]+)?%$"
 
 
 def parse_duration(value: Any) -> float:
@@ -89,7 +89,7 @@ def parse_memory(value: Any) -> int:
         amount = value
     elif isinstance(value, str):
         text = value.strip()
-        match = re.fullmatch(r"(\d+(?:\.\d+)?)([A-Za-z]*)", text)
+        match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([A-Za-z]*)", text)
         if not match or match.group(2) not in _MEMORY_SUFFIXES:
             hint = ""
             if match and match.group(2).upper() in {"KB", "MB", "GB", "TB", "KIB", "MIB", "GIB"}:
@@ -123,7 +123,9 @@ def parse_cpu(value: Any) -> float:
         raise ValueError("a CPU quantity is a number of cores or millicores such as '500m'")
     if isinstance(value, int | float):
         cores = float(value)
-    elif isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?|\d+m|\.\d+", value.strip()):
+    elif isinstance(value, str) and re.fullmatch(
+        r"[0-9]+(\.[0-9]+)?|[0-9]+m|\.[0-9]+", value.strip()
+    ):
         text = value.strip()
         cores = int(text[:-1]) / 1000 if text.endswith("m") else float(text)
     else:
@@ -173,7 +175,7 @@ def parse_quantile(value: Any) -> float:
     if isinstance(value, float) and not isinstance(value, bool) and 0 < value < 1:
         return value
     if isinstance(value, str):
-        match = re.fullmatch(r"p(\d+(?:\.\d+)?)", value.strip())
+        match = re.fullmatch(r"p([0-9]+(?:\.[0-9]+)?)", value.strip())
         if match:
             percentile = float(match.group(1))
             if 0 < percentile < 100:
@@ -186,7 +188,7 @@ def format_quantile(quantile: float) -> str:
     return f"p{round(quantile * 100, 6):g}"
 
 
-QUANTILE_PATTERN = r"^p\d+(\.\d+)?$"
+QUANTILE_PATTERN = r"^p[0-9]+(\.[0-9]+)?$"
 
 
 def duration_schema(limit: float = MAX_DURATION) -> dict[str, Any]:

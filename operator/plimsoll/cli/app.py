@@ -26,10 +26,13 @@ from plimsoll.cli.init import init
 from plimsoll.cli.operator import operator_cmd
 from plimsoll.cli.report import report
 from plimsoll.cli.run import RUN_EPILOG, run
+from plimsoll.cli.safe_yaml import load_documents
 from plimsoll.cli.size import size
 from plimsoll.cli.spec_file import read_spec_file
 from plimsoll.decide.bar_advice import bar_warnings
+from plimsoll.decide.run_limits import RunLimits
 from plimsoll.decide.workload_advice import workload_warnings
+from plimsoll.kube.run_policy import ClusterPolicy, policy_problems
 
 app = typer.Typer(
     name="plimsoll",
@@ -83,26 +86,71 @@ def crd() -> None:
 )
 def validate(
     files: Annotated[list[Path], typer.Argument(help="CapacityTest YAML files.")],
+    local: Annotated[
+        bool,
+        typer.Option(
+            "--local",
+            help="Check for `plimsoll run` on this machine: the cluster's limits do not apply.",
+        ),
+    ] = False,
+    cluster_policy: Annotated[
+        Path | None,
+        typer.Option(
+            help="The chart's values (a YAML file): its limits, prometheus.url and "
+            ".allowedUrls, allowedTargetHosts; without it, the chart's defaults."
+        ),
+    ] = None,
 ) -> None:
     """Check CapacityTest files, naming each mistake's field.
 
-    Each mistake is reported with its field path and the fix.
+    Unless `--local`, the cluster's policy (the admin's limits, the Prometheus servers
+    and PromQL scoping, `target.url` as written) is applied as the operator applies it
+    (`plimsoll.kube.run_policy`), so "valid" means the operator accepts it too.
     Exit 0 when every file is valid, 2 when any spec is invalid, 1 on an internal error
     (as `plimsoll run`); every file is checked, whatever the ones before it held."""
+    policy = None if local else _cluster_policy(cluster_policy)
     invalid = broken = False
     for path in files:
         try:
-            invalid |= not _validate_one(path)
+            invalid |= not _validate_one(path, policy)
         except Exception as exc:  # a bug of ours: say so, and go on with the next file
             broken = True
             typer.echo(f"{path}: could not be checked: {type(exc).__name__}: {exc}", err=True)
     raise typer.Exit(EXIT_INCOMPLETE if broken else EXIT_INVALID_SPEC if invalid else EXIT_OK)
 
 
-def _validate_one(path: Path) -> bool:
-    """Print what `path` holds; True when it is valid."""
+def _cluster_policy(path: Path | None) -> ClusterPolicy:
+    """The chart's values that make the policy (`limits`, `prometheus.url` and
+    `.allowedUrls`, `allowedTargetHosts`), from a values file; the defaults without."""
+    if path is None:
+        return ClusterPolicy()
+    try:
+        documents = load_documents(path, path.read_text(encoding="utf-8"))
+        values = documents[0] if documents else {}
+        if not isinstance(values, dict):
+            raise ValueError("expected the chart's values: a mapping")
+        prometheus = values.get("prometheus") or {}
+        urls = [prometheus.get("url") or "", *(prometheus.get("allowedUrls") or [])]
+        return ClusterPolicy(
+            limits=RunLimits.from_values(values.get("limits") or {}),
+            prometheus_urls=frozenset(u for u in urls if u),
+            allowed_target_hosts=frozenset(values.get("allowedTargetHosts") or []),
+        )
+    except (OSError, ValueError, AttributeError, TypeError) as exc:
+        raise typer.BadParameter(f"--cluster-policy {path}: {exc}") from exc
+
+
+def _validate_one(path: Path, policy: ClusterPolicy | None = None) -> bool:
+    """Print what `path` holds; True when it is valid (by the cluster's `policy` too,
+    when given)."""
     try:
         read = read_spec_file(path)
+        if policy is not None:
+            over = [
+                f"{t.metadata.name}: {p}" for t in read.tests for p in policy_problems(t, policy)
+            ]
+            if over:
+                raise SpecError(over)
     except SpecError as exc:
         typer.echo(f"{path}: invalid", err=True)
         for line in exc.problems:

@@ -93,7 +93,7 @@ def render(draft: Draft) -> str:
         f"{draft.path} over {draft.connections} connections,",
         f"# {draft.answered:,} answers ({s.probe_rate:,.0f}/s), p50 {_ms(s.probe_p50)}, "
         f"p99 {_ms(s.probe_p99)}, no errors.",
-        "# Check it: plimsoll validate FILE; find its ceiling: plimsoll run FILE.",
+        "# Check it: plimsoll validate --local FILE; find its ceiling: plimsoll run FILE.",
         "# Lines marked CHANGE are guesses only you can correct.",
         "apiVersion: plimsoll.dev/v1alpha1",
         "kind: CapacityTest",

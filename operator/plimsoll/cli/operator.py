@@ -17,6 +17,7 @@ Without it the operator runs standalone: run one replica only.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import random
@@ -31,6 +32,7 @@ from plimsoll.cli.exits import EXIT_INCOMPLETE
 from plimsoll.controller.peering import PeeringMissingError, require_peering_objects
 from plimsoll.controller.supervisor import OperatorContext
 from plimsoll.decide.peering import seniority_priority
+from plimsoll.decide.run_limits import RunLimits
 from plimsoll.kube.control_ingress import ControlClients
 from plimsoll.kube.grants import GrantError, OperatorIdentity
 from plimsoll.kube.names import Images
@@ -71,7 +73,23 @@ def build_context(
         max_concurrent=max_concurrent,
         metrics_port=metrics_port,
         metrics_host=metrics_host,
+        limits=_limits(),
     )
+
+
+def _limits() -> RunLimits:
+    """The admin's limits: the chart's `limits` as JSON in PLIMSOLL_LIMITS; unset, the
+    safe defaults (`plimsoll.decide.run_limits.RunLimits`)."""
+    text = os.environ.get("PLIMSOLL_LIMITS", "").strip()
+    if not text:
+        return RunLimits()
+    try:
+        values = json.loads(text)
+        if not isinstance(values, dict):
+            raise ValueError("not a JSON object of limits")
+        return RunLimits.from_values(values)
+    except ValueError as exc:
+        raise typer.BadParameter(f"PLIMSOLL_LIMITS: {exc}") from exc
 
 
 def _control_clients() -> ControlClients:

@@ -307,7 +307,7 @@ def run(
         report = asyncio.run(
             _run(test, out, quiet, cgroups, listen, prometheus, scrape_wait, unpinned)
         )
-    except RunSetupError as exc:
+    except (RunSetupError, leftovers.LeftoversError) as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(EXIT_INCOMPLETE) from exc
     except KeyboardInterrupt:

@@ -3,6 +3,8 @@
 `plimsoll operator` (`plimsoll.cli.operator`) runs kopf with `registry`.
 - login: kopf's own kubeconfig / service-account login; the same credentials
   build the `KubeClient` the runs use, so one identity needs one set of RBAC rules.
+  kopf gets them as a session (`kopf_session`) that skips, and reports, an object
+  nested too deep to decode instead of stopping the operator;
   Tokens expire (exec plugins, rotated ServiceAccount tokens): on a 401 the client
   runs the same login again (`fresh_login`) and retries once, and when kopf logs
   in again on its own, the client takes the new credentials too;
@@ -21,6 +23,7 @@ from typing import Any
 import kopf
 
 from plimsoll.api.resource import GROUP, PLURAL, VERSION
+from plimsoll.controller.kopf_session import skipping_session
 from plimsoll.controller.operator_metrics import serve_metrics
 from plimsoll.controller.supervisor import OperatorContext, Supervisor, delete_run_namespaces
 from plimsoll.kube.client import KubeClient
@@ -52,15 +55,24 @@ def fresh_login(**kwargs: Any) -> Any:
 
 
 @kopf.on.login(registry=registry)
-def login(memo: Any, **kwargs: Any) -> kopf.ConnectionInfo | None:
-    info = _login(**kwargs)
-    if info is not None:
-        ctx = _context(memo)
-        if ctx.client is None:
-            ctx.client = KubeClient.from_connection(info, relogin=fresh_login(**kwargs))
-        else:  # kopf logged in again (its own 401): runs hold this client, so update it
-            ctx.client.use_credentials(info)
-    return info
+async def login(memo: Any, **kwargs: Any) -> kopf.AiohttpSession | None:
+    info = await asyncio.to_thread(_login, **kwargs)  # reads token and kubeconfig files
+    if info is None:
+        return None
+    ctx = _context(memo)
+    if ctx.client is None:
+        ctx.client = KubeClient.from_connection(info, relogin=fresh_login(**kwargs))
+    else:  # kopf logged in again (its own 401): runs hold this client, so update it
+        ctx.client.use_credentials(info)
+    # kopf's own session, but one object nested too deep to decode is skipped (and
+    # reported) instead of failing the watch and stopping the operator for everyone.
+    return kopf.AiohttpSession(
+        server=info.server,
+        default_namespace=info.default_namespace,
+        priority=info.priority,
+        expiration=info.expiration,
+        aiohttp_session=skipping_session(info, ctx.skipped.report),
+    )
 
 
 @kopf.on.startup(registry=registry)

@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -41,6 +41,7 @@ from plimsoll.controller.events import Event, EventRecorder, EventType, phase_ev
 from plimsoll.controller.gate import apply_gate
 from plimsoll.controller.notify import notify_test
 from plimsoll.controller.operator_metrics import OperatorMetrics
+from plimsoll.controller.skipped_objects import SkipReporter
 from plimsoll.controller.status import OperatorSink, StatusWriter
 from plimsoll.decide.operator_action import (
     Action,
@@ -49,11 +50,13 @@ from plimsoll.decide.operator_action import (
     restart_reason,
     short_run_id,
 )
+from plimsoll.decide.run_limits import RunLimits, deadline_message
 from plimsoll.decide.run_queue import QueueDecision, Running, Waiting, decide_queue, queue_message
 from plimsoll.decide.schedule import due_slot, parse_token, slot_token
 from plimsoll.decide.variant_status import pending_variants
 from plimsoll.kube.client import NAMESPACES, KubeClient
 from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
+from plimsoll.kube.run_policy import ClusterPolicy, policy_problems
 from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
 
 log = logging.getLogger(__name__)
@@ -73,6 +76,29 @@ class OperatorContext:
     metrics_server: Any = None
     running: dict[str, str | None] = field(default_factory=dict)  # uid: the lock it holds
     waiting: dict[str, Waiting] = field(default_factory=dict)
+    # The cluster admin's limits (the chart's `limits`): a spec past one is invalid.
+    limits: RunLimits = field(default_factory=RunLimits)
+    namespaces: dict[str, str] = field(default_factory=dict)  # running uid: its namespace
+    # Objects kopf's session could not decode: logged and announced once each.
+    skipped: SkipReporter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.skipped = SkipReporter(lambda: self.client)
+
+    def policy(self) -> ClusterPolicy:
+        """The checks beyond the model, as this operator's settings make them."""
+        options = self.options
+        prometheus = {*options.allowed_prometheus}
+        if options.prometheus_url:
+            prometheus.add(options.prometheus_url)
+        server = self.client.server if self.client is not None else ""
+        host = server.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
+        return ClusterPolicy(
+            limits=self.limits,
+            prometheus_urls=frozenset(prometheus),
+            allowed_target_hosts=options.allowed_target_hosts,
+            api_server_hosts=frozenset({host} if host else ()),
+        )
 
     def api(self) -> KubeClient:
         if self.client is None:
@@ -84,17 +110,23 @@ class OperatorContext:
         daemon runs on one event loop and nothing here awaits, so two daemons never
         take the same slot."""
         self.waiting[entry.uid] = entry
-        running = [Running(uid, key) for uid, key in self.running.items()]
-        decision = decide_queue(self.waiting.values(), running, self.max_concurrent)[entry.uid]
+        running = [
+            Running(uid, key, self.namespaces.get(uid, "")) for uid, key in self.running.items()
+        ]
+        per_namespace = self.limits.runs_per_namespace
+        decisions = decide_queue(self.waiting.values(), running, self.max_concurrent, per_namespace)
+        decision = decisions[entry.uid]
         if decision.start:
             del self.waiting[entry.uid]
             self.running[entry.uid] = entry.lock_key
+            self.namespaces[entry.uid] = entry.name.split("/", 1)[0]
         return decision
 
     def leave(self, uid: str) -> None:
         """Free the slot (and lock) a run held, or its place in the queue."""
         self.waiting.pop(uid, None)
         self.running.pop(uid, None)
+        self.namespaces.pop(uid, None)
 
 
 def read_status(body: Mapping[str, Any]) -> CapacityTestStatus | None:
@@ -182,6 +214,9 @@ class Supervisor:
             return None, [f"(document): could not be read: {_reason(exc)}"]
         if self.plan_problem is not None:
             return None, [self.plan_problem]
+        over = policy_problems(test, self.ctx.policy())  # as `plimsoll validate` applies it
+        if over:
+            return None, over
         return test, []
 
     def _scheduled_slot(self) -> str | None:
@@ -267,7 +302,7 @@ class Supervisor:
             self.uid,
             created=meta.get("creationTimestamp") or "",
             name=f"{meta['namespace']}/{meta['name']}",
-            lock_key=test.spec.target.lock(),
+            lock_key=test.spec.target.lock(meta["namespace"]),
             resuming=action is Action.RESUME,
         )
         # Its place before the first await: a test created later whose Pending write
@@ -325,7 +360,9 @@ class Supervisor:
         """Wait Queued, with the place in the queue in status, until this run may start.
         Each poll writes only when the place or the reason changed."""
         while not (decision := self.ctx.try_start(entry)).start:
-            message = queue_message(decision, self.ctx.max_concurrent)
+            message = queue_message(
+                decision, self.ctx.max_concurrent, self.ctx.limits.runs_per_namespace
+            )
             status = writer.status
             if status.phase is Phase.PENDING:
                 writer.set_phase(Phase.QUEUED, message)
@@ -387,6 +424,8 @@ class Supervisor:
             v, writer.status
         )
         task = asyncio.create_task(run_test(test, make, sink, history=history))
+        started = writer.status.start_time or _now()  # a resumed run keeps its start
+        deadline = started + timedelta(seconds=self.ctx.limits.deadline)
         try:
             while not task.done():
                 await asyncio.wait({task}, timeout=_POLL)
@@ -395,14 +434,26 @@ class Supervisor:
                 if self.stopped or self.desired() != desired:
                     await self._stop_run(task, sink, exiting=not _deleted(self.stopped))
                     return
+                if _now() > deadline:  # the admin's limits.deadline: Failed, steps kept
+                    await self._stop_run(task, sink, exiting=False)
+                    await self._past_deadline(writer)
+                    break
         except asyncio.CancelledError:
             # kopf cancels the daemon itself when the operator exits and the daemon did
             # not return in time: still an exit, not a failure, unless the resource went.
             await asyncio.shield(self._stop_run(task, sink, exiting=not _deleted(self.stopped)))
             raise
-        if task.exception() is not None:
+        if not task.cancelled() and task.exception() is not None:
             log.error("run of %s failed: %s", uid, task.exception())
         await self._after_run(test, writer)
+
+    async def _past_deadline(self, writer: StatusWriter) -> None:
+        """The runner, cancelled, wrote Failed and kept its steps: say why it stopped."""
+        message = deadline_message(self.ctx.limits)
+        writer.status.message = message
+        writer.condition(ConditionType.READY, ConditionStatus.FALSE, Reason.RUN_FAILED, message)
+        writer.note(Event(EventType.WARNING, "DeadlinePassed", message))
+        await writer.write()
 
     async def _stop_run(self, task: asyncio.Task[Any], sink: OperatorSink, exiting: bool) -> None:
         """Cancel the runner. On an operator exit (`exiting`, and the resource still there)

@@ -39,6 +39,11 @@ class Waiting:
 class Running:
     uid: str
     lock_key: str | None = None
+    namespace: str = ""
+
+
+def _namespace(waiting: Waiting) -> str:
+    return waiting.name.split("/", 1)[0]
 
 
 class Hold(Enum):
@@ -46,6 +51,7 @@ class Hold(Enum):
 
     SLOT = "slot"  # every slot is taken, or taken by the tests ahead of it
     LOCK = "lock"  # a running test, or one ahead of it, holds its lock key
+    NAMESPACE = "namespace"  # its namespace runs as many tests as the admin allows
 
 
 @dataclass(frozen=True)
@@ -57,19 +63,29 @@ class QueueDecision:
 
 
 def decide_queue(
-    waiting: Iterable[Waiting], running: Sequence[Running], limit: int
+    waiting: Iterable[Waiting], running: Sequence[Running], limit: int, per_namespace: int = 0
 ) -> dict[str, QueueDecision]:
-    """`limit` 0 means no limit on the number of tests at once."""
+    """`limit` 0 means no limit on the number of tests at once; `per_namespace` 0 no
+    limit on those of one namespace (the admin's `limits.runsPerNamespace`), which keeps
+    one tenant from taking every slot. A test held by its namespace's limit does not
+    block the line, as one held by a lock does not."""
     ordered = sorted(waiting, key=lambda w: (not w.resuming, w.created, w.name, w.uid))
     free = limit - len(running) if limit else len(ordered)
     held = {r.lock_key for r in running if r.lock_key}
+    per: dict[str, int] = {}
+    for run in running:
+        per[run.namespace] = per.get(run.namespace, 0) + 1
     decisions: dict[str, QueueDecision] = {}
     for position, test in enumerate(ordered, start=1):
+        namespace = _namespace(test)
         if test.lock_key and test.lock_key in held:
             decisions[test.uid] = QueueDecision(False, position, Hold.LOCK, test.lock_key)
+        elif per_namespace and per.get(namespace, 0) >= per_namespace:
+            decisions[test.uid] = QueueDecision(False, position, Hold.NAMESPACE, namespace)
         elif free > 0:
             decisions[test.uid] = QueueDecision(True, position)
             free -= 1
+            per[namespace] = per.get(namespace, 0) + 1
             if test.lock_key:
                 held.add(test.lock_key)
         else:
@@ -77,8 +93,13 @@ def decide_queue(
     return decisions
 
 
-def queue_message(decision: QueueDecision, limit: int) -> str:
+def queue_message(decision: QueueDecision, limit: int, per_namespace: int = 0) -> str:
     """What a Queued test's status says while it waits (its place is in queuePosition)."""
+    if decision.hold is Hold.NAMESPACE:
+        return (
+            f"waiting: namespace {decision.holder} already runs {per_namespace} "
+            f"CapacityTests, the most at once (limits.runsPerNamespace = {per_namespace})"
+        )
     if decision.hold is Hold.LOCK:
         return (
             f"waiting for the lock {decision.holder!r}: another CapacityTest holding it "

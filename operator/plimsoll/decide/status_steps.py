@@ -15,6 +15,14 @@ instead of the records themselves:
   the compacted status takes the same decisions as one that never stopped.
 
 Compacting is idempotent: a compacted list compacts to itself.
+
+The status must also stay under etcd's limit whatever the spec asks (16 variants of
+500 trials came to about 2.1 MB, which etcd refuses, and the run could never write
+its status again): a run takes at most `MAX_STATUS_STEPS` steps in all, after which
+each variant stops with the range it found (`plimsoll.run.variant`). A brief step
+is at most about 1 KB of JSON (its 120-character reason escaped to six bytes a
+character), a full one about 8 KB, so the steps stay below `STATUS_STEPS_BUDGET`
+(a test holds that figure with the worst records).
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ from collections.abc import Sequence
 from plimsoll.api.step import StepRecord, Verdict
 
 KEEP_FULL = 20
+MAX_STATUS_STEPS = 1000  # in all, over every variant of a run
+STATUS_STEPS_BUDGET = 1_200_000  # bytes of status.steps; etcd refuses an object past 1.5 MiB
 REASON_CHARS = 240
 BRIEF_REASON_CHARS = 120
 MAX_REASONS = 6

@@ -27,6 +27,7 @@ from plimsoll.decide.basis import basis
 from plimsoll.decide.contention import floor_bound
 from plimsoll.decide.search import Finished, next_action
 from plimsoll.decide.search.actions import CeilingEstimate
+from plimsoll.decide.status_steps import MAX_STATUS_STEPS
 from plimsoll.decide.step_summary import record_of
 from plimsoll.metrics.source import MetricsSource
 from plimsoll.run.equipment import Equipment
@@ -34,6 +35,12 @@ from plimsoll.run.progress import ProgressSink, live_figures_of
 from plimsoll.run.step import StepPlan, run_step
 
 log = logging.getLogger(__name__)
+
+
+STEPS_LIMIT_REASON = (
+    f"the run reached {MAX_STATUS_STEPS} steps in all, the most its status holds below "
+    "etcd's object limit: fewer variants or a smaller search.maxTrials"
+)
 
 
 def range_ceiling(records: Sequence[StepRecord], unit: str, variant: str, reason: str) -> Ceiling:
@@ -116,6 +123,8 @@ async def run_variant(
             action = next_action(spec.search, spec.trial, seen, retries=spec.noise.retries)
             if isinstance(action, Finished):
                 break
+            if next_index >= MAX_STATUS_STEPS:  # the status must stay under etcd's limit
+                return range_ceiling(records, spec.unit, variant, STEPS_LIMIT_REASON)
             await equipment.prepare()
             endpoints = await equipment.size(spec, action.level, records)
             plan = StepPlan(

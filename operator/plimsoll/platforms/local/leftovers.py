@@ -16,6 +16,15 @@ so three things make sure nothing of the run outlives it for long:
 
 Linux only, as the cgroups are. Reading other processes' environments needs the same
 user or root, which the runs that pin are.
+
+A record makes the next run, which is root when it pins, kill processes: so only this
+user's own records count (issue 52; a shared `$TMPDIR/plimsoll-runs` let anyone plant
+one naming any pid). The records live in a directory only this user owns and may
+write (`$XDG_RUNTIME_DIR/plimsoll-runs`, else `$TMPDIR/plimsoll-runs-<uid>`, or under
+`PLIMSOLL_STATE_DIR`), made mode 0700 and refused, naming it, when someone else owns
+it or it is a link; each record is read only when it is a regular file this user
+owns that no one else may write; and only this user's processes carrying the run's
+mark, and processes in cgroups this user created, are killed.
 """
 
 from __future__ import annotations
@@ -23,7 +32,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -34,8 +45,43 @@ RUN_MARK_ENV = "PLIMSOLL_LOCAL_RUN"
 STATE_DIR_ENV = "PLIMSOLL_STATE_DIR"
 
 
+RUN_ID_PATTERN = re.compile(r"^[a-z0-9][-a-z0-9.]{0,252}$")  # a CR name and a hex suffix
+
+
+class LeftoversError(RuntimeError):
+    """The records' directory cannot be trusted; the message names it and the fix."""
+
+
 def state_dir() -> Path:
-    return Path(os.environ.get(STATE_DIR_ENV) or tempfile.gettempdir()) / "plimsoll-runs"
+    """Where this user's runs are recorded (not checked: `private_state_dir` does)."""
+    if os.environ.get(STATE_DIR_ENV):
+        return Path(os.environ[STATE_DIR_ENV]) / "plimsoll-runs"
+    if os.environ.get("XDG_RUNTIME_DIR"):  # per user, mode 0700, made by the login
+        return Path(os.environ["XDG_RUNTIME_DIR"]) / "plimsoll-runs"
+    return Path(tempfile.gettempdir()) / f"plimsoll-runs-{os.getuid()}"
+
+
+def _only_mine(info: os.stat_result) -> bool:
+    return info.st_uid == os.getuid() and not info.st_mode & 0o022
+
+
+def private_state_dir() -> Path:
+    """`state_dir()`, made if missing, mode 0700; refused when it is a link or someone
+    else owns it (they could plant records, or take ours away)."""
+    directory = state_dir()
+    with contextlib.suppress(FileExistsError):
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700)
+    info = directory.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise LeftoversError(
+            f"{directory} is not a directory owned by you (uid {os.getuid()}): another "
+            f"user could plant run records there; remove it, or set {STATE_DIR_ENV} to a "
+            "directory only you own"
+        )
+    if info.st_mode & 0o077:
+        directory.chmod(0o700)  # ours: close it before reading anything in it
+    return directory
 
 
 def _start_time(pid: int) -> str | None:
@@ -50,22 +96,46 @@ def _start_time(pid: int) -> str | None:
 
 def register(run_id: str, cgroup_root: Path | None) -> Path:
     """Record this run (the calling process is its runner); `forget` undoes it."""
-    directory = state_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{run_id}.json"
+    path = private_state_dir() / f"{run_id}.json"
     record = {
         "runId": run_id,
         "runnerPid": os.getpid(),
         "runnerStart": _start_time(os.getpid()),
         "cgroupRoot": str(cgroup_root) if cgroup_root else None,
     }
-    path.write_text(json.dumps(record))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+    with os.fdopen(os.open(path, flags, 0o600), "w") as file:
+        file.write(json.dumps(record))
     return path
 
 
 def forget(run_id: str) -> None:
     with contextlib.suppress(OSError):
         (state_dir() / f"{run_id}.json").unlink()
+
+
+def read_record(path: Path) -> dict[str, object] | str:
+    """A record this user wrote, or why it is not read (never through a link, never
+    one another user owns or may write)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return f"skipped {path}: {exc.strerror}"
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode) or not _only_mine(info):
+            return (
+                f"skipped {path}: owned by uid {info.st_uid} or writable by others, "
+                "not a record of yours"
+            )
+        try:
+            record = json.loads(file.read(64 * 1024))
+        except ValueError:
+            return f"skipped {path}: not a run record"
+    run_id = record.get("runId") if isinstance(record, dict) else None
+    if not isinstance(run_id, str) or not RUN_ID_PATTERN.match(run_id):
+        return f"skipped {path}: no valid runId"
+    return dict(record)
 
 
 def _ours(value: str, run_id: str) -> bool:
@@ -81,6 +151,8 @@ def marked_processes(run_id: str) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
+            if entry.stat().st_uid != os.getuid():
+                continue  # root reads every environment: kill only this user's
             environ = (entry / "environ").read_bytes()
         except OSError:
             continue  # gone, or not ours to read
@@ -104,7 +176,12 @@ def run_cgroups(run_id: str, cgroup_root: Path | None) -> list[Path]:
         parent = base / "plimsoll"
         with contextlib.suppress(OSError):
             for run_dir in parent.iterdir():
-                if run_dir.is_dir() and _ours(run_dir.name, run_id):
+                if (
+                    run_dir.is_dir()
+                    and not run_dir.is_symlink()
+                    and _ours(run_dir.name, run_id)
+                    and run_dir.stat().st_uid == os.getuid()  # a cgroup this user made
+                ):
                     found.extend(p for p in run_dir.iterdir() if p.is_dir())
                     found.append(run_dir)
     return found
@@ -160,21 +237,18 @@ def _runner_alive(record: dict[str, object]) -> bool:
 
 
 def reap_orphans() -> list[str]:
-    """Reap every registered run whose runner is gone; what was done, as text."""
+    """Reap every run of this user's whose runner is gone; what was done, as text."""
     done: list[str] = []
-    directory = state_dir()
-    if not directory.is_dir():
-        return done
+    directory = private_state_dir()
     for path in sorted(directory.glob("*.json")):
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
+        record = read_record(path)
+        if isinstance(record, str):
+            done.append(record)
             continue
-        if not isinstance(record, dict) or _runner_alive(record):
+        if _runner_alive(record):
             continue
-        run_id = str(record.get("runId") or path.stem)
         root = record.get("cgroupRoot")
-        done.extend(reap_run(run_id, Path(root) if isinstance(root, str) else None))
+        done.extend(reap_run(str(record["runId"]), Path(root) if isinstance(root, str) else None))
         with contextlib.suppress(OSError):
             path.unlink()
     return done

@@ -1,0 +1,50 @@
+"""The cluster's policy on a spec, beyond the model: one module, two entry points.
+
+Who: the operator's supervisor (a spec past it ends in `SpecValid=False`, before
+anything is created) and `plimsoll validate` (unless `--local`), so "valid" there
+means the operator accepts it (issue 52). Why here: sizing a run as its namespace
+quota will needs the operator's own pod shapes (`KNOWN_SHAPES`).
+
+It holds: the admin's limits (`plimsoll.decide.run_limits`); the Prometheus servers a
+CR may name and the scoping of its PromQL (`plimsoll.decide.metrics_policy`); and
+`target.url` as written (`plimsoll.decide.target_policy`: link-local, metadata,
+loopback and API server addresses). What only the operator can know is checked again
+where it runs: the host name's resolution, per trial, and its images.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from plimsoll.api.resource import CapacityTest
+from plimsoll.decide.metrics_policy import metrics_problems
+from plimsoll.decide.run_budget import run_budget
+from plimsoll.decide.run_limits import RunLimits, limit_problems
+from plimsoll.decide.target_policy import target_url_problem
+from plimsoll.kube.manifests import KNOWN_SHAPES
+
+
+@dataclass(frozen=True)
+class ClusterPolicy:
+    """What the chart's values set: `limits`, `prometheus.url` and `.allowedUrls`,
+    `allowedTargetHosts`; and the API server's own hosts, when known."""
+
+    limits: RunLimits = field(default_factory=RunLimits)
+    prometheus_urls: Collection[str] = ()  # the operator's own and the allowed ones
+    allowed_target_hosts: Collection[str] = ()
+    api_server_hosts: Collection[str] = ()
+
+
+def policy_problems(test: CapacityTest, policy: ClusterPolicy) -> list[str]:
+    """Every reason the operator would refuse this test, each naming its field or limit."""
+    every_variant = list(test.spec.variant_specs().values())
+    problems = limit_problems(every_variant, run_budget(every_variant, KNOWN_SHAPES), policy.limits)
+    problems += metrics_problems(test.spec, policy.prometheus_urls)
+    for view in every_variant:
+        url = target_url_problem(
+            view.target.url, policy.api_server_hosts, policy.allowed_target_hosts
+        )
+        if url is not None and url not in problems:
+            problems.append(url)
+    return problems
