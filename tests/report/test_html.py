@@ -15,10 +15,11 @@ from plotly.offline import get_plotlyjs
 from rich.console import Console
 
 from plimsoll.api.sizing import SizingSpec
+from plimsoll.cli.run_end import Gates, finish
 from plimsoll.decide.sizing import plan_deployment
 from plimsoll.decide.sizing_costs import resolve
 from plimsoll.report.comparison import compare_variants
-from plimsoll.report.files import write_progress, write_report
+from plimsoll.report.files import read_report, write_progress, write_report
 from plimsoll.report.html import PlotlyMissingError, render_html
 from plimsoll.report.html_chart import BROKEN, HELD, bound_chart
 from plimsoll.report.live import ConsoleSink
@@ -151,6 +152,22 @@ def test_variants_shapes_sizing_and_the_spec_where_the_run_has_them() -> None:
     # A run without them shows none of these sections.
     plain = _parsed(render_html(make_report({"default": Run(400, 440, ladder(400, 440, 0.002))})))
     assert not {"variants", "shapes", "sizing"} & set(plain.ids)
+
+
+def test_a_run_against_its_baseline_shows_both_runs_ceilings(tmp_path: Path) -> None:
+    """`plimsoll run --baseline OLD/report.json`: the comparison across runs is kept in
+    report.json and drawn in the page, not only printed (issue 54)."""
+    old = make_report({"default": Run(400, 440, ladder(400, 440, 0.002))})
+    new = make_report({"default": Run(300, 330, ladder(300, 330, 0.002))})
+    code = finish(new, tmp_path, Gates(baseline=old, threshold=0.10), quiet=True)
+    assert code == 99  # 25% below the baseline, beyond noise: the gate says no
+    kept = read_report(tmp_path / "report.json")
+    [comparison] = kept.against_baseline
+    assert [v.name for v in comparison.variants] == ["baseline", "this run"]
+    page = (tmp_path / "report.html").read_text()
+    assert "baseline" in _parsed(page).ids
+    assert comparison.headline in page
+    assert "Against the baseline" not in render_html(old)
 
 
 def test_the_spec_shown_keeps_no_credentials() -> None:

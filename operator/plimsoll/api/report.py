@@ -89,6 +89,11 @@ class RunReport(PlimsollModel):
     shapes: ShapeTable | None = Field(
         None, description="The pod shapes' cost table and the cheapest (spec.shapes)."
     )
+    against_baseline: list[Comparison] = Field(
+        default_factory=list,
+        description="`plimsoll run --baseline OLD/report.json`: this run's ceilings beside the "
+        "baseline run's, one comparison per variant they share.",
+    )
     changepoints: list[Changepoint] = Field(
         default_factory=list,
         description="regression.method changepoint: the significant changes in each "

@@ -4,9 +4,9 @@ From `--url URL` (a service that runs already) or `--command "..."` (one Plimsol
 starts for the probe, then stops), it probes the service for a few seconds
 (`init_probe`), derives a start level and a p99 bar (`plimsoll.decide.scaffold`),
 writes a short commented spec (`init_spec`), checks it as `plimsoll validate
---local` would (the spec is for `plimsoll run` here), and prints what to change. `--image` and `--deployment` are not built yet
-and say so. Exit 0 when the spec was written, 1 when the service could not be
-probed, 2 on bad options.
+--local` would (the spec is for `plimsoll run` here), and prints what to change.
+`--image` and `--deployment` are not built yet and say so. Exit 0 when the spec was
+written, 1 when the service could not be probed, 2 on bad options.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import typer
 
+from plimsoll.api.comparison import Comparison
 from plimsoll.api.report import RunReport
 from plimsoll.cli.compare import regression_gate, with_headlines
 from plimsoll.cli.exits import exit_code
@@ -62,6 +63,9 @@ def _say(text: str, width: int | None, *, err: bool = False) -> None:
 
 def finish(report: RunReport, out: Path, gates: Gates, *, quiet: bool = False) -> int:
     """Write and print what the run found; the exit code."""
+    compared = _compared(gates.baseline, report) if gates.baseline is not None else None
+    if compared:
+        report.against_baseline = compared  # in report.json and report.html, not only printed
     written = write_report(report, out)
     width = terminal_width()
     for line in report.summary:
@@ -77,7 +81,7 @@ def finish(report: RunReport, out: Path, gates: Gates, *, quiet: bool = False) -
     regressions: dict[str, list[str]] = {}
     extra: list[Case] = []
     if gates.baseline is not None:
-        found = against_baseline(gates.baseline, report, gates.threshold)
+        found = against_baseline(compared, gates.threshold)
         if found is None:  # a gate that cannot judge must not pass silently
             extra.append(Case("regression gate", None, "cannot compare with the baseline"))
         else:
@@ -91,17 +95,23 @@ def finish(report: RunReport, out: Path, gates: Gates, *, quiet: bool = False) -
     return exit_code(report_answer(report, cases))
 
 
-def against_baseline(
-    old: RunReport, new: RunReport, threshold: float | None
-) -> dict[str, list[str]] | None:
-    """Print how this run's ceilings stand against the baseline's; the regression gate's
-    lines per variant (none without a threshold), or None when the runs cannot be compared
-    and a threshold was asked for."""
+def _compared(old: RunReport, new: RunReport) -> list[Comparison] | None:
+    """This run's ceilings beside the baseline's, or None (said why) when they cannot be."""
     try:
         runs = [LabelledRun("baseline", old), LabelledRun("this run", new)]
-        comparisons = with_headlines(compare_runs(runs))
+        return with_headlines(compare_runs(runs))
     except ValueError as exc:
         typer.echo(f"cannot compare with the baseline: {exc}", err=True)
+        return None
+
+
+def against_baseline(
+    comparisons: list[Comparison] | None, threshold: float | None
+) -> dict[str, list[str]] | None:
+    """Print how this run's ceilings stand against the baseline's; the regression gate's
+    lines per variant (none without a threshold), or None when the runs could not be
+    compared and a threshold was asked for."""
+    if comparisons is None:
         return None if threshold is not None else {}
     found: dict[str, list[str]] = {}
     for comparison in comparisons:

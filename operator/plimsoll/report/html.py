@@ -153,6 +153,10 @@ def render_html(report: RunReport) -> str:
             (comparison.headline or comparison_headline(comparison)) if comparison else ""
         ),
         comparison_blocks=comparison_blocks(comparison) if comparison else [],
+        against_baseline=[
+            (c.headline or comparison_headline(c), comparison_blocks(c))
+            for c in report.against_baseline
+        ],
         shape_columns=SHAPE_COLUMNS,
         shapes=shapes_rows(report.shapes, report.spec.cost.currency) if report.shapes else [],
         unreadable=unreadable_contention(report),
