@@ -169,7 +169,8 @@ async def test_two_worker_processes_send_their_slices_side_by_side(
     two_workers: str, target: tuple[TargetState, str]
 ) -> None:
     _, url = target
-    async with httpx.AsyncClient(base_url=two_workers, timeout=30) as client:
+    headers = {CONTROL_TOKEN_HEADER: TEST_TOKEN}
+    async with httpx.AsyncClient(base_url=two_workers, timeout=30, headers=headers) as client:
         answer = await client.post("/trials", json=body(url, level=100, duration=4))
         trial_id = answer.json()["id"]
         running = await _slices_at(client, trial_id, 0, 2.6)

@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from plimsoll.api.trial import TrialRequest, TrialState
+from plimsoll.api.trial import CONTROL_TOKEN_HEADER, TrialRequest, TrialState
 from plimsoll.run.trial_client import ClockSkewError, run_trial
 from tests.generator.helpers import TEST_TOKEN, generator_process, request
 from tests.generator.target import TargetState, start_target
@@ -122,6 +122,7 @@ async def test_mid_trial_progress_covers_the_seconds_every_generator_reached() -
                 [first, second],
                 trial,
                 level=100,
+                token=TEST_TOKEN,
                 on_progress=lambda slices: seen.append([s.start for s in slices]),
             )
     finally:
@@ -151,6 +152,9 @@ class _WithoutSince(BaseHTTPRequestHandler):
         data = self.rfile.read(length) if length else None
         ask = urllib.request.Request(self.upstream + self.path, data=data, method=method)
         ask.add_header("Content-Type", "application/json")
+        token = self.headers.get(CONTROL_TOKEN_HEADER)
+        if token is not None:  # the run's token, passed on as a proxy in front would
+            ask.add_header(CONTROL_TOKEN_HEADER, token)
         with urllib.request.urlopen(ask, timeout=10) as answer:
             body, status = answer.read(), answer.status
         self.send_response(status)
@@ -185,6 +189,7 @@ async def test_a_generator_without_progress_still_runs_the_trial() -> None:
                     [f"http://127.0.0.1:{old.server_address[1]}"],
                     trial,
                     level=50,
+                    token=TEST_TOKEN,
                     on_progress=lambda slices: seen.append(len(slices)),
                 )
             finally:
