@@ -57,6 +57,14 @@ OVERLAPPING = (
     "decide/",
     "report/",
     "charts/",
+    "shared/",  # pure helpers: JSON depth, units, histograms
+    "bench/",  # the benchmarks' simulations, run on fake time
+    "kube/",  # the client against in-process fake servers: retries and errors, not speed
+    "test_install_hints.py",
+    "cli/test_help.py",
+    "cli/test_krew_manifest.py",
+    "cli/test_compare.py",
+    "cli/test_exit_codes.py",  # reports written by hand, read back: no run
     "controller/test_apiserver_lifecycle.py",
     "controller/test_apiserver_peering.py",
     "controller/test_apiserver_rbac.py",
@@ -66,7 +74,6 @@ OVERLAPPING = (
     "controller/test_real_cluster.py",
     "controller/test_real_kubelet.py",
     "controller/test_relogin.py",
-    "kube/test_client_real_apiserver.py",
     "metrics/test_prometheus_intervals.py",  # compares with the cgroup's own counter
 )
 
@@ -87,7 +94,6 @@ END_TO_END = (
     "run/test_shapes_local.py",  # a guided shape search over two real shapes: ~30 s
     "run/test_stop_signals.py",  # four real runs, each stopped mid-trial: about a minute
     "controller/test_bounded_status.py::test_a_200_step_run_keeps_a_small_status",
-    "run/test_variant_comparison.py::test_identical_variants_are_within_noise",
     "run/test_interrupt.py::test_sigint_stops_everything_and_keeps_the_steps",
     "cli/test_run_baseline.py::test_a_run_below_its_baseline_fails_the_gate",
     # three real proof runs of three replicas (a zone lost, a replica killed, a zone
@@ -126,6 +132,13 @@ END_TO_END = (
     "run/test_contention.py::test_a_hog_beside_the_target_makes_a_failing_step_noisy",
     "run/test_scrape_check.py::test_a_trial_too_short_for_the_discovered_interval",
     "cli/test_run_shape_variant.py::test_run_variant_prices_the_one_shape_it_measured",
+    # Real runs that hold the host 8-11 s each, where make test keeps a shorter one of the
+    # kind (2026-12-06, the clean-clone make test took 8 min 55 s with them): replay's
+    # timing at 1x and 2x (the calibration round trip replays through nginx too) and the
+    # spec `plimsoll init` wrote, run to its end (init's probes stay).
+    "generator/test_replay.py::test_replay_at_1x_reproduces_the_logged_per_second_counts",
+    "generator/test_replay.py::test_replay_at_2x_doubles_the_achieved_rate",
+    "cli/test_init.py::test_the_spec_init_wrote_runs_as_written",
     # 62 s by design (two 20 s trials hold the queue); with it make test took 10 min 48 s
     # here on 2026-12-04. The queue rules keep their unit tests (tests/decide/test_run_queue.py).
     "controller/test_apiserver_runs.py::test_queued_runs_start_in_order_and_a_held_lock",
@@ -150,6 +163,13 @@ TRUTH = (
     "e2e/test_calibration_round_trip.py::test_the_fitted_workload_finds_the_same_ceiling",
     "e2e/test_shapes_real.py",
     "e2e/test_local_ceilings.py",
+    # A many-threaded target throttled at 0.5 CPU on a quiet host: no step may be called
+    # busy (issue 51). It skips itself where other programs use the CPU, so only a quiet
+    # host proves anything.
+    "run/test_threaded_throttling.py",
+    # Two identical variants must come out within noise of each other: a judgment of the
+    # noise itself, which a busy host widens (it failed beside the helpers' work).
+    "run/test_variant_comparison.py::test_identical_variants_are_within_noise",
     "controller/test_apiserver_shapes.py::test_the_cpu_bound_shapes_fill_status_shapes_with_analytic",
 )
 

@@ -111,7 +111,8 @@ async def test_one_replica_runs_the_test_and_the_standby_resumes_it_when_killed(
     after = [e for e in events if e not in events_before]
     assert after, "the standby posted nothing"
     assert {e["reportingInstance"] for e in after} == {"replica-b"}
-    assert [e["reason"] for e in after][-2:] == ["CeilingFound", "Succeeded"]
+    # Levels 20, 30 and 40 all passed: an answer of "at least 40", not a ceiling (issue 51).
+    assert [e["reason"] for e in after][-2:] == ["AtLeast", "Succeeded"]
     log = "\n".join(p.read_text() for p in sorted(standby.log_dir.glob("operator-*.log")))
     # It started paused (a named peering is mandatory) and resumed only after the kill.
     resumed = [line for line in log.splitlines() if "Resuming operations after the pause" in line]

@@ -77,7 +77,7 @@ def finish(report: RunReport, out: Path, gates: Gates, *, quiet: bool = False) -
         _say(report.comparison.headline, width)
     if report.message:
         _say(report.message, width, err=True)
-    _say(f"report: {written[1]} (and report.json, the charts beside it)", width)
+    _say(f"report: {written[1]} (and report.html, report.json, the charts beside it)", width)
     regressions: dict[str, list[str]] = {}
     extra: list[Case] = []
     if gates.baseline is not None:
