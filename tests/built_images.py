@@ -34,21 +34,25 @@ def saved_images(factory: pytest.TempPathFactory) -> Path:
     by the first caller of this session; podman's store holds the images too."""
     folder = ledger_folder(factory) / "images"
     folder.mkdir(exist_ok=True)
-    with open(folder.parent / "images.lock", "a") as lock:
+    # The host first, then the build's lock, never the other way round: a test that
+    # overlaps (tests/images) gives its shared hold up to take the host alone, and had it
+    # taken the build's lock first, a test running alone that waits on that lock would
+    # hold the host it waits for. Holding the host alone, nobody else can ask for the
+    # lock; it stays for a session without xdist's lock (`make truth`, by hand).
+    with alone_on_host(factory), open(folder.parent / "images.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (folder / _DONE).exists():
             return folder
         started = time.monotonic()
-        with alone_on_host(factory):
-            done = subprocess.run(
-                [str(ROOT / "scripts" / "build-images"), "--save", str(folder)],
-                cwd=ROOT,
-                env={**os.environ, "DOCKER": "podman", "PYTHON": sys.executable},
-                capture_output=True,
-                text=True,
-                timeout=BUILD_TIMEOUT_S,
-                check=False,
-            )
+        done = subprocess.run(
+            [str(ROOT / "scripts" / "build-images"), "--save", str(folder)],
+            cwd=ROOT,
+            env={**os.environ, "DOCKER": "podman", "PYTHON": sys.executable},
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+            check=False,
+        )
         if done.returncode != 0:
             pytest.fail(
                 f"scripts/build-images --save failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"

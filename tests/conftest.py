@@ -48,9 +48,12 @@ __all__ = ["control_plane_installed"]
 
 # Tests that judge nothing measured on this host, so any two may run at once under
 # `pytest -n 2` (tests/hostshare.py). Whole folders: models, pure decisions, rendering,
-# the chart, the CRD on a real API server. Single modules: they wait on a real API
-# server or Prometheus and judge what the operator wrote (objects, phases, steps kept
-# across a restart, rights), with pass bars no busy host can fail.
+# the chart, the CRD on a real API server. Single modules and tests: they wait on a real
+# API server or Prometheus and judge what the operator wrote (objects, phases, steps
+# kept across a restart, rights, an order, a deadline), or that a stopped run leaves
+# nothing behind, with pass bars no busy host can fail. An entry is a path prefix, as
+# in END_TO_END: a folder, a module, or `module::test`. Heavy set-up inside one (an
+# image build, a control plane's cold start) still takes the host alone for its block.
 OVERLAPPING = (
     "api/",
     "docs/",
@@ -75,6 +78,26 @@ OVERLAPPING = (
     "controller/test_real_kubelet.py",
     "controller/test_relogin.py",
     "metrics/test_prometheus_intervals.py",  # compares with the cgroup's own counter
+    "metrics/test_prometheus_real.py",  # the same, at one interval, then Prometheus gone
+    "controller/test_apiserver_bad_input.py",  # refusals: conditions and admission errors
+    "controller/test_apiserver_kubectl.py",  # the plugin's output from stored reports
+    "controller/test_bounded_status.py",  # a status's size over 200 steps, not their verdicts
+    "controller/test_operator_pod_proxy.py",  # trials reach the generators: counts, not speed
+    # When each run started, and that a run past its deadline is stopped: every step's
+    # verdict may be anything (the first runs without Prometheus: all invalid).
+    "controller/test_apiserver_runs.py::test_queued_runs_start_in_order",
+    "controller/test_apiserver_runs.py::test_a_run_past_the_admins_deadline",
+    "controller/test_apiserver_runs.py::test_a_failing_setup_job",
+    "images/",  # the builds take the host alone (tests/built_images.py); the rest is I/O
+    "run/test_stop_signals.py",  # nothing left behind after a signal: processes, cgroups
+    "run/test_ensure_ready.py",  # the next step waits for a restarted target: an order
+    "run/test_variant_comparison.py::test_a_variant_s_workload_reaches",
+    "cli/test_run_unpinned.py",  # a refusal, and what the reports say first
+    "run/test_interrupt.py",
+    "run/test_scrape_check.py",  # refused before any step
+    "run/test_faults.py::test_a_mock_that_keeps_dying",
+    "run/test_faults.py::test_cgroups_not_permitted",
+    "run/test_faults.py::test_target_",
 )
 
 
@@ -188,15 +211,28 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         where = Path(str(item.path)).relative_to(ROOT / "tests").as_posix()
-        if where.startswith(OVERLAPPING):
+        if f"{where}::{item.name}".startswith(OVERLAPPING):
             item.add_marker(OVERLAPS)
         if f"{where}::{item.name}".startswith(TRUTH):
             item.add_marker(pytest.mark.truth)
         elif f"{where}::{item.name}".startswith(END_TO_END):
             item.add_marker(pytest.mark.e2e)
+    if config.getoption("markexpr") == "truth":
+        _control_plane_last(items)
+
+
+def _control_plane_last(items: list[pytest.Item]) -> None:
+    """`make truth`: the modules that use the session's control plane run after the rest.
+    Once started it stays up to the session's end, and its idle API server, etcd and
+    controllers take a tenth of a core or more: the busy host a truth must not measure
+    beside. Whole modules move, in order, so their module fixtures are built once."""
+    on_plane = {
+        i.path for i in items if "control_plane_installed" in getattr(i, "fixturenames", ())
+    }
+    items.sort(key=lambda i: i.path in on_plane)  # stable: the order is kept within each
 
 
 @pytest.hookimpl(wrapper=True)
