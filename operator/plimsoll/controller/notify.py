@@ -27,7 +27,6 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from plimsoll.api.env_source import CONSENT_LABEL
 from plimsoll.api.notify import Webhook, WebhookFormat
 from plimsoll.api.urls import redact_urls_in
 from plimsoll.controller.events import Event, EventType
@@ -40,6 +39,7 @@ from plimsoll.decide.notifications import (
 )
 from plimsoll.decide.target_policy import is_address, target_host, target_url_problem
 from plimsoll.kube.client import SECRETS, KubeClient, KubeError
+from plimsoll.kube.consented import UnreadableSourceError, read_consented
 from plimsoll.kube.grants import OperatorIdentity, ensure_bound
 from plimsoll.kube.names import LABEL_MANAGED_BY, MANAGER
 
@@ -66,26 +66,18 @@ class Policy:
 
 async def webhook_url(client: KubeClient, namespace: str, webhook: Webhook, field: str) -> str:
     ref = webhook.url_from
-    what = f"{field}.urlFrom: Secret {namespace}/{ref.name} key {ref.key!r}"
+    what = f"{field}.urlFrom: Secret {namespace}/{ref.name}"
     try:
-        found = await client.get(SECRETS, namespace, ref.name)
-    except KubeError as exc:
-        raise NotifyError(f"{what} cannot be read by the operator: {exc.message}") from exc
-    if found is None:
-        raise NotifyError(f"{what}: the Secret does not exist; create it in {namespace}")
-    labels = found.get("metadata", {}).get("labels") or {}
-    if labels.get(CONSENT_LABEL) != "true":
-        raise NotifyError(
-            f"{what}: the Secret is not labelled {CONSENT_LABEL}=true, so CapacityTests may "
-            f"not use it: `kubectl label secret {ref.name} -n {namespace} {CONSENT_LABEL}=true`"
-        )
+        found = await read_consented(client, SECRETS, namespace, ref.name, what)
+    except UnreadableSourceError as exc:
+        raise NotifyError(str(exc)) from exc
     encoded = (found.get("data") or {}).get(ref.key)
     if encoded is None:
-        raise NotifyError(f"{what}: the Secret has no such key")
+        raise NotifyError(f"{what} has no key {ref.key!r}")
     try:
         return base64.b64decode(str(encoded), validate=True).decode().strip()
     except (binascii.Error, UnicodeDecodeError) as exc:
-        raise NotifyError(f"{what}: the value is not text") from exc
+        raise NotifyError(f"{what}: the value of key {ref.key!r} is not text") from exc
 
 
 async def _resolved(host: str) -> list[str]:

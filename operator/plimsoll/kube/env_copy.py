@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import base64
 
-from plimsoll.api.env_source import CONSENT_LABEL, EnvSource
+from plimsoll.api.env_source import EnvSource
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.kube import manifests
-from plimsoll.kube.client import CONFIG_MAPS, SECRETS, KubeClient, KubeError
+from plimsoll.kube.client import CONFIG_MAPS, SECRETS, KubeClient
+from plimsoll.kube.consented import UnreadableSourceError, read_consented
 from plimsoll.kube.grants import OperatorIdentity, ensure_bound
 from plimsoll.kube.names import LABEL_MANAGED_BY, MANAGER, RunIdentity
 
@@ -69,18 +70,11 @@ async def _read(client: KubeClient, namespace: str, source: EnvSource, field: st
     ref, kind = source.ref(), source.kind()
     what = f"{field}: {kind} {namespace}/{ref.name}"
     try:
-        found = await client.get(SECRETS if kind == "Secret" else CONFIG_MAPS, namespace, ref.name)
-    except KubeError as exc:
-        raise ValueSourceError(f"{what} cannot be read by the operator: {exc.message}") from exc
-    if found is None:
-        raise ValueSourceError(f"{what} does not exist: create it in {namespace}")
-    labels = found.get("metadata", {}).get("labels") or {}
-    if labels.get(CONSENT_LABEL) != "true":
-        raise ValueSourceError(
-            f"{what} is not labelled {CONSENT_LABEL}=true, so runs may not read it: "
-            f"`kubectl label {kind.lower()} {ref.name} -n {namespace} {CONSENT_LABEL}=true` "
-            "if whoever creates CapacityTests here may use it"
+        found = await read_consented(
+            client, SECRETS if kind == "Secret" else CONFIG_MAPS, namespace, ref.name, what
         )
+    except UnreadableSourceError as exc:
+        raise ValueSourceError(str(exc)) from exc
     if ref.key in (found.get("data") or {}):
         value = found["data"][ref.key]
         return str(value) if kind == "Secret" else base64.b64encode(str(value).encode()).decode()
