@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -100,6 +101,30 @@ def _bar_trace(bound: LatencyBound, levels: Sequence[int]) -> go.Scatter:
     )
 
 
+def _steps_trace(
+    drawn: Sequence[tuple[StepRecord, float]],
+    name: str,
+    hover: str,
+    *,
+    mode: str = "lines+markers",
+    marker: dict[str, Any] | None = None,
+    text: list[str] | None = None,
+    **extra: Any,
+) -> go.Scatter:
+    """One series of steps by level, each marker shaped by its step's verdict and the
+    step named on hover: what every per-level chart draws."""
+    return go.Scatter(
+        x=[record.level for record, _ in drawn],
+        y=[value for _, value in drawn],
+        mode=mode,
+        name=name,
+        marker={"symbol": [VERDICT_SYMBOLS[r.verdict] for r, _ in drawn], **(marker or {})},
+        text=text or [f"step {r.index} ({r.verdict.value})" for r, _ in drawn],
+        hovertemplate=hover,
+        **extra,
+    )
+
+
 def bound_chart(report: RunReport, number: int, bound: LatencyBound) -> Chart | None:
     """One bar of `passWhen.latency` against exactly what it judges, per level: each step a
     marker, green where this bound held and red where it broke, shaped by the step's verdict."""
@@ -117,23 +142,20 @@ def bound_chart(report: RunReport, number: int, bound: LatencyBound) -> Chart | 
         if not drawn:
             continue
         figure.add_trace(
-            go.Scatter(
-                x=[record.level for record, _ in drawn],
-                y=[value for _, value in drawn],
-                mode="lines+markers",
-                name=_named(f"p{bound.quantile * 100:g} {bound.metric}", variant, variants),
+            _steps_trace(
+                drawn,
+                _named(f"p{bound.quantile * 100:g} {bound.metric}", variant, variants),
+                f"%{{x:,}} {unit}: %{{y:,.1f}} ms<br>%{{text}}<extra></extra>",
                 line={"width": 1},
                 marker={
                     "size": 10,
                     "color": [HELD if value <= limit else BROKEN for _, value in drawn],
-                    "symbol": [VERDICT_SYMBOLS[record.verdict] for record, _ in drawn],
                 },
                 text=[
                     f"step {record.index}: {'held' if value <= limit else 'broke'} this bar; "
                     f"step {record.verdict.value}"
                     for record, value in drawn
                 ],
-                hovertemplate=f"%{{x:,}} {unit}: %{{y:,.1f}} ms<br>%{{text}}<extra></extra>",
             )
         )
     if not figure.data:
@@ -180,16 +202,11 @@ def operations_chart(report: RunReport) -> Chart | None:
                     if not drawn:
                         continue
                     figure.add_trace(
-                        go.Scatter(
-                            x=[record.level for record, _ in drawn],
-                            y=[value for _, value in drawn],
-                            mode="lines+markers",
-                            name=_named(f"{operation} {label} {quantile_name}", variant, variants),
+                        _steps_trace(
+                            drawn,
+                            _named(f"{operation} {label} {quantile_name}", variant, variants),
+                            "%{x:,}: %{y:,.1f} ms, %{text}<extra>%{fullData.name}</extra>",
                             legendgroup=f"{variant}/{operation}/{label}",
-                            marker={"symbol": [VERDICT_SYMBOLS[r.verdict] for r, _ in drawn]},
-                            text=[f"step {r.index} ({r.verdict.value})" for r, _ in drawn],
-                            hovertemplate="%{x:,}: %{y:,.1f} ms, %{text}<extra>%{fullData.name}"
-                            "</extra>",
                         )
                     )
     if not figure.data:
@@ -227,14 +244,12 @@ def resources_chart(report: RunReport) -> Chart | None:
             if not drawn:
                 continue
             figure.add_trace(
-                go.Scatter(
-                    x=[r.level for r, _ in drawn],
-                    y=[v for _, v in drawn],
+                _steps_trace(
+                    drawn,
+                    _named(label, variant, variants),
+                    "%{x:,}: %{y:,.3g}, %{text}<extra>%{fullData.name}</extra>",
                     mode="markers",
-                    name=_named(label, variant, variants),
-                    marker={"size": 9, "symbol": [VERDICT_SYMBOLS[r.verdict] for r, _ in drawn]},
-                    text=[f"step {r.index} ({r.verdict.value})" for r, _ in drawn],
-                    hovertemplate="%{x:,}: %{y:,.3g}, %{text}<extra>%{fullData.name}</extra>",
+                    marker={"size": 9},
                 ),
                 row=1,
                 col=column,
