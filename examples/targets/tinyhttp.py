@@ -15,6 +15,7 @@ import asyncio
 import base64
 import hashlib
 import os
+import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -122,8 +123,8 @@ async def serve_connection(
 
 
 async def serve(handler: Handler) -> None:
-    """Serve `handler` at `$PORT` (default 8080) until cancelled: on 127.0.0.1, or in a
-    pod on its own address (`$POD_IP`, which Plimsoll's pod specs set), since a pod's
+    """Serve `handler` at `$PORT` (default 8080) until SIGTERM or SIGINT: on 127.0.0.1, or
+    in a pod on its own address (`$POD_IP`, which Plimsoll's pod specs set), since a pod's
     loopback is out of the generators' reach."""
     server = await asyncio.start_server(
         lambda r, w: serve_connection(handler, r, w),
@@ -131,8 +132,14 @@ async def serve(handler: Handler) -> None:
         port=int(os.environ.get("PORT", "8080")),
         backlog=4096,
     )
+    # A container's first process ignores SIGTERM unless it handles it, and the kubelet
+    # then waits out the pod's grace period (30 s) before a SIGKILL: on a real node every
+    # run namespace's deletion waited that long for this target.
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
     async with server:
-        await server.serve_forever()
+        await stop.wait()
 
 
 async def hold_websocket(request: Request, keep_alive: float) -> None:

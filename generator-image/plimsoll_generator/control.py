@@ -37,6 +37,7 @@ import asyncio
 import hmac
 import json
 import logging
+import signal
 import time
 import uuid
 from typing import Any
@@ -338,9 +339,15 @@ async def serve(host: str, port: int, processes: int, token: str | None = None) 
     trials = Trials(runner, Metrics(max(processes, 1)))
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: ControlProtocol(trials, token), host, port)
+    # A container's first process ignores SIGTERM unless it handles it, and the kubelet
+    # then waits out the pod's grace period (30 s) before a SIGKILL: on a real node every
+    # run namespace's deletion waited that long for the generator pods.
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     try:
         async with server:
-            await server.serve_forever()
+            await stop.wait()
     finally:
         trials.held.release()
         runner.close()
