@@ -139,7 +139,6 @@ END_TO_END = (
     "controller/test_apiserver_lifecycle.py::test_spec_change_and_rerun_token_start_new_runs",
     # with the regression gate on the same run (it was a second, identical run)
     "controller/test_apiserver_runs.py::test_quickstart_reaches_a_cpu_bound_ceiling_gated",
-    "controller/test_apiserver_runs.py::test_concurrency_limit_queues_the_second_run",
     "controller/test_apiserver_rbac.py::test_namespaced_operator_runs_a_test_with_a_pod",
     "controller/test_apiserver_rbac.py::test_the_admission_policy_keeps_the_operator",
     "controller/test_apiserver_rbac.py::test_a_value_from_secret_reaches_the_target",
