@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -106,6 +107,21 @@ def saved_report(out: Path) -> dict[str, Any]:
     """The report.json a run wrote to `out`, as JSON (what a user's tools read)."""
     report: dict[str, Any] = json.loads((out / "report.json").read_text())
     return report
+
+
+def as_from_a_terminal() -> None:
+    """`preexec_fn` for the CLI under test: SIGINT and SIGHUP as a terminal's shell leaves
+    them (default), whatever this test process inherited (a CI job started in the
+    background with `nohup` ignores both, and its children would too)."""
+    for signum in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def as_in_the_background() -> None:
+    """`preexec_fn` for the CLI under test: started as `nohup plimsoll run ... &` from a
+    script, with SIGINT and SIGHUP ignored."""
+    for signum in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
 
 
 def marked_processes(mark: str) -> list[int]:

@@ -10,7 +10,7 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.localrun import CLI, CPU_SPEC, ROOT, marked_processes, saved_report
+from tests.localrun import CLI, CPU_SPEC, ROOT, as_from_a_terminal, marked_processes, saved_report
 
 
 def test_sigint_stops_everything_and_keeps_the_steps(tmp_path: Path) -> None:
@@ -24,6 +24,7 @@ def test_sigint_stops_everything_and_keeps_the_steps(tmp_path: Path) -> None:
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=as_from_a_terminal,  # Ctrl-C's SIGINT, whatever pytest inherited
     )
     try:
         deadline = time.monotonic() + 60

@@ -11,13 +11,21 @@ import signal
 import subprocess
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 
 from plimsoll.platforms.local import leftovers
-from tests.localrun import CLI, CPU_SPEC, ROOT, marked_processes
+from tests.localrun import (
+    CLI,
+    CPU_SPEC,
+    ROOT,
+    as_from_a_terminal,
+    as_in_the_background,
+    marked_processes,
+)
 
 
 def _spec(tmp_path: Path) -> Path:
@@ -40,12 +48,24 @@ def _wait_for(condition: object, within: float, what: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "signum",
-    [signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGKILL],
-    ids=lambda signum: signum.name,
+    ("signum", "started"),
+    [
+        (signal.SIGINT, as_from_a_terminal),
+        (signal.SIGHUP, as_from_a_terminal),
+        (signal.SIGTERM, as_from_a_terminal),
+        (signal.SIGKILL, as_from_a_terminal),
+        # `nohup plimsoll run ... &` from a script, or a CI job started so: SIGINT and
+        # SIGHUP ignored. SIGTERM (kill, a cancelled job) must still stop the run: it did
+        # nothing there when it was turned into a SIGINT for asyncio's Ctrl-C handling.
+        (signal.SIGTERM, as_in_the_background),
+    ],
+    ids=["SIGINT", "SIGHUP", "SIGTERM", "SIGKILL", "SIGTERM-with-SIGINT-and-SIGHUP-ignored"],
 )
 def test_a_stopped_run_leaves_no_process_and_no_cgroup(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: signal.Signals
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    signum: signal.Signals,
+    started: Callable[[], None],
 ) -> None:
     mark = uuid.uuid4().hex
     state = tmp_path / "state"
@@ -59,6 +79,7 @@ def test_a_stopped_run_leaves_no_process_and_no_cgroup(
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        preexec_fn=started,
     )
     try:
         report = out / "report.json"

@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import sys
 import uuid
 from datetime import UTC, datetime
@@ -44,6 +43,7 @@ from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC
 from plimsoll.cli.help_text import epilog
 from plimsoll.cli.run_end import Gates, finish
 from plimsoll.cli.spec_file import read_capacity_tests
+from plimsoll.cli.stop_signals import stop_on_signals
 from plimsoll.decide.shape_search import grid
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.platforms.local import leftovers, pinning_rights
@@ -118,6 +118,9 @@ async def _run(
     unpinned: bool,
 ) -> RunReport:
     run_id = f"{test.metadata.name}-{uuid.uuid4().hex[:6]}"
+    task = asyncio.current_task()
+    if task is not None:
+        stop_on_signals(task)
     # A run killed outright (SIGKILL) could not stop what it started: reap that first.
     for line in leftovers.reap_orphans():
         typer.echo(f"earlier run: {line}", err=True)
@@ -181,19 +184,6 @@ RUN_EPILOG = epilog(
 
 class RunSetupError(RuntimeError):
     """The run could not begin (e.g. the exporter's address is taken)."""
-
-
-def _stop_like_ctrl_c(signum: int, frame: object) -> None:
-    del signum, frame
-    signal.raise_signal(signal.SIGINT)
-
-
-def _stop_on_terminate_and_hangup() -> None:
-    """SIGTERM (kill, systemd, CI) and SIGHUP (the terminal closed) stop the run as
-    Ctrl-C does: asyncio's SIGINT handling cancels the run, whose clean-up stops every
-    process and removes every cgroup before the runner exits."""
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _stop_like_ctrl_c)
 
 
 def run(
@@ -302,7 +292,6 @@ def run(
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     out = out or Path("plimsoll-out") / f"{test.metadata.name}-{stamp}"
     cgroups = _cgroup_root(test, file, unpinned)
-    _stop_on_terminate_and_hangup()
     try:
         report = asyncio.run(
             _run(test, out, quiet, cgroups, listen, prometheus, scrape_wait, unpinned)
@@ -310,7 +299,7 @@ def run(
     except (RunSetupError, leftovers.LeftoversError) as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(EXIT_INCOMPLETE) from exc
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # stopped: cli/stop_signals.py
         with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
             typer.echo(f"interrupted: partial report in {out / 'report.json'}", err=True)
         raise typer.Exit(EXIT_INCOMPLETE) from None
