@@ -28,6 +28,17 @@ API = {"10.96.0.1", "api.cluster.example"}
         ("http://[::1]:8080/", "loopback"),
         ("http://localhost:8080/", "loopback"),
         ("http://0.0.0.0:8080/", "unspecified"),
+        # Other clouds' metadata, and 169.254.169.254 spelled in IPv6 four more ways.
+        ("http://100.100.100.200/latest/meta-data/", "cloud metadata service"),
+        ("http://[::a9fe:a9fe]/", "link-local"),  # IPv4-compatible
+        ("http://[64:ff9b::a9fe:a9fe]/", "link-local"),  # NAT64, well-known prefix
+        ("http://[64:ff9b::169.254.169.254]/", "link-local"),
+        ("http://[2002:a9fe:a9fe::1]/", "link-local"),  # 6to4
+        ("http://[64:ff9b::7f00:1]:8089/trials", "loopback"),
+        # A node's own ports, whatever the address.
+        ("https://10.0.12.7:10250/pods", "port 10250, the kubelet's API"),
+        ("http://node-1.example.com:10255/stats", "port 10255, the kubelet's read-only API"),
+        ("http://10.0.12.7:10256/healthz", "kube-proxy"),
     ],
 )
 def test_the_cluster_itself_is_refused_naming_the_field_and_the_fix(url: str, reason: str) -> None:
@@ -86,9 +97,29 @@ def test_a_host_name_resolving_to_ordinary_addresses_passes_and_the_admin_list_w
     assert target_url_problem(url, API, {"shop.example.com"}, ["169.254.169.254"]) is None
 
 
+@pytest.mark.parametrize(
+    "address", ["64:ff9b::a9fe:a9fe", "::ffff:a9fe:a9fe", "::a9fe:a9fe", "2002:a9fe:a9fe::5"]
+)
+def test_a_name_resolving_to_an_ipv6_spelling_of_metadata_is_refused(address: str) -> None:
+    problem = target_url_problem("http://shop.example.com/", API, (), [address])
+    assert problem is not None
+    assert "resolves to 169.254.169.254, which is a link-local address" in problem
+
+
 def test_the_generators_get_the_same_rules_as_networks() -> None:
     networks = refused_networks("http://shop.example.com/", API, ())
     for expected in ("169.254.0.0/16", "fd00:ec2::254/128", "127.0.0.0/8", "::1/128"):
+        assert expected in networks
+    # The generators compare resolved addresses with networks as they are: the IPv6
+    # spellings of each refused IPv4 network are networks of their own.
+    for expected in (
+        "100.100.100.200/32",
+        "64:ff9b::a9fe:0/112",
+        "::ffff:a9fe:0/112",
+        "::a9fe:0/112",
+        "2002:a9fe::/32",
+        "64:ff9b::7f00:0/104",
+    ):
         assert expected in networks
     assert "10.96.0.1/32" in networks  # the API server's IP; its name is not a network
     assert refused_networks(None, API, ()) == []

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from plimsoll.api.base import PlimsollModel
-from plimsoll.api.trial import RefusedNetworks, StreamHealth
+from plimsoll.api.trial import MAX_REFUSED_NETWORKS, RefusedNetworks, StreamHealth
 from plimsoll.api.workload import Workload
 
 
@@ -28,7 +28,7 @@ class StreamsHold(PlimsollModel):
     target_url: str = Field(pattern=r"^https?://")
     refused_networks: RefusedNetworks = Field(
         default_factory=list,
-        max_length=64,
+        max_length=MAX_REFUSED_NETWORKS,
         description="As a trial's: the generator resolves the target's host before it "
         "opens a stream, refuses the hold if any address is in one of these CIDRs, and "
         "connects every stream to the address it checked.",

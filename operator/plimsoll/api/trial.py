@@ -30,6 +30,9 @@ def _networks(networks: list[str]) -> list[str]:
 
 # The networks a generator may not connect the target in: a trial's and a streams hold's.
 RefusedNetworks = Annotated[list[str], AfterValidator(_networks)]
+# Each refused IPv4 network comes with its four IPv6 spellings (plimsoll.decide.target_policy),
+# so a cluster with a dozen API server addresses needs about a hundred.
+MAX_REFUSED_NETWORKS = 256
 
 
 class FloorProbe(PlimsollModel):
@@ -89,7 +92,7 @@ class TrialRequest(PlimsollModel):
     )
     refused_networks: RefusedNetworks = Field(
         default_factory=list,
-        max_length=64,
+        max_length=MAX_REFUSED_NETWORKS,
         description="CIDRs the target's addresses may not fall in (on a cluster: metadata, "
         "the API server, loopback): the generator resolves the target's host, refuses the "
         "trial if any address is in one, and connects only to the address it checked.",

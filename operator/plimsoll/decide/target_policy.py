@@ -2,9 +2,11 @@
 
 With `target.url` the generators drive an existing service, from pods inside the
 cluster, so the URL is a request forgery aimed by whoever writes the CR: cloud
-metadata (169.254.169.254, fd00:ec2::254), the API server (the `kubernetes.default`
-Service, its cluster IP and the address the operator itself uses), or loopback,
-which on a cluster is the generator pod's own control port. Those are refused unless
+metadata (169.254.169.254, fd00:ec2::254, Alibaba's 100.100.100.200), the API server
+(the `kubernetes.default` Service, its cluster IP and the address the operator itself
+uses), a node's kubelet or kube-proxy ports, or loopback, which on a cluster is the
+generator pod's own control port. An IPv6 spelling of a refused IPv4 address (mapped,
+IPv4-compatible, NAT64, 6to4) is judged as the address it lands on. Those are refused unless
 the operator's admin allow-lists the host (`PLIMSOLL_ALLOWED_TARGET_HOSTS`, Helm
 `allowedTargetHosts`), as images and Prometheus URLs are. The Kubernetes platform
 asks `target_url_problem` before it creates anything; locally the user owns the
@@ -30,6 +32,19 @@ _LINK_LOCAL = (
     ipaddress.ip_network("fe80::/10"),
     ipaddress.ip_network("fd00:ec2::254/128"),
 )
+# Metadata services outside link-local: Alibaba Cloud's.
+_METADATA_ADDRESSES = (ipaddress.ip_network("100.100.100.200/32"),)
+# The well-known NAT64 prefix (RFC 6052): 64:ff9b::a9fe:a9fe is 169.254.169.254 to a
+# cluster whose pods reach IPv4 through NAT64.
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# Ports that are the node's, whatever the host: the kubelet's API, its read-only port
+# and health check, kube-proxy's health check.
+_NODE_PORTS = {
+    10250: "the kubelet's API",
+    10255: "the kubelet's read-only API",
+    10248: "the kubelet's health check",
+    10256: "kube-proxy's health check",
+}
 # Names that reach the API server or a metadata service from any pod.
 _CLUSTER_NAMES = ("kubernetes", "kubernetes.default", "kubernetes.default.svc")
 _METADATA_NAMES = ("metadata", "metadata.google.internal", "instance-data")
@@ -41,9 +56,37 @@ def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         address = ipaddress.ip_address(host)
     except ValueError:
         return None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped  # ::ffff:169.254.169.254 is the same place
+    if isinstance(address, ipaddress.IPv6Address):
+        return _embedded_ipv4(address) or address
     return address
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 spelling lands on, judged as that address: mapped
+    (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d, deprecated but parsed), well-known
+    NAT64 (64:ff9b::a.b.c.d), 6to4 (2002:AABB:CCDD::) and Teredo's client."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    value = int(address)
+    if address in _NAT64 or (value >> 32 == 0 and value > 1):  # not :: nor ::1
+        return ipaddress.IPv4Address(value & 0xFFFFFFFF)
+    return None
+
+
+def _ipv6_spellings(network: ipaddress.IPv4Network) -> list[ipaddress.IPv6Network]:
+    """Where an IPv4 network sits inside IPv6 (see `_embedded_ipv4`), for the
+    generators, which compare each resolved address with networks as they are."""
+    base, bits = int(network.network_address), network.prefixlen
+    return [
+        ipaddress.IPv6Network((int(_NAT64.network_address) | base, 96 + bits)),
+        ipaddress.IPv6Network((0xFFFF << 32 | base, 96 + bits)),
+        ipaddress.IPv6Network((base, 96 + bits)),
+        ipaddress.IPv6Network((0x2002 << 112 | base << 80, 16 + bits)),
+    ]
 
 
 def _is_cluster_name(host: str) -> bool:
@@ -67,10 +110,22 @@ def _why_refused(host: str, api_server_hosts: Collection[str]) -> str | None:
 def _why_address_refused(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     if any(address in network for network in _LINK_LOCAL):
         return "is a link-local address (cloud metadata services live there)"
+    if any(address in network for network in _METADATA_ADDRESSES):
+        return "is a cloud metadata service"
     if address.is_loopback:
         return "is loopback: on a cluster that is the generator pod itself"
     if address.is_unspecified:
         return "is the unspecified address, which reaches the pod itself"
+    return None
+
+
+def _why_port_refused(url: str) -> str | None:
+    try:
+        port = urlsplit(url).port
+    except ValueError:
+        return None
+    if port in _NODE_PORTS:
+        return f"is asked at port {port}, {_NODE_PORTS[port]} on a node"
     return None
 
 
@@ -110,7 +165,7 @@ def target_url_problem(
         return f"{field}: {shown or repr(url)} is not a URL with a host"
     if _allowed(host, allowed_hosts):
         return None
-    reason = _why_refused(host, api_server_hosts)
+    reason = _why_refused(host, api_server_hosts) or _why_port_refused(url)
     if reason is None:
         api_addresses = {a for a in map(_address, api_server_hosts) if a is not None}
         for text in resolved:
@@ -145,8 +200,9 @@ def refused_networks(
     host = target_host(url)
     if host is None or _allowed(host, allowed_hosts):
         return []
-    networks = [
+    networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = [
         *_LINK_LOCAL,
+        *_METADATA_ADDRESSES,
         ipaddress.ip_network("127.0.0.0/8"),
         ipaddress.ip_network("::1/128"),
         ipaddress.ip_network("0.0.0.0/32"),
@@ -156,4 +212,6 @@ def refused_networks(
         address = _address(api.strip("[]"))
         if address is not None:
             networks.append(ipaddress.ip_network(address))
+    v4 = [n for n in networks if isinstance(n, ipaddress.IPv4Network)]
+    networks.extend(spelled for network in v4 for spelled in _ipv6_spellings(network))
     return [str(n) for n in dict.fromkeys(networks)]
