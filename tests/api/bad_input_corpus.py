@@ -1029,6 +1029,18 @@ def _shared_cluster() -> list[Case]:
             "limits.duration = 12h",
         ),
     ]
+    # target.url at the cluster itself, in the spellings item 3 found getting through.
+    for case_id, url, hint in (
+        ("target-url-alibaba-metadata", "http://100.100.100.200/latest/meta-data/", "metadata"),
+        ("target-url-metadata-ipv4-compatible", "http://[::a9fe:a9fe]/", "link-local"),
+        ("target-url-metadata-nat64", "http://[64:ff9b::a9fe:a9fe]/", "link-local"),
+        ("target-url-metadata-6to4", "http://[2002:a9fe:a9fe::1]/", "link-local"),
+        ("target-url-loopback-nat64", "http://[64:ff9b::7f00:1]:8089/", "loopback"),
+        ("target-url-kubelet", "https://10.0.12.7:10250/pods", "the kubelet's API"),
+        ("target-url-kubelet-read-only", "http://10.0.12.7:10255/stats", "read-only"),
+        ("target-url-kube-proxy", "http://10.0.12.7:10256/healthz", "kube-proxy"),
+    ):
+        rows.append((case_id, {"spec.target": {"url": url}}, "bad: spec.target.url", hint))
     cases = [bad(i, cls, with_(c), f, h) for i, c, f, h in rows]
     # The issue's own case, 1,100 levels: written as flow YAML by hand (a dumper recurses).
     text = dump(with_({"spec.target.podTemplate": {"metadata": {"labels": "DEEP"}}}))
