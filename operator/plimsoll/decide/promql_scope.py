@@ -14,7 +14,8 @@ The parser is a native extension: nesting a few thousand brackets deep overflows
 stack (the process dies, no exception), and its own `walk` takes seconds on a chain of
 a few hundred operators. So a query is at most `MAX_QUERY_CHARS` long before it is
 parsed, and the tree is walked here with an explicit stack; a node kind this walk
-does not know is refused rather than skipped.
+does not know is refused rather than skipped. The same walk holds each range and
+subquery to what Prometheus may be asked (`plimsoll.decide.promql_cost`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import promql_parser
 
 from plimsoll.api.bounded import MAX_PROMQL_CHARS
+from plimsoll.decide.promql_cost import cost_problem, inner_evaluations
 
 NAMESPACE_PLACEHOLDER = "$namespace"
 WINDOW_PLACEHOLDER = "$window"
@@ -106,7 +108,8 @@ def _children(node: promql_parser.Expr) -> list[promql_parser.Expr]:
 
 
 def scope_problem(query: str) -> str | None:
-    """Why this query may read series outside the run's namespace; None when it may not."""
+    """Why this query may read series outside the run's namespace, or cost Prometheus more
+    than one trial's query should; None when neither."""
     if len(query) > MAX_QUERY_CHARS:
         return f"is {len(query)} characters long; at most {MAX_QUERY_CHARS} are allowed"
     if _has_comment(query):
@@ -116,11 +119,15 @@ def scope_problem(query: str) -> str | None:
     except ValueError as exc:
         return f"is not valid PromQL ({exc}); {_EXAMPLE}"
     selectors = 0
-    pending = [expression]
+    pending = [(expression, 1)]  # each node with the evaluations the subqueries around it ask
     while pending:
-        node = pending.pop()
+        node, outer = pending.pop()
+        costly = cost_problem(node, outer)
+        if costly:
+            return costly
         try:
-            pending.extend(_children(node))
+            inner = inner_evaluations(node, outer)
+            pending.extend((child, inner) for child in _children(node))
         except TypeError as exc:
             return f"uses a PromQL construct ({exc}) whose series cannot be checked; {_EXAMPLE}"
         if isinstance(node, promql_parser.VectorSelector):
