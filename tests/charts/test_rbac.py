@@ -185,22 +185,28 @@ def test_the_admission_policy_is_on_by_default_and_covers_all_three_bindable_rol
         for o in objects({"rbac": {"admissionPolicy": False}})
         if o["kind"].startswith("ValidatingAdmissionPolicy")
     ]
-    _, run, serving = _policy({})["spec"]["validations"]
+    _, run, serving, created, subjects = _policy({})["spec"]["validations"]
     assert "'plimsoll-run'" in run["expression"]
     assert "namespaceObject" in run["expression"]
     assert '["plimsoll-report","plimsoll-references"]' in serving["expression"]
     protected = '["kube-system","kube-public","kube-node-lease","plimsoll-system"]'
     assert f"!(request.namespace in {protected})" in serving["expression"]
     assert "kube-system" in serving["message"]
+    # Issue 52, item 5: a namespace created or changed stays its own and restricted, and a
+    # binding has the operator itself as its only subject.
+    assert "request.operation == 'DELETE'" in created["expression"]
+    assert "'pod-security.kubernetes.io/enforce'] == 'restricted'" in created["expression"]
+    assert "object.subjects[0].name == 'plimsoll'" in subjects["expression"]
+    assert "object.subjects[0].namespace == 'plimsoll-system'" in subjects["expression"]
 
 
 def test_the_namespaced_admission_policy_allows_the_serving_roles_only_where_it_watches() -> None:
-    _, _, serving = _policy(MODES["namespaced"])["spec"]["validations"]
+    _, _, serving, *_ = _policy(MODES["namespaced"])["spec"]["validations"]
     assert serving["expression"].endswith('|| request.namespace in ["team-a","team-b"]')
     assert serving["message"].endswith("only in the namespaces it watches")
 
 
 def test_protected_namespaces_are_the_admins_list_plus_the_release_namespace() -> None:
     values = {"rbac": {"protectedNamespaces": ["istio-system"]}}
-    _, _, serving = _policy(values)["spec"]["validations"]
+    _, _, serving, *_ = _policy(values)["spec"]["validations"]
     assert '!(request.namespace in ["istio-system","plimsoll-system"])' in serving["expression"]

@@ -7,6 +7,8 @@ bundled with kubernetes-validate (strict: unknown fields are errors).
 
 from __future__ import annotations
 
+import inspect
+import os
 from typing import Any
 
 import helm_python
@@ -14,6 +16,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from plimsoll.cli.operator import operator_cmd
 from tests.charts.helm import CHART, MODES, NAMESPACE, objects, of_kind, one, render
 
 KUBE_VERSIONS = ["1.30.0", kubernetes_validate.latest_version()]
@@ -166,6 +169,13 @@ def test_images_and_prometheus_reach_the_operator() -> None:
     assert env["PLIMSOLL_MAX_CONCURRENT"] == "3"
     assert env["PLIMSOLL_METRICS_PORT"] == "9090"
     assert container["args"][-1] == "--verbose"
+
+
+def test_by_default_at_most_8_runs_at_once_in_the_whole_cluster() -> None:
+    """The limit "in total" (issue 52): the chart's default, and the operator's own."""
+    assert _env(_container(objects()))["PLIMSOLL_MAX_CONCURRENT"] == "8"
+    assert "PLIMSOLL_MAX_CONCURRENT" not in os.environ  # else the default below is the env's
+    assert inspect.signature(operator_cmd).parameters["max_concurrent"].default == 8
 
 
 def test_default_images_follow_the_app_version() -> None:

@@ -168,7 +168,11 @@ async def test_namespaced_operator_runs_a_test_with_a_pod_template_and_a_setup_j
         # A short lifetime: this replica is killed below, and its keep-alive must not
         # hold back a later namespaced operator of the session for long.
         peering = ("--peering=plimsoll-ns", "--peering-lifetime=10")
-        operator.start(*peering, prometheus=prometheus.url, env={"POD_ID": "ns-replica"})
+        # The template below uses a toleration, a label and an annotation: the admin allows
+        # them (the chart's podTemplate values; by default none is allowed).
+        permitted = {"tolerationKeys": ["perf"], "metadataPrefixes": ["team", "owner"]}
+        env = {"POD_ID": "ns-replica", "PLIMSOLL_POD_TEMPLATE_POLICY": json.dumps(permitted)}
+        operator.start(*peering, prometheus=prometheus.url, env=env)
         body = quickstart(name, prometheus.url, levels=[20])
         body["spec"]["target"]["podTemplate"] = {
             "metadata": {"labels": {"team": "perf"}, "annotations": {"owner": "perf-team"}},
@@ -375,6 +379,51 @@ async def test_the_admission_policy_keeps_the_operator_to_its_own_namespaces(
             "label", "namespace", "kube-system", "app.kubernetes.io/managed-by=plimsoll"
         )
         assert relabel.returncode != 0, "it could make kube-system look like its own"
+        # Issue 52, item 5: a namespace it creates or changes is its own and restricted, and
+        # it binds roles only to itself, so a stolen token cannot make a privileged
+        # namespace and bind its run role (pods, secrets) there for another subject.
+        for enforce in ("privileged", None):
+            labels = {"app.kubernetes.io/managed-by": "plimsoll"}
+            if enforce:
+                labels["pod-security.kubernetes.io/enforce"] = enforce
+            made = plane.kubectl(
+                "create", "-f", "-", f"--as={user}", "--dry-run=server",
+                stdin=json.dumps(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Namespace",
+                        "metadata": {"name": f"{apiserver.namespace}-lax", "labels": labels},
+                    }
+                ),
+                check=False,
+            )  # fmt: skip
+            assert made.returncode != 0, f"it could create a namespace with {labels}"
+            assert "under the restricted Pod Security Standard" in made.stderr, made.stderr
+        unlabelled = as_operator("create", "namespace", f"{apiserver.namespace}-bare")
+        assert unlabelled.returncode != 0
+        assert "only as its own" in unlabelled.stderr, unlabelled.stderr
+        owned = f"{apiserver.namespace}-owned"
+        plane.kubectl("create", "namespace", owned)
+        try:
+            plane.kubectl(
+                "label", "namespace", owned, "app.kubernetes.io/managed-by=plimsoll",
+                "pod-security.kubernetes.io/enforce=restricted",
+            )  # fmt: skip
+            loosened = as_operator(
+                "label", "--overwrite", "namespace", owned,
+                "pod-security.kubernetes.io/enforce=privileged",
+            )  # fmt: skip
+            assert loosened.returncode != 0, "it could loosen its own namespace's policy"
+            assert "under the restricted Pod Security Standard" in loosened.stderr
+            for subject in ("--serviceaccount=kube-system:default", "--user=mallory"):
+                other = as_operator(
+                    "create", "rolebinding", "plimsoll-run", "--clusterrole=plimsoll-run",
+                    subject, "-n", owned,
+                )  # fmt: skip
+                assert other.returncode != 0, f"it could bind its run role to {subject}"
+                assert "may bind roles only to itself" in other.stderr, other.stderr
+        finally:
+            plane.kubectl("delete", "namespace", owned, "--wait=false", check=False)
         # A whole run, whose namespace the operator creates, binds in, and deletes.
         prometheus = await start_prometheus(
             tmp_path / "prom", [node_kubelet.exporter.address], "500ms"

@@ -32,6 +32,7 @@ from plimsoll.cli.exits import EXIT_INCOMPLETE
 from plimsoll.controller.peering import PeeringMissingError, require_peering_objects
 from plimsoll.controller.supervisor import OperatorContext
 from plimsoll.decide.peering import seniority_priority
+from plimsoll.decide.pod_template_policy import TemplatePolicy
 from plimsoll.decide.run_limits import RunLimits
 from plimsoll.kube.control_ingress import ControlClients
 from plimsoll.kube.grants import GrantError, OperatorIdentity
@@ -74,6 +75,7 @@ def build_context(
         metrics_port=metrics_port,
         metrics_host=metrics_host,
         limits=_limits(),
+        template_policy=_template_policy(),
     )
 
 
@@ -90,6 +92,22 @@ def _limits() -> RunLimits:
         return RunLimits.from_values(values)
     except ValueError as exc:
         raise typer.BadParameter(f"PLIMSOLL_LIMITS: {exc}") from exc
+
+
+def _template_policy() -> TemplatePolicy:
+    """What a podTemplate may place and label: the chart's `podTemplate` as JSON in
+    PLIMSOLL_POD_TEMPLATE_POLICY; unset, nothing beyond the well-known node classes
+    (`plimsoll.decide.pod_template_policy.TemplatePolicy`)."""
+    text = os.environ.get("PLIMSOLL_POD_TEMPLATE_POLICY", "").strip()
+    if not text:
+        return TemplatePolicy()
+    try:
+        values = json.loads(text)
+        if not isinstance(values, dict):
+            raise ValueError("not a JSON object of podTemplate settings")
+        return TemplatePolicy.from_values(values)
+    except ValueError as exc:
+        raise typer.BadParameter(f"PLIMSOLL_POD_TEMPLATE_POLICY: {exc}") from exc
 
 
 def _control_clients() -> ControlClients:
@@ -172,8 +190,12 @@ def operator_cmd(
         str, typer.Option(help="How to reach generators: auto, pod-ip or proxy.")
     ] = REACH_AUTO,
     max_concurrent: Annotated[
-        int, typer.Option(help="Runs at once; others wait in phase Queued (0: no limit).")
-    ] = int(os.environ.get("PLIMSOLL_MAX_CONCURRENT", "0")),
+        int,
+        typer.Option(
+            help="Runs at once, every namespace together; others wait in phase Queued "
+            "(0: no limit)."
+        ),
+    ] = int(os.environ.get("PLIMSOLL_MAX_CONCURRENT", "8")),
     metrics_port: Annotated[
         int, typer.Option(help="Port of the operator's /metrics (0: off).")
     ] = int(os.environ.get("PLIMSOLL_METRICS_PORT", "0")),
