@@ -1041,6 +1041,119 @@ def _shared_cluster() -> list[Case]:
         ("target-url-kube-proxy", "http://10.0.12.7:10256/healthz", "kube-proxy"),
     ):
         rows.append((case_id, {"spec.target": {"url": url}}, "bad: spec.target.url", hint))
+    # PromQL scoped to the run's namespace but asking Prometheus too much (item 8).
+    scoped = 'x{namespace="$namespace"}'
+    for case_id, query, hint in (
+        ("promql-range-a-year", f"sum(rate({scoped}[365d]))", "a range of 365d"),
+        ("promql-subquery-30d-1s", f"max_over_time(rate({scoped}[1m])[30d:1s])", "range of 30d"),
+        ("promql-subquery-12h-1s", f"max_over_time(rate({scoped}[1m])[12h:1s])", "43,200 times"),
+        (
+            "promql-nested-subqueries",
+            f"max_over_time(max_over_time({scoped}[1h:1s])[1h:1s])",
+            "12,960,000 times",
+        ),
+    ):
+        rows.append(
+            (
+                case_id,
+                {"spec.metrics.extra": [{"name": "x", "query": query}]},
+                "bad: spec.metrics.extra[0].query",
+                hint,
+            )
+        )
+    rows.append(
+        (
+            "promql-bound-subquery-1ms-step",
+            {
+                "spec.passWhen.promql": [
+                    {"name": "x", "query": f"max_over_time({scoped}[$window:1ms])", "below": 1}
+                ]
+            },
+            "bad: spec.passWhen.promql[0].query",
+            "60,000 times",
+        )
+    )
+    # The podTemplate gaps of item 4: the model's own (any cluster), then the admin's
+    # allow-lists at the chart's defaults (`plimsoll validate` applies them).
+    template = "spec.target.podTemplate"
+    for case_id, part, field, hint in (
+        (
+            "pod-template-run-as-user-true",
+            {"spec": {"securityContext": {"runAsUser": True}}},
+            f"{template}.spec.securityContext.runAsUser",
+            "found true/false",
+        ),
+        (
+            "pod-template-supplemental-group-0",
+            {"spec": {"securityContext": {"supplementalGroups": [0]}}},
+            f"{template}.spec.securityContext.supplementalGroups[0]",
+            "group 0 is root's",
+        ),
+        (
+            "pod-template-etcd-node",
+            {"spec": {"nodeSelector": {"node-role.kubernetes.io/etcd": "true"}}},
+            template,
+            "podTemplate.spec.nodeSelector.node-role.kubernetes.io/etcd: places the target on a "
+            "control-plane node",
+        ),
+        (
+            "pod-template-affinity-to-kube-system",
+            {
+                "spec": {
+                    "affinity": {
+                        "podAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": [
+                                {
+                                    "labelSelector": {"matchLabels": {"component": "etcd"}},
+                                    "namespaces": ["kube-system"],
+                                    "topologyKey": "kubernetes.io/hostname",
+                                }
+                            ]
+                        }
+                    }
+                }
+            },
+            f"{template}.spec.affinity.podAffinity",
+            "names other namespaces",
+        ),
+        (
+            "pod-template-priority-class",
+            {"spec": {"priorityClassName": "business-critical"}},
+            f"bad: {template}.spec.priorityClassName",
+            "podTemplate.priorityClasses",
+        ),
+        (
+            "pod-template-gpu-toleration",
+            {"spec": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}},
+            f"bad: {template}.spec.tolerations[0].key",
+            "podTemplate.tolerationKeys",
+        ),
+        (
+            "pod-template-one-node-by-name",
+            {"spec": {"nodeSelector": {"kubernetes.io/hostname": "node-7"}}},
+            f"bad: {template}.spec.nodeSelector.kubernetes.io/hostname",
+            "podTemplate.nodeLabels",
+        ),
+        (
+            "pod-template-apparmor-unconfined",
+            {
+                "metadata": {
+                    "annotations": {
+                        "container.apparmor.security.beta.kubernetes.io/target": "unconfined"
+                    }
+                }
+            },
+            f"bad: {template}.metadata.annotations.container.apparmor",
+            "podTemplate.metadataPrefixes",
+        ),
+        (
+            "pod-template-webhook-label",
+            {"metadata": {"labels": {"sidecar.istio.io/inject": "true"}}},
+            f"bad: {template}.metadata.labels.sidecar.istio.io/inject",
+            "podTemplate.metadataPrefixes",
+        ),
+    ):
+        rows.append((case_id, {template: part}, field, hint))
     cases = [bad(i, cls, with_(c), f, h) for i, c, f, h in rows]
     # The issue's own case, 1,100 levels: written as flow YAML by hand (a dumper recurses).
     text = dump(with_({"spec.target.podTemplate": {"metadata": {"labels": "DEEP"}}}))

@@ -179,6 +179,64 @@ HOSTILE = [
         },
         "podTemplate.spec.containers[0].envFrom[0].secretRef.name: may not name",
     ),
+    # Issue 52, item 4: the gaps a security review found in the model's own list.
+    (
+        {"spec": {"securityContext": {"runAsUser": True}}},
+        "podTemplate.spec.securityContext.runAsUser: must be a non-root id, a whole number 1 "
+        "or more (found true/false)",
+    ),
+    (
+        {"spec": {"securityContext": {"supplementalGroups": [1000, 0]}}},
+        "podTemplate.spec.securityContext.supplementalGroups[1]: must be a non-root group id",
+    ),
+    (
+        {"spec": {"securityContext": {"supplementalGroups": [False]}}},
+        "podTemplate.spec.securityContext.supplementalGroups[0]: must be a non-root group id",
+    ),
+    (
+        {"spec": {"nodeSelector": {"node-role.kubernetes.io/etcd": "true"}}},
+        "podTemplate.spec.nodeSelector.node-role.kubernetes.io/etcd: places the target on a "
+        "control-plane node",
+    ),
+    (
+        {
+            "spec": {
+                "affinity": {
+                    "podAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "labelSelector": {"matchLabels": {"component": "kube-apiserver"}},
+                                "namespaces": ["kube-system"],
+                                "topologyKey": "kubernetes.io/hostname",
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        "podTemplate.spec.affinity.podAffinity: names other namespaces (namespaces)",
+    ),
+    (
+        {
+            "spec": {
+                "affinity": {
+                    "podAntiAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "weight": 1,
+                                "podAffinityTerm": {
+                                    "labelSelector": {"matchLabels": {"app": "db"}},
+                                    "namespaceSelector": {},
+                                    "topologyKey": "kubernetes.io/hostname",
+                                },
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        "podTemplate.spec.affinity.podAntiAffinity: names other namespaces (namespaceSelector)",
+    ),
     ({"metadata": {"ownerReferences": []}}, "podTemplate.metadata.ownerReferences: is not allowed"),
     ({"status": {}}, "podTemplate.status: is not allowed"),
 ]

@@ -90,3 +90,30 @@ async def test_a_spec_past_the_admins_limits_is_refused_naming_the_limit(
     assert "over the operator's limit limits.pods = 3" in condition["message"], condition
     assert "limits.trials = 10" in condition["message"], condition
     assert "namespace" not in status  # nothing was started
+
+
+async def test_a_template_past_the_admins_allow_lists_is_refused_naming_the_value(
+    apiserver: ApiServer, sa_operator: OperatorProcess
+) -> None:
+    """Issue 52, item 4: the chart's `podTemplate` values (by default: no priority class,
+    no toleration, no label, nodes only by a kind of node) hold what the model lets
+    through; the operator, with the chart's own environment, names each field and value."""
+    sa_operator.start()
+    body = quickstart("placed", None)
+    body["spec"]["target"]["podTemplate"] = {
+        "metadata": {"labels": {"sidecar.istio.io/inject": "true"}},
+        "spec": {
+            "priorityClassName": "business-critical",
+            "nodeSelector": {"kubernetes.io/hostname": "node-7"},
+        },
+    }
+    await apiserver.apply(body)  # the model allows each of them
+    status = await wait_for(lambda: apiserver.phase_in("placed", "Failed"), 60, "Failed")
+    condition = _spec_valid(status)
+    assert (condition["status"], condition["reason"]) == ("False", "InvalidSpec")
+    message = condition["message"]
+    assert "spec.target.podTemplate.spec.priorityClassName: 'business-critical'" in message
+    assert "podTemplate.priorityClasses" in message
+    assert "spec.target.podTemplate.spec.nodeSelector.kubernetes.io/hostname" in message
+    assert "spec.target.podTemplate.metadata.labels.sidecar.istio.io/inject" in message
+    assert "namespace" not in status  # nothing was started

@@ -42,7 +42,12 @@ VOLUME_SOURCES = {"configMap", "secret", "emptyDir"}
 ENV_SOURCES = {"configMapKeyRef", "secretKeyRef"}
 AFFINITY_KINDS = {"nodeAffinity", "podAffinity", "podAntiAffinity"}
 # The labels and taints that mark control-plane nodes (kubeadm's, and the older name).
-CONTROL_PLANE_KEYS = {"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"}
+# (etcd's role, where etcd runs on nodes of its own, as on RKE and k3s clusters.)
+CONTROL_PLANE_KEYS = {
+    "node-role.kubernetes.io/control-plane",
+    "node-role.kubernetes.io/master",
+    "node-role.kubernetes.io/etcd",
+}
 _CONTROL_PLANE = (
     "places the target on a control-plane node, where it would share the API server's "
     "machine; choose worker nodes by another label"
@@ -149,6 +154,38 @@ def _check_node_choice(problems: TemplateProblems, spec: dict[str, Any]) -> None
             stack.extend(item)
 
 
+def _check_pod_affinity(problems: TemplateProblems, spec: dict[str, Any]) -> None:
+    """Pod (anti-)affinity only to pods of the run's own namespace: a term naming other
+    namespaces could place the target beside the control plane's pods (kube-system's
+    API server, etcd) or beside another team's, or keep it away from them."""
+    affinity = spec.get("affinity")
+    if not isinstance(affinity, dict):
+        return
+    for kind in ("podAffinity", "podAntiAffinity"):
+        stack: list[Any] = [affinity.get(kind)]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                for key in ("namespaces", "namespaceSelector"):
+                    if key in item:
+                        problems.add(
+                            f"spec.affinity.{kind}",
+                            f"names other namespaces ({key}): a term may only match pods "
+                            "of the run's own namespace; leave out namespaces and "
+                            "namespaceSelector",
+                        )
+                        return
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+
+
+def _non_root_id(value: Any) -> bool:
+    """A user or group id the API server would take as a non-root integer (YAML's
+    `true` is a bool here, not the id 1)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def _check_secret_name(problems: TemplateProblems, path: str, ref: Any, field: str) -> None:
     if isinstance(ref, dict):
         name = ref.get(field)
@@ -226,6 +263,7 @@ def _check_spec(problems: TemplateProblems, spec: dict[str, Any]) -> None:
     if "tolerations" in spec:
         _check_tolerations(problems, spec["tolerations"])
     _check_node_choice(problems, spec)
+    _check_pod_affinity(problems, spec)
     priority = spec.get("priorityClassName")
     if isinstance(priority, str) and priority.startswith("system-"):
         problems.add(
@@ -242,11 +280,29 @@ def _check_spec(problems: TemplateProblems, spec: dict[str, Any]) -> None:
         )
         for key in ("runAsUser", "runAsGroup", "fsGroup"):
             value = security.get(key)
-            if value is not None and (not isinstance(value, int) or value < 1):
-                problems.add(f"spec.securityContext.{key}", "must be a non-root id (1 or more)")
+            if value is not None and not _non_root_id(value):
+                problems.add(
+                    f"spec.securityContext.{key}",
+                    f"must be a non-root id, a whole number 1 or more (found {_kind(value)})",
+                )
+        groups = _items(
+            problems, "spec.securityContext.supplementalGroups", security.get("supplementalGroups")
+        )
+        for index, group in enumerate(groups):
+            if not _non_root_id(group):
+                problems.add(
+                    f"spec.securityContext.supplementalGroups[{index}]",
+                    f"must be a non-root group id, 1 or more (found {_kind(group)}): group 0 "
+                    "is root's, and its files would be the target's",
+                )
     grace = spec.get("terminationGracePeriodSeconds")
-    if grace is not None and (not isinstance(grace, int) or not 0 <= grace <= 300):
-        problems.add("spec.terminationGracePeriodSeconds", "must be 0 to 300")
+    if grace is not None and (
+        isinstance(grace, bool) or not isinstance(grace, int) or not 0 <= grace <= 300
+    ):
+        problems.add(
+            "spec.terminationGracePeriodSeconds",
+            f"must be a whole number of seconds, 0 to 300 (found {_kind(grace)})",
+        )
 
 
 def template_problems(template: Any, root: str = "podTemplate") -> list[str]:

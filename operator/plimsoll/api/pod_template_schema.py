@@ -32,6 +32,8 @@ def _list(item: dict[str, Any]) -> dict[str, Any]:
 
 _S: dict[str, Any] = {"type": "string"}
 _I: dict[str, Any] = {"type": "integer"}
+# A user or group id: the API server refuses 0 (root) here at admission, as the model does.
+_ID: dict[str, Any] = {"type": "integer", "minimum": 1}
 _B: dict[str, Any] = {"type": "boolean"}
 _STRINGS = _list(_S)
 _STRING_MAP: dict[str, Any] = {"type": "object", "additionalProperties": _S}
@@ -104,7 +106,7 @@ POD_SPEC = _obj(
     priorityClassName=_S,
     volumes=_list(_VOLUME),
     containers=_list(_CONTAINER),
-    securityContext=_obj(runAsUser=_I, runAsGroup=_I, fsGroup=_I, supplementalGroups=_list(_I)),
+    securityContext=_obj(runAsUser=_ID, runAsGroup=_ID, fsGroup=_ID, supplementalGroups=_list(_ID)),
     terminationGracePeriodSeconds=_I,
 )
 POD_TEMPLATE_SCHEMA: dict[str, Any] = _obj(

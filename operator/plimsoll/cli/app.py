@@ -30,6 +30,7 @@ from plimsoll.cli.safe_yaml import load_documents
 from plimsoll.cli.size import size
 from plimsoll.cli.spec_file import read_spec_file
 from plimsoll.decide.bar_advice import bar_warnings
+from plimsoll.decide.pod_template_policy import TemplatePolicy
 from plimsoll.decide.run_limits import RunLimits
 from plimsoll.decide.workload_advice import workload_warnings
 from plimsoll.kube.run_policy import ClusterPolicy, policy_problems
@@ -97,7 +98,7 @@ def validate(
         Path | None,
         typer.Option(
             help="The chart's values (a YAML file): its limits, prometheus.url and "
-            ".allowedUrls, allowedTargetHosts; without it, the chart's defaults."
+            ".allowedUrls, allowedTargetHosts, podTemplate; without it, the chart's defaults."
         ),
     ] = None,
 ) -> None:
@@ -121,7 +122,8 @@ def validate(
 
 def _cluster_policy(path: Path | None) -> ClusterPolicy:
     """The chart's values that make the policy (`limits`, `prometheus.url` and
-    `.allowedUrls`, `allowedTargetHosts`), from a values file; the defaults without."""
+    `.allowedUrls`, `allowedTargetHosts`, `podTemplate`), from a values file; the
+    defaults without."""
     if path is None:
         return ClusterPolicy()
     try:
@@ -135,6 +137,7 @@ def _cluster_policy(path: Path | None) -> ClusterPolicy:
             limits=RunLimits.from_values(values.get("limits") or {}),
             prometheus_urls=frozenset(u for u in urls if u),
             allowed_target_hosts=frozenset(values.get("allowedTargetHosts") or []),
+            pod_template=TemplatePolicy.from_values(values.get("podTemplate") or {}),
         )
     except (OSError, ValueError, AttributeError, TypeError) as exc:
         raise typer.BadParameter(f"--cluster-policy {path}: {exc}") from exc

@@ -50,6 +50,7 @@ from plimsoll.decide.operator_action import (
     restart_reason,
     short_run_id,
 )
+from plimsoll.decide.pod_template_policy import TemplatePolicy
 from plimsoll.decide.run_limits import RunLimits, deadline_message
 from plimsoll.decide.run_queue import QueueDecision, Running, Waiting, decide_queue, queue_message
 from plimsoll.decide.schedule import due_slot, parse_token, slot_token
@@ -78,6 +79,8 @@ class OperatorContext:
     waiting: dict[str, Waiting] = field(default_factory=dict)
     # The cluster admin's limits (the chart's `limits`): a spec past one is invalid.
     limits: RunLimits = field(default_factory=RunLimits)
+    # What a podTemplate may place and label (the chart's `podTemplate`).
+    template_policy: TemplatePolicy = field(default_factory=TemplatePolicy)
     namespaces: dict[str, str] = field(default_factory=dict)  # running uid: its namespace
     # Objects kopf's session could not decode: logged and announced once each.
     skipped: SkipReporter = field(init=False)
@@ -98,6 +101,7 @@ class OperatorContext:
             prometheus_urls=frozenset(prometheus),
             allowed_target_hosts=options.allowed_target_hosts,
             api_server_hosts=frozenset({host} if host else ()),
+            pod_template=self.template_policy,
         )
 
     def api(self) -> KubeClient:

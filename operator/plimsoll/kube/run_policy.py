@@ -8,7 +8,8 @@ quota will needs the operator's own pod shapes (`KNOWN_SHAPES`).
 It holds: the admin's limits (`plimsoll.decide.run_limits`); the Prometheus servers a
 CR may name and the scoping of its PromQL (`plimsoll.decide.metrics_policy`); and
 `target.url` as written (`plimsoll.decide.target_policy`: link-local, metadata,
-loopback and API server addresses). What only the operator can know is checked again
+loopback and API server addresses); and what a `podTemplate` may place and label
+(`plimsoll.decide.pod_template_policy`). What only the operator can know is checked again
 where it runs: the host name's resolution, per trial, and its images.
 """
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 
 from plimsoll.api.resource import CapacityTest
 from plimsoll.decide.metrics_policy import metrics_problems
+from plimsoll.decide.pod_template_policy import TemplatePolicy, template_policy_problems
 from plimsoll.decide.run_budget import run_budget
 from plimsoll.decide.run_limits import RunLimits, limit_problems
 from plimsoll.decide.target_policy import target_url_problem
@@ -28,12 +30,13 @@ from plimsoll.kube.manifests import KNOWN_SHAPES
 @dataclass(frozen=True)
 class ClusterPolicy:
     """What the chart's values set: `limits`, `prometheus.url` and `.allowedUrls`,
-    `allowedTargetHosts`; and the API server's own hosts, when known."""
+    `allowedTargetHosts`, `podTemplate`; and the API server's own hosts, when known."""
 
     limits: RunLimits = field(default_factory=RunLimits)
     prometheus_urls: Collection[str] = ()  # the operator's own and the allowed ones
     allowed_target_hosts: Collection[str] = ()
     api_server_hosts: Collection[str] = ()
+    pod_template: TemplatePolicy = field(default_factory=TemplatePolicy)
 
 
 def policy_problems(test: CapacityTest, policy: ClusterPolicy) -> list[str]:
@@ -47,4 +50,9 @@ def policy_problems(test: CapacityTest, policy: ClusterPolicy) -> list[str]:
         )
         if url is not None and url not in problems:
             problems.append(url)
+        for problem in template_policy_problems(
+            view.target.pod_template, policy.pod_template, "spec.target.podTemplate"
+        ):
+            if problem not in problems:
+                problems.append(problem)
     return problems
