@@ -8,8 +8,11 @@ Addresses come from 10.0.0.0/8, index i -> the (i + 1)-th address.
 
 from __future__ import annotations
 
+from plimsoll.api.trial import ClientIpCheck, ClientIpVerdict
 from plimsoll.api.workload import ClientIps
-from plimsoll_generator.client import Exchange, Pool, build_request
+from plimsoll_generator.client import Exchange, Pool, build_request, split_url
+from plimsoll_generator.target_address import TargetRefusedError, vetted
+from plimsoll_generator.tls import context_for
 
 
 class ClientIpError(RuntimeError):
@@ -55,3 +58,30 @@ async def verify(pool: Pool, host: str, config: ClientIps, limit: float) -> None
                 "the generators (its trusted-proxy setting), or set clientIps.verify to false "
                 "to accept that every user shares one address."
             )
+
+
+async def verify_target(
+    target_url: str, tls_verify: bool, config: ClientIps, limit: float, pinned: str | None
+) -> None:
+    """`verify` over a connection of its own to `target_url` (at the `pinned` address, when
+    one was vetted); raises `ClientIpError` with what to change."""
+    host, port, _ = split_url(target_url)
+    pool = Pool(host, port, context_for(target_url, tls_verify), pinned)
+    try:
+        await verify(pool, f"{host}:{port}", config, limit)
+    finally:
+        pool.close()
+
+
+async def check(request: ClientIpCheck) -> ClientIpVerdict:
+    """`POST /client-ips`: the check a trial makes first, made alone before the first trial
+    so the run stops early with instructions. The address is vetted and pinned as a trial's
+    is; the verdict holds only our own words, never the target's answer."""
+    try:
+        pinned = await vetted(request.target_url, request.refused_networks)
+        await verify_target(
+            request.target_url, request.tls_verify, request.client_ips, request.timeout, pinned
+        )
+    except (TargetRefusedError, ClientIpError) as exc:
+        return ClientIpVerdict(problem=str(exc))
+    return ClientIpVerdict()

@@ -10,11 +10,13 @@
     GET    /streams       StreamsHeld (how many are open now)
     DELETE /streams       close them all (also POST /streams/release: the operator
                           reaches generators through a pod proxy it may only GET and POST)
+    POST   /client-ips    ClientIpCheck JSON -> 200 ClientIpVerdict: does the target honour
+                          the client-address header (asked once, before the first trial)
     GET    /clock         ClockReading: this host's wall clock, for the offset check
     GET    /healthz       200
     GET    /metrics       Prometheus text
 
-Every /trials and /streams call must carry the token (`PLIMSOLL_CONTROL_TOKEN`) in the
+Every /trials, /streams and /client-ips call must carry the token (`PLIMSOLL_CONTROL_TOKEN`) in the
 `X-Plimsoll-Control-Token` header, compared in constant time; others get 401. Without a
 token configured every such call is refused (issue 52: an open generator takes load
 orders from anyone who reaches it); both platforms always set one.
@@ -47,6 +49,7 @@ from pydantic import ValidationError
 
 from plimsoll.api.streams import StreamsHold
 from plimsoll.api.trial import (
+    ClientIpCheck,
     CONTROL_TOKEN_ENV,
     CONTROL_TOKEN_HEADER,
     ClockReading,
@@ -56,6 +59,7 @@ from plimsoll.api.trial import (
     TrialState,
 )
 from plimsoll.api.validation_errors import field_problems
+from plimsoll_generator.client_ips import check as check_client_ips
 from plimsoll_generator.holding import HeldStreams
 from plimsoll_generator.metrics import Metrics
 from plimsoll_generator.workers import InProcess, ProcessPool
@@ -81,6 +85,8 @@ MAX_URL_BYTES = 2048
 MAX_HEADER_BYTES = 16 * 1024
 MAX_HEADERS = 64
 MAX_BODY_BYTES = 4 * 2**20
+# The paths that start load, hold streams or send a probe: each needs the token.
+GUARDED = ("/trials", "/streams", "/client-ips")
 _LINGER_SECONDS = 2.0  # how long a refused caller may go on sending before we close
 
 _log = logging.getLogger(__name__)
@@ -220,7 +226,7 @@ class ControlProtocol(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         # Before the body: a caller without the token gets nothing buffered for it.
         path = httptools.parse_url(self.url).path.decode(errors="replace")
-        if path.startswith(("/trials", "/streams")) and not self._authorized(self.presented):
+        if path.startswith(GUARDED) and not self._authorized(self.presented):
             if self.token is None:
                 self._refuse(401, f"no {CONTROL_TOKEN_ENV} configured: trial calls are refused")
             self._refuse(401, f"missing or wrong {CONTROL_TOKEN_HEADER}")
@@ -273,6 +279,14 @@ class ControlProtocol(asyncio.Protocol):
             if trial_id is None:
                 return 409, {"error": "a trial is already running; one at a time"}
             return 202, TrialAccepted(id=trial_id).to_wire()
+        if path == "/client-ips":
+            if method != "POST":
+                return 405, {"error": "use POST /client-ips"}
+            try:
+                check_request = ClientIpCheck.model_validate_json(body)
+            except ValidationError as exc:
+                return 422, _validation_body(exc, "client-IP check")
+            return 200, (await check_client_ips(check_request)).to_wire()
         if path == "/streams":
             return await self._streams(method, body)
         if path == "/streams/release":

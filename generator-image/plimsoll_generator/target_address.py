@@ -30,9 +30,15 @@ class TargetRefusedError(ValueError):
 
 async def vetted_address(request: TrialRequest) -> str | None:
     """The one address this trial's connections to the target use; None: go by name."""
-    if not request.refused_networks:
+    return await vetted(request.target_url, request.refused_networks)
+
+
+async def vetted(target_url: str, refused_networks: list[str]) -> str | None:
+    """The one address connections to `target_url` may use, resolved now and outside every
+    refused network; None where no network is refused (go by name)."""
+    if not refused_networks:
         return None
-    host, port, _ = split_url(request.target_url)
+    host, port, _ = split_url(target_url)
     bare = host.strip("[]")
     try:
         infos = await asyncio.wait_for(
@@ -41,7 +47,7 @@ async def vetted_address(request: TrialRequest) -> str | None:
         )
     except (OSError, UnicodeError, TimeoutError) as exc:
         raise TargetRefusedError(f"the target's host {bare!r} does not resolve: {exc}") from exc
-    networks = [ipaddress.ip_network(n) for n in request.refused_networks]
+    networks = [ipaddress.ip_network(n) for n in refused_networks]
     addresses = [str(info[4][0]) for info in infos]
     for text in addresses:
         address = ipaddress.ip_address(text.split("%", 1)[0])

@@ -19,8 +19,7 @@ from plimsoll.api.trial import TrialRequest, TrialResult, TrialState
 from plimsoll.api.workload import LoadModel
 from plimsoll.api.workload import Protocol as Wire
 from plimsoll.shared.load_split import user_count
-from plimsoll_generator.client import Pool, split_url
-from plimsoll_generator.client_ips import ClientIpError, verify
+from plimsoll_generator.client_ips import ClientIpError, verify_target
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.cpu import CpuMeter
 from plimsoll_generator.floor import FloorProber
@@ -28,7 +27,6 @@ from plimsoll_generator.recorder import Recorder
 from plimsoll_generator.start_time import check_lead, wait_for_start
 from plimsoll_generator.target_address import vetted_address
 from plimsoll_generator.timeline import TimelineCutter
-from plimsoll_generator.tls import context_for
 
 DRAIN_LIMIT = 30.0  # the longest we wait for calls in flight at the end
 # A start later than this is said in the result's errors: the generators' clocks are
@@ -83,13 +81,8 @@ async def _check_client_ips(request: TrialRequest, address: str | None) -> None:
     config = request.workload.client_ips
     if config is None or not config.verify:
         return
-    host, port, _ = split_url(request.target_url)
-    tls = context_for(request.target_url, request.workload.tls_verify)
-    pool = Pool(host, port, tls, address)
-    try:
-        await verify(pool, f"{host}:{port}", config, min(request.workload.timeout, 10.0))
-    finally:
-        pool.close()
+    limit = min(request.workload.timeout, 10.0)
+    await verify_target(request.target_url, request.workload.tls_verify, config, limit, address)
 
 
 async def _drain(ctx: TrialContext, limit: float) -> None:

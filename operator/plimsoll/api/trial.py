@@ -16,7 +16,7 @@ from pydantic import AfterValidator, Field
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.timeline import DEFAULT_SLICE_SECONDS, TimelineSlice
-from plimsoll.api.workload import Workload
+from plimsoll.api.workload import ClientIps, Workload
 
 
 def _networks(networks: list[str]) -> list[str]:
@@ -274,3 +274,25 @@ class TrialResult(PlimsollModel):
 
 class TrialAccepted(PlimsollModel):
     id: str
+
+
+class ClientIpCheck(PlimsollModel):
+    """`POST /client-ips`: ask one generator whether the target honours the client-address
+    header, before the first trial. The generator sends the probe, not the runner: on a
+    cluster the operator's pod would otherwise call a host resolved again and never
+    checked; the generator vets the address as a trial does and pins its connection to it."""
+
+    target_url: str = Field(pattern=r"^https?://")
+    client_ips: ClientIps
+    refused_networks: RefusedNetworks = Field(
+        default_factory=list, max_length=MAX_REFUSED_NETWORKS
+    )
+    tls_verify: bool = True
+    timeout: float = Field(10.0, gt=0, le=60)
+
+
+class ClientIpVerdict(PlimsollModel):
+    """The answer: None when the target echoed each address it was sent; else what to do.
+    Our own words only: never the target's answer, which may be anything it holds."""
+
+    problem: str | None = None

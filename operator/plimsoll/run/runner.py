@@ -98,7 +98,7 @@ async def _run_variant(
             # An existing service (target.url) was not pinned by us, whatever its shape.
             report.pinned = spec.target.url is None and endpoints.target_pinned is not False
         if spec.workload.client_ips is not None and spec.workload.client_ips.verify:
-            problem = await check_client_ips(endpoints.target_url, spec.workload.client_ips)
+            problem = await check_client_ips(endpoints, spec.workload)
             if problem is not None:
                 raise RunStoppedError(problem)
         metrics = platform.metrics()
