@@ -43,6 +43,7 @@ class CriterionKind(StrEnum):
     """What a criterion measures, so its wording and direction follow a typed fact."""
 
     LATENCY = "latency"  # a quantile, in ms, at most its bound
+    FLOOR = "floor"  # the direct-call floor's quantile, in ms: the host's, not the target's
     SHARE = "share"  # a share of answers (errors, shed), at most its bound
     ACHIEVED = "achieved"  # the share of scheduled starts sent on time, at least its bound
     GOODPUT = "goodput"  # attainment: the share of requests that were good, at least
@@ -88,6 +89,9 @@ class Criterion(PlimsollModel):
 
     name: str
     kind: CriterionKind = CriterionKind.COUNT
+    quantile: str | None = Field(
+        None, description="A latency or floor criterion's quantile as written: 'p99'."
+    )
     measured: float | None = None  # absent in a report written without None fields
     bound: float
     unit: str = ""

@@ -401,6 +401,7 @@ def _latency(client: TrialResult, bound: LatencyBound) -> Criterion:
     return Criterion(
         name=name,
         kind=CriterionKind.LATENCY,
+        quantile=f"p{bound.quantile * 100:g}",
         measured=measured,
         bound=limit,
         unit="ms",
@@ -422,10 +423,16 @@ def _floor(result: StepInput, client: TrialResult, noise: Noise) -> Criterion | 
         contention.floor_ms if contention is not None else floor_ms(client, noise.floor_quantile)
     )
     limit = noise.floor_bound * 1000.0
-    name = f"p{noise.floor_quantile * 100:g} direct-call floor"
+    quantile = f"p{noise.floor_quantile * 100:g}"
     ok = measured is not None and measured <= limit
     return Criterion(
-        name=name, kind=CriterionKind.LATENCY, measured=measured, bound=limit, unit="ms", ok=ok
+        name=f"{quantile} direct-call floor",
+        kind=CriterionKind.FLOOR,
+        quantile=quantile,
+        measured=measured,
+        bound=limit,
+        unit="ms",
+        ok=ok,
     )
 
 
