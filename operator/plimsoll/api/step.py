@@ -104,6 +104,15 @@ class Criterion(PlimsollModel):
     )
 
 
+class BusySignal(StrEnum):
+    """Which measurement showed the host busy (`Contention.busy_by`), beside its words."""
+
+    TARGET_WAIT = "targetWait"  # the target waited for a CPU outside its throttling
+    GENERATOR_WAIT = "generatorWait"  # the generators waited for a CPU when they woke
+    START_LAG = "startLag"  # the generators' scheduled starts left late
+    FLOOR = "floor"  # the direct-call floor exceeded its bound
+
+
 class Contention(PlimsollModel):
     """How busy the host was during a step, as measured beside the trial.
 
@@ -148,6 +157,9 @@ class Contention(PlimsollModel):
     )
     busy: bool = False
     signals: list[str] = Field(default_factory=list, description="What showed the host busy.")
+    busy_by: list[BusySignal] = Field(
+        default_factory=list, description="The same signals, typed: what decisions read."
+    )
     unreadable: list[str] = Field(default_factory=list, description="Figures not available.")
 
 

@@ -60,6 +60,7 @@ from hdrh.histogram import HdrHistogram
 
 from plimsoll.api.spec import Attribution, Generators, LatencyBound, Noise, PassWhen
 from plimsoll.api.step import (
+    BusySignal,
     Contention,
     Criterion,
     CriterionKind,
@@ -133,7 +134,7 @@ def judge(
         own = _own_saturation(result, attribution or Attribution(), bar)
         if own is not None:
             shown = list(signals)
-            named = any("direct-call floor" in signal for signal in shown)
+            named = contention is not None and BusySignal.FLOOR in contention.busy_by
             if floor is not None and floor_failed and floor.measured is not None and not named:
                 shown.append(f"the direct-call floor: {_describe(floor, client)}")
             host = "; ".join(shown) or "the direct-call floor had no samples"
