@@ -16,7 +16,7 @@ from typing import Protocol
 
 from plimsoll.api.timeline import TimelineSlice
 from plimsoll.api.trial import TrialRequest, TrialResult, TrialState
-from plimsoll.api.workload import LoadModel
+from plimsoll.api.workload import LoadModel, runnable_problem
 from plimsoll.api.workload import Protocol as Wire
 from plimsoll.shared.load_split import user_count
 from plimsoll_generator.client_ips import ClientIpError, verify_target
@@ -43,37 +43,44 @@ class Driver(Protocol):
     def stop(self) -> None: ...
 
 
-def build_drivers(ctx: TrialContext) -> list[Driver]:
+def driver_for(protocol: Wire, model: LoadModel) -> Callable[[TrialContext, float], Driver] | None:
+    """The driver of each (protocol, model) pair the generator runs, given the trial's
+    context and level; None for any other pair. `plimsoll.api.workload.RUNNABLE` lists
+    the same pairs (a test holds the two together), so the model refuses the rest."""
     from plimsoll_generator.conversation import Conversations
     from plimsoll_generator.mcp_users import McpRate, McpUsers
     from plimsoll_generator.open_model import ClosedLoop, OpenModel
     from plimsoll_generator.replay import ReplayDriver
+
+    def users(kind: Callable[[TrialContext, int], Driver]) -> Callable[[TrialContext, float], Driver]:
+        return lambda ctx, level: kind(ctx, user_count(level))
+
+    table: dict[tuple[Wire, LoadModel], Callable[[TrialContext, float], Driver]] = {
+        (Wire.HTTP, LoadModel.RATE): OpenModel,
+        (Wire.HTTP, LoadModel.REPLAY): ReplayDriver,
+        (Wire.HTTP, LoadModel.USERS): users(ClosedLoop),
+        (Wire.MCP, LoadModel.RATE): McpRate,
+        (Wire.MCP, LoadModel.USERS): users(McpUsers),
+        (Wire.OPENAI, LoadModel.USERS): users(Conversations),
+        (Wire.ANTHROPIC, LoadModel.USERS): users(Conversations),
+    }
+    return table.get((protocol, model))
+
+
+def build_drivers(ctx: TrialContext) -> list[Driver]:
     from plimsoll_generator.streams import StreamsProbeDriver
 
     workload = ctx.request.workload
-    level = ctx.request.level
     drivers: list[Driver] = []
     if workload.streams is not None:
         drivers.append(StreamsProbeDriver(ctx, workload.streams))
-    if workload.protocol is Wire.HTTP:
-        if workload.model is LoadModel.RATE:
-            drivers.append(OpenModel(ctx, level))
-        elif workload.model is LoadModel.REPLAY:
-            drivers.append(ReplayDriver(ctx, level))
-        elif workload.users is not None:
-            raise NotBuiltError(
-                "workload.users (the modeled-user behaviour) is built for protocol 'mcp'; "
-                "protocol 'http' with model 'users' is a closed loop: leave 'users' out"
-            )
-        else:
-            drivers.append(ClosedLoop(ctx, user_count(level)))
-    elif workload.protocol is Wire.MCP:
-        if workload.model is LoadModel.RATE:
-            drivers.append(McpRate(ctx, level))
-        else:
-            drivers.append(McpUsers(ctx, user_count(level)))
-    else:
-        drivers.append(Conversations(ctx, user_count(level)))
+    # The model refuses these already (`runnable_problem`); a request sent past it stops
+    # here, said so, rather than running another driver than the spec asked for.
+    problem = runnable_problem(workload.protocol, workload.model, workload.users is not None)
+    make = driver_for(workload.protocol, workload.model)
+    if problem is not None or make is None:
+        raise NotBuiltError(f"workload: {problem}")
+    drivers.append(make(ctx, ctx.request.level))
     return drivers
 
 

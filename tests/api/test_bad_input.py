@@ -60,6 +60,17 @@ def _validate(tmp_path: Path, text: str | bytes) -> tuple[int, str]:
 
 # (id, document, the field the error names, words of the fix)
 SCHEMA_CASES = [
+    # Issue 53: a service named as a measured role was read as that role (a `mock-cache`
+    # short of CPU made its steps invalid, as if the test's own mock had been).
+    *(
+        (
+            f"service-named-{name}",
+            _with("spec.services", [{"name": name, "command": ["./cache"], "port": 6379}]),
+            "spec.services[0].name",
+            "is reserved",
+        )
+        for name in ("mock-cache", "host", "generator2", "target")
+    ),
     (
         "cpu-finer-than-a-millicore",
         _with("spec.target.resources.cpu", "0.0001"),

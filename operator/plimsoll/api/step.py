@@ -43,6 +43,7 @@ class CriterionKind(StrEnum):
     """What a criterion measures, so its wording and direction follow a typed fact."""
 
     LATENCY = "latency"  # a quantile, in ms, at most its bound
+    FLOOR = "floor"  # the direct-call floor's quantile, in ms: the host's, not the target's
     SHARE = "share"  # a share of answers (errors, shed), at most its bound
     ACHIEVED = "achieved"  # the share of scheduled starts sent on time, at least its bound
     GOODPUT = "goodput"  # attainment: the share of requests that were good, at least
@@ -88,6 +89,9 @@ class Criterion(PlimsollModel):
 
     name: str
     kind: CriterionKind = CriterionKind.COUNT
+    quantile: str | None = Field(
+        None, description="A latency or floor criterion's quantile as written: 'p99'."
+    )
     measured: float | None = None  # absent in a report written without None fields
     bound: float
     unit: str = ""
@@ -98,6 +102,15 @@ class Criterion(PlimsollModel):
     marginal: bool = Field(
         False, description="The interval straddles the bound: the samples cannot tell."
     )
+
+
+class BusySignal(StrEnum):
+    """Which measurement showed the host busy (`Contention.busy_by`), beside its words."""
+
+    TARGET_WAIT = "targetWait"  # the target waited for a CPU outside its throttling
+    GENERATOR_WAIT = "generatorWait"  # the generators waited for a CPU when they woke
+    START_LAG = "startLag"  # the generators' scheduled starts left late
+    FLOOR = "floor"  # the direct-call floor exceeded its bound
 
 
 class Contention(PlimsollModel):
@@ -144,6 +157,9 @@ class Contention(PlimsollModel):
     )
     busy: bool = False
     signals: list[str] = Field(default_factory=list, description="What showed the host busy.")
+    busy_by: list[BusySignal] = Field(
+        default_factory=list, description="The same signals, typed: what decisions read."
+    )
     unreadable: list[str] = Field(default_factory=list, description="Figures not available.")
 
 

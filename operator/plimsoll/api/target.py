@@ -268,6 +268,19 @@ class Target(PlimsollModel):
         return self
 
 
+# The roles Plimsoll measures under these names (`plimsoll.metrics.source`): a service so
+# named would be read as the target, the host, or measuring equipment (a `mock-cache`
+# short of CPU made its steps invalid instead of failed).
+RESERVED_SERVICE_NAMES = (
+    "is reserved: 'target', 'host', and names starting 'mock' or 'generator' are the roles "
+    "Plimsoll measures under those names; call the service after what it is (e.g. 'cache')"
+)
+
+
+def reserved_service_name(name: str) -> bool:
+    return name in ("target", "host") or name.startswith(("mock", "generator"))
+
+
 class Service(PlimsollModel):
     """A dependency deployed beside the target and measured like it (PostgreSQL, Valkey)."""
 
@@ -287,6 +300,15 @@ class Service(PlimsollModel):
         pattern=NAME_PATTERN,
         max_length=40,
         description="The service's name; its pod, Service and report row are named after it.",
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "!(self in ['target', 'host'] || self.startsWith('mock') "
+                    "|| self.startsWith('generator'))",
+                    "message": RESERVED_SERVICE_NAMES,
+                }
+            ]
+        },
     )
     image: ImageRef | None = Field(None, description="The service's container image (Kubernetes).")
     command: list[str] | None = Field(
@@ -324,6 +346,13 @@ class Service(PlimsollModel):
             "and the service's pod, so spec.metrics.extra can select it."
         ),
     )
+
+    @field_validator("name")
+    @classmethod
+    def _not_a_role(cls, name: str) -> str:
+        if reserved_service_name(name):
+            raise ValueError(f"{name!r} {RESERVED_SERVICE_NAMES}")
+        return name
 
     @model_validator(mode="after")
     def _runnable(self) -> Service:

@@ -49,6 +49,38 @@ class LoadModel(StrEnum):
     REPLAY = "replay"  # open model over a log: level = percent of its speed
 
 
+# The one table of what the generator can drive: each (protocol, model) pair it runs, in
+# words. The validator refuses any other pair, so `plimsoll validate` and the CRD's
+# admission answer before a trial would (the generator's `build_drivers` follows it).
+RUNNABLE: dict[tuple[Protocol, LoadModel], str] = {
+    (Protocol.HTTP, LoadModel.RATE): "open arrivals of HTTP requests",
+    (Protocol.HTTP, LoadModel.USERS): "a closed loop of HTTP clients (no user behaviour)",
+    (Protocol.HTTP, LoadModel.REPLAY): "an access log replayed",
+    (Protocol.MCP, LoadModel.RATE): "open arrivals of MCP tool calls",
+    (Protocol.MCP, LoadModel.USERS): "modeled MCP users",
+    (Protocol.OPENAI, LoadModel.USERS): "multi-turn conversations, one per user",
+    (Protocol.ANTHROPIC, LoadModel.USERS): "multi-turn conversations, one per user",
+}
+
+
+def runnable_problem(protocol: Protocol, model: LoadModel, has_users: bool) -> str | None:
+    """Why the generator cannot drive this pair (with `users` behaviour or not); None if it
+    can."""
+    if (protocol, model) not in RUNNABLE:
+        pairs = ", ".join(f"{p.value}+{m.value}" for (p, m) in RUNNABLE if p is protocol)
+        return (
+            f"protocol {protocol.value!r} with model {model.value!r} cannot run; the "
+            f"generator runs {pairs}"
+        )
+    if has_users and protocol is not Protocol.MCP:
+        return (
+            f"'users' (the modeled-user behaviour) is built for protocol 'mcp'; protocol "
+            f"{protocol.value!r} with model 'users' is {RUNNABLE[(protocol, model)]}: leave "
+            "'users' out"
+        )
+    return None
+
+
 class Arrival(StrEnum):
     UNIFORM = "uniform"
     POISSON = "poisson"
@@ -344,6 +376,10 @@ class Workload(PlimsollModel):
             raise ValueError("'conversation' needs model 'users' (each user is a conversation)")
         if self.credentials is not None:
             self._credentials_fit(self.credentials)
+        # Last: the narrower fixes above name what to change first; this catches the rest.
+        problem = runnable_problem(self.protocol, self.model, self.users is not None)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     def _credentials_fit(self, credentials: Credentials) -> None:

@@ -27,8 +27,6 @@ from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
-from kubernetes import config as kubeconfig
-from kubernetes.client import Configuration
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markdown import Markdown
@@ -43,6 +41,7 @@ from plimsoll.decide.operator_action import RERUN_ANNOTATION
 from plimsoll.decide.pipeline_gate import run_ended, status_answer, status_cases
 from plimsoll.kube import names
 from plimsoll.kube.client import CAPACITY_TESTS, CONFIG_MAPS, PODS, KubeClient, KubeError
+from plimsoll.kube.kubeconfig import KubeconfigError, client_from_kubeconfig
 
 app = typer.Typer(
     help="Plimsoll's CapacityTests from kubectl: reports, reruns, comparisons, logs.",
@@ -65,16 +64,11 @@ Context = Annotated[str | None, typer.Option(help="The kubeconfig context to use
 
 
 def _connect(kubeconfig_path: str | None, context: str | None) -> KubeClient:
-    config = Configuration()
     try:
-        kubeconfig.load_kube_config(  # type: ignore[no-untyped-call]  # the client's, untyped
-            config_file=kubeconfig_path, context=context, client_configuration=config
-        )
-    except (kubeconfig.ConfigException, OSError) as exc:
-        typer.echo(f"cannot read the kubeconfig: {exc}", err=True)
+        return client_from_kubeconfig(kubeconfig_path, context)
+    except KubeconfigError as exc:
+        typer.echo(str(exc), err=True)
         raise typer.Exit(EXIT_INVALID_SPEC) from exc
-    config.retries = False  # plimsoll.kube.retry retries, bounded
-    return KubeClient(config)
 
 
 def _run(

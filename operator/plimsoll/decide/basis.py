@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from plimsoll.api.step import Criterion, StepResult, TrialKind, Verdict
+from plimsoll.api.step import Criterion, CriterionKind, StepResult, TrialKind, Verdict
 from plimsoll.decide.verdict import plain
 
 _JUDGED = (Verdict.PASS, Verdict.FAIL, Verdict.MARGINAL)
@@ -45,16 +45,14 @@ def basis(level: int | None, high: int | None, steps: Sequence[StepResult]) -> s
 def _failed_quantile(step: StepResult) -> str | None:
     """The first latency quantile the step failed, as "p99 67 ms ± 9"."""
     for criterion in step.judgement.criteria:
-        if criterion.unit == "ms" and not criterion.ok and criterion.measured is not None:
-            if "floor" in criterion.name:
-                continue
+        latency = criterion.kind is CriterionKind.LATENCY
+        if latency and not criterion.ok and criterion.measured is not None:
             return _with_interval(criterion)
     return None
 
 
 def _with_interval(criterion: Criterion) -> str:
-    name = criterion.name.split(" ", 1)[0]
-    text = f"{name} {plain(criterion.measured or 0)} ms"
+    text = f"{criterion.quantile or 'latency'} {plain(criterion.measured or 0)} ms"
     if criterion.low is not None and criterion.high is not None:
         text += f" ± {plain((criterion.high - criterion.low) / 2)}"
     return text

@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from plimsoll.api.step import Contention, StepRecord, TrialKind
+from plimsoll.api.step import BusySignal, Contention, StepRecord, TrialKind
 
 # A quiet host makes a runnable thread wait a few percent of the time at most, and
 # schedules a waking thread within tens of microseconds; a process sharing the
@@ -90,6 +90,7 @@ class Figures:
     equipment_cpu_cores: Mapping[str, float] | None = None
     host_cpus: int | None = None
     foreign_cpu_cores: float | None = None  # the host's busy CPU that no piece used
+    target_wait_unread: str | None = None  # why the target's wait could not be read
     unreadable: Sequence[str] = field(default_factory=tuple)
 
 
@@ -173,6 +174,7 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
     target = _share(figures.target_cpu_wait_cores, figures.target_cpu_cores)
     generator = _per_slice_ms(figures.generator_cpu_wait_seconds, figures.generator_timeslices)
     signals: list[str] = []
+    busy_by: list[BusySignal] = []
     throttled = figures.target_throttled_ratio
     starved = throttled is None or throttled < THROTTLED_MOST
     not_the_host: str | None = None
@@ -185,25 +187,30 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
                 f"the target waited for a CPU {target:.0%} of its runnable time "
                 f"(quiet: under {TARGET_WAIT:.0%}){others}"
             )
+            busy_by.append(BusySignal.TARGET_WAIT)
     if generator is not None and generator > GENERATOR_WAIT_MS:
         signals.append(
             f"the generators waited {generator:,.2f} ms for a CPU each time they woke "
             f"(quiet: under {GENERATOR_WAIT_MS:g} ms)"
         )
+        busy_by.append(BusySignal.GENERATOR_WAIT)
     lag = figures.start_lag_p99_ms
     if lag is not None and lag > START_LAG_MS:
         signals.append(
             f"the generators' starts left late: p99 start lag {lag:,.1f} ms "
             f"(quiet: under {START_LAG_MS:g} ms)"
         )
+        busy_by.append(BusySignal.START_LAG)
     if figures.floor_ms is not None and bound.ms is not None and figures.floor_ms > bound.ms:
         signals.append(
             f"the direct-call floor took {figures.floor_ms:,.1f} ms > {bound.ms:,.1f} ms "
             f"({bound.basis})"
         )
+        busy_by.append(BusySignal.FLOOR)
     unreadable = list(figures.unreadable)
-    if target is None and not any(u.startswith("target CPU wait") for u in unreadable):
-        unreadable.append("target CPU wait: not readable on this platform")
+    if target is None:
+        why = figures.target_wait_unread or "not readable on this platform"
+        unreadable.append(f"target CPU wait: {why}")
     if generator is None:
         unreadable.append("generator CPU wait: the generators reported none")
     if figures.floor_ms is None:
@@ -222,5 +229,6 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
         not_the_host=not_the_host,
         busy=bool(signals),
         signals=signals,
+        busy_by=busy_by,
         unreadable=unreadable,
     )

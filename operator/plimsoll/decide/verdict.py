@@ -60,6 +60,7 @@ from hdrh.histogram import HdrHistogram
 
 from plimsoll.api.spec import Attribution, Generators, LatencyBound, Noise, PassWhen
 from plimsoll.api.step import (
+    BusySignal,
     Contention,
     Criterion,
     CriterionKind,
@@ -133,7 +134,7 @@ def judge(
         own = _own_saturation(result, attribution or Attribution(), bar)
         if own is not None:
             shown = list(signals)
-            named = any("direct-call floor" in signal for signal in shown)
+            named = contention is not None and BusySignal.FLOOR in contention.busy_by
             if floor is not None and floor_failed and floor.measured is not None and not named:
                 shown.append(f"the direct-call floor: {_describe(floor, client)}")
             host = "; ".join(shown) or "the direct-call floor had no samples"
@@ -401,6 +402,7 @@ def _latency(client: TrialResult, bound: LatencyBound) -> Criterion:
     return Criterion(
         name=name,
         kind=CriterionKind.LATENCY,
+        quantile=f"p{bound.quantile * 100:g}",
         measured=measured,
         bound=limit,
         unit="ms",
@@ -422,10 +424,16 @@ def _floor(result: StepInput, client: TrialResult, noise: Noise) -> Criterion | 
         contention.floor_ms if contention is not None else floor_ms(client, noise.floor_quantile)
     )
     limit = noise.floor_bound * 1000.0
-    name = f"p{noise.floor_quantile * 100:g} direct-call floor"
+    quantile = f"p{noise.floor_quantile * 100:g}"
     ok = measured is not None and measured <= limit
     return Criterion(
-        name=name, kind=CriterionKind.LATENCY, measured=measured, bound=limit, unit="ms", ok=ok
+        name=f"{quantile} direct-call floor",
+        kind=CriterionKind.FLOOR,
+        quantile=quantile,
+        measured=measured,
+        bound=limit,
+        unit="ms",
+        ok=ok,
     )
 
 

@@ -42,17 +42,12 @@ from plimsoll.metrics.source import (
     ROLE_TARGET,
     RestartCounter,
     RestartsUnreadableError,
+    PrometheusQueryError,
     Window,
     unreadable,
 )
 
 log = logging.getLogger(__name__)
-
-
-class PrometheusQueryError(Exception):
-    def __init__(self, query: str, reason: str, *, temporary: bool) -> None:
-        super().__init__(f"{reason} (query: {query})")
-        self.query, self.reason, self.temporary = query, reason, temporary
 
 
 class PrometheusSource:
@@ -189,6 +184,11 @@ class PrometheusSource:
             value = await self._scalar(usage, query, window.end.timestamp(), label=metric.name)
             if value is not None:
                 usage.extra[metric.name] = value
+
+    def query_namespace(self) -> str:
+        """The namespace `$namespace` stands for: the target's (every role shares it)."""
+        selector = self.selectors.get(ROLE_TARGET) or next(iter(self.selectors.values()))
+        return selector.namespace
 
     async def evaluate_with_reasons(
         self, bounds: Sequence[PromQLBound], window: Window, namespace: str

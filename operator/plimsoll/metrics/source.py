@@ -11,10 +11,12 @@ verdict can call the step invalid and say why.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
+from plimsoll.api.spec import PromQLBound
 from plimsoll.api.step import ResourceUsage
 
 ROLE_TARGET = "target"
@@ -56,6 +58,39 @@ class MetricsSource(Protocol):
         """Resources each role used over `window`, keyed by role ('target', 'mock',
         'generator', or a service's name). A role that could not be read at all is
         still present, with every figure `None` and the reasons in `missing`."""
+        ...
+
+
+class PrometheusQueryError(Exception):
+    """A query a `ScrapedSource` could not answer: its text, why, and whether asking again
+    may help."""
+
+    def __init__(self, query: str, reason: str, *, temporary: bool) -> None:
+        super().__init__(f"{reason} (query: {query})")
+        self.query, self.reason, self.temporary = query, reason, temporary
+
+
+@runtime_checkable
+class ScrapedSource(Protocol):
+    """A source whose figures are a scraper's samples (Prometheus): a trial's window must
+    span its scrape interval (`plimsoll.run.scrape_check`), and it answers the spec's own
+    PromQL (`passWhen.promql`). The runner asks for these by this protocol, never by the
+    concrete class, so another scraped source plugs in alone."""
+
+    url: str
+
+    async def scrape_interval(self) -> float:
+        """Seconds between its samples of the target; raises `PrometheusQueryError`."""
+        ...
+
+    def query_namespace(self) -> str:
+        """The namespace its queries' `$namespace` stands for."""
+        ...
+
+    async def evaluate_with_reasons(
+        self, bounds: Sequence[PromQLBound], window: Window, namespace: str
+    ) -> tuple[dict[str, float | None], list[str]]:
+        """Each bound's value at the window's end (None: missing), and why each is missing."""
         ...
 
 

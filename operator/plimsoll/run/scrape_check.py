@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.decide.scrape_window import fitted_defaults, window_problem
-from plimsoll.metrics.prometheus import PrometheusQueryError, PrometheusSource
-from plimsoll.metrics.source import MetricsSource
+from plimsoll.metrics.source import MetricsSource, PrometheusQueryError, ScrapedSource
 
 
 class ScrapeWindowError(RuntimeError):
@@ -27,7 +26,7 @@ class ScrapeWindowError(RuntimeError):
 async def check_interval(spec: CapacityTestSpec, metrics: MetricsSource | None) -> float | None:
     """The scrape interval the trials will be read at (None without Prometheus)."""
     del spec  # the source holds the spec's metrics.scrapeInterval
-    if not isinstance(metrics, PrometheusSource):
+    if not isinstance(metrics, ScrapedSource):
         return None
     try:
         return await metrics.scrape_interval()

@@ -95,14 +95,11 @@ def _contention(
 ) -> Contention:
     """The figures that tell a busy host, read from this step, and the pure decision."""
     target = server.usage.get(ROLE_TARGET)
-    unreadable: list[str] = []
+    wait_unread: str | None = None
     if target is None:
-        unreadable.append("target CPU wait: no server side (the target runs elsewhere)")
+        wait_unread = "no server side (the target runs elsewhere)"
     elif target.cpu_wait_cores is None:
-        unreadable.append(
-            f"target CPU wait: not readable from {target.source} (no schedstat or "
-            "cpu.pressure series)"
-        )
+        wait_unread = f"not readable from {target.source} (no schedstat or cpu.pressure series)"
     lag = (
         histogram.quantile_ms(histogram.merge([client.start_lag]), 0.99)
         if client.start_lag
@@ -129,7 +126,7 @@ def _contention(
         late_tolerance_ms=client.late_tolerance * 1000 if lag is not None else None,
         floor_ms=floor_ms(client, spec.noise.floor_quantile),
         host_steal_share=client.host_steal_share,
-        unreadable=unreadable,
+        target_wait_unread=wait_unread,
     )
     return assess(figures, plan.floor_bound)
 

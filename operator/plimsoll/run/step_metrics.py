@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
 from plimsoll.metrics import promql
-from plimsoll.metrics.prometheus import PrometheusSource
-from plimsoll.metrics.source import ROLE_HOST, ROLE_TARGET, MetricsSource, Window
+from plimsoll.metrics.source import ROLE_HOST, ROLE_TARGET, MetricsSource, ScrapedSource, Window
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +52,11 @@ async def _bounds(
     usage: dict[str, ResourceUsage],
 ) -> dict[str, float | None]:
     bounds = spec.pass_when.promql
-    if not isinstance(metrics, PrometheusSource):
+    if not isinstance(metrics, ScrapedSource):
         # No server to ask: the verdict reads the missing values as invalid, with the query.
         log.warning("passWhen.promql needs Prometheus (--prometheus or metrics.prometheusUrl)")
         return {}
-    namespace = next(iter(metrics.selectors.values())).namespace
+    namespace = metrics.query_namespace()
     try:
         values, missing = await metrics.evaluate_with_reasons(bounds, window, namespace)
     except Exception as exc:  # e.g. the scrape interval could not be discovered
