@@ -49,9 +49,9 @@ from pydantic import ValidationError
 
 from plimsoll.api.streams import StreamsHold
 from plimsoll.api.trial import (
-    ClientIpCheck,
     CONTROL_TOKEN_ENV,
     CONTROL_TOKEN_HEADER,
+    ClientIpCheck,
     ClockReading,
     TrialAccepted,
     TrialRequest,

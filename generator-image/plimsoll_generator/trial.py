@@ -52,7 +52,9 @@ def driver_for(protocol: Wire, model: LoadModel) -> Callable[[TrialContext, floa
     from plimsoll_generator.open_model import ClosedLoop, OpenModel
     from plimsoll_generator.replay import ReplayDriver
 
-    def users(kind: Callable[[TrialContext, int], Driver]) -> Callable[[TrialContext, float], Driver]:
+    def users(
+        kind: Callable[[TrialContext, int], Driver],
+    ) -> Callable[[TrialContext, float], Driver]:
         return lambda ctx, level: kind(ctx, user_count(level))
 
     table: dict[tuple[Wire, LoadModel], Callable[[TrialContext, float], Driver]] = {

@@ -25,12 +25,13 @@ def test_every_pair_is_either_in_the_table_or_refused_naming_what_runs(
             assert f"{protocol.value}+{runs.value}" in problem
 
 
-def test_the_user_behaviour_is_mcps_only() -> None:
+def test_the_user_behaviour_is_refused_for_http_s_closed_loop_only() -> None:
     assert runnable_problem(Protocol.MCP, LoadModel.USERS, has_users=True) is None
-    for protocol in (Protocol.HTTP, Protocol.OPENAI):
-        problem = runnable_problem(protocol, LoadModel.USERS, has_users=True)
-        assert problem is not None
-        assert "is built for protocol 'mcp'" in problem
+    assert runnable_problem(Protocol.HTTP, LoadModel.RATE, has_users=True) is None
+    problem = runnable_problem(Protocol.HTTP, LoadModel.USERS, has_users=True)
+    assert problem is not None
+    assert "is built for protocol 'mcp'" in problem
+    assert "a closed loop of HTTP clients" in problem
 
 
 def test_the_generator_drives_each_pair_of_the_table() -> None:

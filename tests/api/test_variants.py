@@ -101,7 +101,7 @@ def test_a_service_added_under_an_inherited_name_replaces_it() -> None:
             "variants[0] (a): passWhen.latency names operation 'get'",
         ),
         (
-            [{"name": "a", "workload": {"model": "users", "users": {}, "mix": [{"name": "get"}]}}],
+            [{"name": "a", "workload": {"model": "users", "mix": [{"name": "get"}]}}],
             {},
             "variants are compared in one unit",
         ),

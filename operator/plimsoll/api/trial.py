@@ -284,9 +284,7 @@ class ClientIpCheck(PlimsollModel):
 
     target_url: str = Field(pattern=r"^https?://")
     client_ips: ClientIps
-    refused_networks: RefusedNetworks = Field(
-        default_factory=list, max_length=MAX_REFUSED_NETWORKS
-    )
+    refused_networks: RefusedNetworks = Field(default_factory=list, max_length=MAX_REFUSED_NETWORKS)
     tls_verify: bool = True
     timeout: float = Field(10.0, gt=0, le=60)
 

@@ -64,15 +64,16 @@ RUNNABLE: dict[tuple[Protocol, LoadModel], str] = {
 
 
 def runnable_problem(protocol: Protocol, model: LoadModel, has_users: bool) -> str | None:
-    """Why the generator cannot drive this pair (with `users` behaviour or not); None if it
-    can."""
+    """Why the generator cannot drive this pair, None if it can. `has_users`: the workload
+    sets `users`, whose user behaviour only MCP's modeled users follow; HTTP's closed loop
+    has none to follow (elsewhere `users` holds settings such as the keep-alive timeout)."""
     if (protocol, model) not in RUNNABLE:
         pairs = ", ".join(f"{p.value}+{m.value}" for (p, m) in RUNNABLE if p is protocol)
         return (
             f"protocol {protocol.value!r} with model {model.value!r} cannot run; the "
             f"generator runs {pairs}"
         )
-    if has_users and protocol is not Protocol.MCP:
+    if has_users and (protocol, model) == (Protocol.HTTP, LoadModel.USERS):
         return (
             f"'users' (the modeled-user behaviour) is built for protocol 'mcp'; protocol "
             f"{protocol.value!r} with model 'users' is {RUNNABLE[(protocol, model)]}: leave "

@@ -26,6 +26,7 @@ def client_from_kubeconfig(path: str | None, context: str | None) -> KubeClient:
             config_file=path, context=context, client_configuration=config
         )
     except (kubeconfig.ConfigException, OSError) as exc:
-        raise KubeconfigError(f"cannot read the kubeconfig: {exc}") from exc
+        where = path or "from $KUBECONFIG or ~/.kube/config"
+        raise KubeconfigError(f"cannot read the kubeconfig {where}: {exc}") from exc
     config.retries = False  # plimsoll.kube.retry retries, bounded
     return KubeClient(config)

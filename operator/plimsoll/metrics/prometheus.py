@@ -40,9 +40,9 @@ from plimsoll.metrics.prometheus_http import PrometheusAPI, PrometheusHTTPError
 from plimsoll.metrics.promql import Plan, Selector
 from plimsoll.metrics.source import (
     ROLE_TARGET,
+    PrometheusQueryError,
     RestartCounter,
     RestartsUnreadableError,
-    PrometheusQueryError,
     Window,
     unreadable,
 )
