@@ -22,8 +22,9 @@ import logging
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -79,35 +80,34 @@ def build_context(
     )
 
 
-def _limits() -> RunLimits:
-    """The admin's limits: the chart's `limits` as JSON in PLIMSOLL_LIMITS; unset, the
-    safe defaults (`plimsoll.decide.run_limits.RunLimits`)."""
-    text = os.environ.get("PLIMSOLL_LIMITS", "").strip()
-    if not text:
-        return RunLimits()
+T = TypeVar("T")
+
+
+def _chart_values(variable: str, what: str, parse: Callable[[dict[str, Any]], T]) -> T:
+    """A chart value the deployment passes as JSON in the environment `variable` (a mapping
+    of `what`), parsed by `parse`; unset, `parse({})`: the safe defaults. A value that is
+    not such a mapping, or that `parse` refuses, stops start-up naming the variable."""
+    text = os.environ.get(variable, "").strip()
     try:
-        values = json.loads(text)
+        values = json.loads(text) if text else {}
         if not isinstance(values, dict):
-            raise ValueError("not a JSON object of limits")
-        return RunLimits.from_values(values)
+            raise ValueError(f"not a JSON object of {what}")
+        return parse(values)
     except ValueError as exc:
-        raise typer.BadParameter(f"PLIMSOLL_LIMITS: {exc}") from exc
+        raise typer.BadParameter(f"{variable}: {exc}") from exc
+
+
+def _limits() -> RunLimits:
+    """The admin's limits: the chart's `limits` (`plimsoll.decide.run_limits.RunLimits`)."""
+    return _chart_values("PLIMSOLL_LIMITS", "limits", RunLimits.from_values)
 
 
 def _template_policy() -> TemplatePolicy:
-    """What a podTemplate may place and label: the chart's `podTemplate` as JSON in
-    PLIMSOLL_POD_TEMPLATE_POLICY; unset, nothing beyond the well-known node classes
-    (`plimsoll.decide.pod_template_policy.TemplatePolicy`)."""
-    text = os.environ.get("PLIMSOLL_POD_TEMPLATE_POLICY", "").strip()
-    if not text:
-        return TemplatePolicy()
-    try:
-        values = json.loads(text)
-        if not isinstance(values, dict):
-            raise ValueError("not a JSON object of podTemplate settings")
-        return TemplatePolicy.from_values(values)
-    except ValueError as exc:
-        raise typer.BadParameter(f"PLIMSOLL_POD_TEMPLATE_POLICY: {exc}") from exc
+    """What a podTemplate may place and label: the chart's `podTemplate`; unset, nothing
+    beyond the well-known node classes (`plimsoll.decide.pod_template_policy`)."""
+    return _chart_values(
+        "PLIMSOLL_POD_TEMPLATE_POLICY", "podTemplate settings", TemplatePolicy.from_values
+    )
 
 
 def _control_clients() -> ControlClients:
