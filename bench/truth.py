@@ -39,7 +39,10 @@ cpu_found_rps, cpu_error_pct, poisson_false_fails, stream_truth_kib,
 stream_found_kib, stream_error_pct, busy_host_outcome, poisson_truth_rps,
 poisson_found_rps, poisson_error_pct, poisson_limited_by, poisson_levels_agree,
 poisson_1cpu_truth_rps, poisson_1cpu_found_rps, poisson_1cpu_error_pct,
-poisson_1cpu_limited_by.
+poisson_1cpu_limited_by, cpu_confirmed, and for each case of `bench/truth_shaped.py`
+(5. a many-threaded target, 6. one that runs out of memory, each also beside CPU hogs)
+its truth, found, error_pct, limited_by, confirmed, noisy_steps_quiet, hog_noisy_steps,
+hog_found and hog_limited_by; shaped_missed lists what of issue 51's bar they missed.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ for folder in ("operator", "generator-image", ""):
 from bench.cfs_sim import Server, ceiling, passes  # noqa: E402
 from bench.hogs import cpu_hogs, pinned  # noqa: E402
 from bench.pacing_sim import TRIALS, result, simulate  # noqa: E402
+from bench.truth_shaped import shaped_cases  # noqa: E402
 from plimsoll.api.report import RunReport  # noqa: E402
 from plimsoll.api.resource import CapacityTest  # noqa: E402
 from plimsoll.api.status import Ceiling, CurrentStep, Phase  # noqa: E402
@@ -392,9 +396,14 @@ async def main() -> dict[str, Any]:
     print(f"  found {'-' if slope is None else f'{slope:,.1f}'} KiB per stream vs {STREAM_KIB}")
     print("Bursts against a CFS quota: Poisson, p99 < 50 ms, at 0.5 and 1 CPU")
     bursts = await poisson_main(out)
+    print("Shaped like real services: a many-threaded target, a target that runs out of memory")
+    shaped = await shaped_cases(run, out)
     print(f"(took {time.monotonic() - started:,.0f} s)")
+    confirmation = quiet.ceilings[0].confirmation
     return {
         **bursts,
+        **shaped,
+        "cpu_confirmed": confirmation is not None and confirmation.finding.value == "confirmed",
         "cpu_truth_rps": truth,
         "cpu_found_rps": found,
         "cpu_error_pct": round(error, 2) if error is not None else None,

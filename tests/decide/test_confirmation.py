@@ -115,18 +115,18 @@ def test_the_finding_follows_which_doubling_passed(
 def test_the_report_says_what_the_experiment_saw() -> None:
     confirmed = finding(ceiling(CPU), _run(CPU, PASS, FAIL))
     assert phrase(confirmed, "users") == (
-        "(confirmed: at 2× CPU 350 users passed, at 2× memory it failed)"
+        "confirmed: at 2× CPU 350 users passed, at 2× memory it failed"
     )
     wrong = finding(ceiling(NEITHER), _run(NEITHER, PASS, FAIL))
     assert phrase(wrong, "users") == (
-        "(the rule named neither, the experiment cpu: at 2× CPU 350 users passed, "
-        "at 2× memory it failed)"
+        "the rule named neither, the experiment cpu: at 2× CPU 350 users passed, "
+        "at 2× memory it failed"
     )
     latency = finding(ceiling(NEITHER), _run(NEITHER, FAIL, FAIL))
     assert phrase(latency, "rps") == (
-        "(confirmed: at 2× CPU and at 2× memory 350 rps still failed)"
+        "confirmed: at 2× CPU and at 2× memory 350 rps still failed"
     )
     unsure = finding(ceiling(CPU), _run(CPU, PASS, Verdict.NOISY))
     assert phrase(unsure, "users") == (
-        "(inferred: the trial with memory doubled was neither pass nor fail)"
+        "inferred: the trial with memory doubled was neither pass nor fail"
     )

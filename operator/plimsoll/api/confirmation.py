@@ -32,6 +32,9 @@ class Counterfactual(PlimsollModel):
     level: int = Field(description="The level run: the search's first failing level.")
     shape: PodShape = Field(description="The target's shape for this trial.")
     verdict: Verdict | None = Field(None, description="The trial's verdict; None until run.")
+    reasons: list[str] = Field(
+        default_factory=list, description="What the verdict rests on, as the step's reasons."
+    )
 
 
 class Confirmation(PlimsollModel):

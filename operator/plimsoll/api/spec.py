@@ -379,6 +379,14 @@ class Attribution(PlimsollModel):
     memory_margin: Fraction = Field(0.05, description="Within this of the limit is memory-bound.")
     cpu_busy: Fraction = Field(0.9, description="Mean use above this share of quota: CPU-bound.")
     throttled: Fraction = Field(0.2, description="CFS throttled periods above this: CPU-bound.")
+    confirm: bool = Field(
+        True,
+        description=(
+            "Confirm the named limit by experiment: after the search, run the first failing "
+            "level again with CPU doubled, then with memory doubled (two trials). Off: the "
+            "limit is inferred from the figures alone."
+        ),
+    )
 
 
 class Cleanup(StrEnum):

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Difference
+from plimsoll.api.confirmation import Confirmation
 from plimsoll.api.gate import HistoryEntry, RegressionStatus
 from plimsoll.api.proof import Proof
 from plimsoll.api.shapes import ShapeStatus
@@ -208,6 +209,11 @@ class Ceiling(PlimsollModel):
         "",
         description="What the answer rests on: 'passed 2 of 2; 187 failed 1 of 1, p99 67 ms "
         "± 9' (full-length trials; ± is half the failing quantile's 95% interval).",
+    )
+    confirmation: Confirmation | None = Field(
+        None,
+        description="The limit tested by experiment: the first failing level run again with "
+        "each resource doubled, and what that found (attribution.confirm).",
     )
 
     def range_fields(self) -> dict[str, Any]:

@@ -122,3 +122,23 @@ class ScalesGenerators(Protocol):
     async def scale_generators(self, endpoints: Endpoints, count: int) -> Endpoints:
         """Start generators until `count` answer; `endpoints` with all their URLs."""
         ...
+
+
+@dataclass(frozen=True)
+class TargetRoom:
+    """The most one target replica may be given here: CPU cores and memory bytes (None:
+    not known, so not bounded)."""
+
+    cpu: float | None
+    memory: int | None
+
+
+@runtime_checkable
+class KnowsTargetRoom(Protocol):
+    """A platform that can tell, before starting anything, how large a target it can pin:
+    the local one (its CPUs beside the equipment's, its free memory). The confirmation
+    experiment (`plimsoll.run.confirm`) asks it before doubling a resource."""
+
+    def target_room(self, spec: CapacityTestSpec) -> TargetRoom:
+        """The room for each of `spec`'s target replicas."""
+        ...

@@ -21,7 +21,9 @@ import jinja2
 import yaml
 
 from plimsoll.api.report import RunReport
+from plimsoll.api.shapes import shape_label
 from plimsoll.api.status import Ceiling
+from plimsoll.decide.confirmation import phrase
 from plimsoll.report.comparison import comparison_blocks
 from plimsoll.report.comparison import headline as comparison_headline
 from plimsoll.report.markdown import unreadable_contention
@@ -110,6 +112,36 @@ def _ceiling_cells(ceiling: Ceiling) -> list[str]:
     ]
 
 
+EXPERIMENT_COLUMNS = ["variant", "doubled", "shape", "level", "verdict", "why"]
+
+
+def experiment_rows(report: RunReport) -> list[list[str]]:
+    """The confirmation experiment's trials, one row each, for every variant that ran it."""
+    rows = []
+    for ceiling in report.ceilings:
+        for trial in ceiling.confirmation.trials if ceiling.confirmation else []:
+            rows.append(
+                [
+                    ceiling.variant,
+                    trial.doubled.value,
+                    shape_label(trial.shape),
+                    f"{trial.level:,} {ceiling.unit}",
+                    trial.verdict.value if trial.verdict else "not run",
+                    "; ".join(trial.reasons) or "—",
+                ]
+            )
+    return rows
+
+
+def experiment_findings(report: RunReport) -> list[str]:
+    """Each variant's finding in words: 'default: confirmed: at 2× CPU …'."""
+    return [
+        f"{c.variant}: {phrase(c.confirmation, c.unit)}"
+        for c in report.ceilings
+        if c.confirmation is not None
+    ]
+
+
 CEILING_COLUMNS = [
     "variant",
     "ceiling",
@@ -141,6 +173,9 @@ def render_html(report: RunReport) -> str:
         plotly_version=_version(),
         ceiling_columns=CEILING_COLUMNS,
         ceilings=[_ceiling_cells(c) for c in report.ceilings],
+        experiment_columns=EXPERIMENT_COLUMNS,
+        experiment=experiment_rows(report),
+        findings=experiment_findings(report),
         level_charts=level_charts,
         timelines=timelines,
         columns=[*COLUMNS, "reasons"],

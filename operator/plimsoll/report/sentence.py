@@ -11,6 +11,7 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.spec import CapacityTestSpec, PodShape
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import LimitedBy
+from plimsoll.decide.confirmation import phrase
 
 _UNITS = {
     "users": "modeled users",
@@ -96,12 +97,19 @@ def ceiling_sentence(report: RunReport, ceiling: Ceiling, spec: CapacityTestSpec
     sentence = f"{prefix}{who} {verb} {ceiling.level:,} {units}"
     if ceiling.basis:
         sentence += f" ({ceiling.basis})"
+    experiment = (
+        [phrase(ceiling.confirmation, units)]
+        if ceiling.confirmation is not None and ceiling.limited_by is not LimitedBy.UNKNOWN
+        else []
+    )
     if ceiling.limited_by in (LimitedBy.MEMORY, LimitedBy.CPU):
         sentence += f"; {ceiling.limited_by.value} limited it"
-        if ceiling.headroom.reason:
-            sentence += f" ({ceiling.headroom.reason})"
+        why = [part for part in (ceiling.headroom.reason, *experiment) if part]
+        if why:
+            sentence += f" ({'; '.join(why)})"
     elif ceiling.limited_by is LimitedBy.NEITHER:
-        sentence += "; neither CPU nor memory limited it (latency-bound)"
+        why = ["latency-bound", *experiment]
+        sentence += f"; neither CPU nor memory limited it ({'; '.join(why)})"
     else:
         sentence += "; what limited it is unknown (no server metrics)"
     headroom = _headroom(ceiling)

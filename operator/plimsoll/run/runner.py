@@ -46,6 +46,7 @@ from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.report.shapes import headline as shapes_headline
 from plimsoll.run.client_ips import check_client_ips
+from plimsoll.run.confirm import confirm_limit
 from plimsoll.run.equipment import Equipment
 from plimsoll.run.progress import ProgressSink
 from plimsoll.run.scrape_check import check_scrape_window, fit_before_start
@@ -66,6 +67,24 @@ def _keep(cleanup: Cleanup, succeeded: bool) -> bool:
 
 
 async def _run_variant(
+    name: str,
+    specs: Mapping[str, CapacityTestSpec],
+    make_platform: Callable[[Variant], Platform],
+    platform: Platform,
+    sink: ProgressSink,
+    history: Sequence[StepRecord],
+    report: RunReport,
+) -> Ceiling:
+    """Search the variant's ceiling, then put the limit it names to the experiment
+    (`plimsoll.run.confirm`), once the variant's own pieces have stopped."""
+    ceiling = await _search_variant(name, specs, platform, sink, history, report)
+    every_variant = list(specs.values())
+    return await confirm_limit(
+        specs[name], name, ceiling, every_variant, make_platform, sink, report
+    )
+
+
+async def _search_variant(
     name: str,
     specs: Mapping[str, CapacityTestSpec],
     platform: Platform,
@@ -199,7 +218,9 @@ async def _run_guided(
             table.predicted[variant.name] = choice.predicted
         platform = make_platform(variant)
         report.platform = platform.name
-        ceiling = await _run_variant(variant.name, specs, platform, sink, history, report)
+        ceiling = await _run_variant(
+            variant.name, specs, make_platform, platform, sink, history, report
+        )
         report.ceilings.append(ceiling)
         await sink.variant_finished(ceiling)
         measured.append(measured_of(choice.shape, ceiling, report.records))
@@ -236,7 +257,9 @@ async def run_test(
             for variant, name in zip(variants, specs, strict=True):
                 platform = make_platform(variant)
                 report.platform = platform.name
-                ceiling = await _run_variant(name, specs, platform, sink, history, report)
+                ceiling = await _run_variant(
+                    name, specs, make_platform, platform, sink, history, report
+                )
                 report.ceilings.append(ceiling)
                 await sink.variant_finished(ceiling)
         # "At least" (every level passed) is not a ceiling, but the run did all it was

@@ -147,7 +147,7 @@ async def run_variant(
                     started_at=datetime.now(UTC),
                 )
             )
-            result = _invalid_if_lost(
+            result = invalid_if_lost(
                 await run_step(spec, endpoints, metrics, plan, live_figures_of(sink)),
                 await equipment.lost(),
             )
@@ -173,7 +173,7 @@ async def run_variant(
     return _final(action.ceiling, spec, variant, report.steps)
 
 
-def _invalid_if_lost(result: StepResult, lost: list[str]) -> StepResult:
+def invalid_if_lost(result: StepResult, lost: list[str]) -> StepResult:
     """A trial during which a generator or the mock died judged invalid, whatever its
     figures said: the load was not all sent, or the target's calls to the mock failed."""
     if not lost or result.judgement.verdict is Verdict.INVALID:

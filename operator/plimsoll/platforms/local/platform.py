@@ -39,7 +39,7 @@ from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.sampler import Sampler
 from plimsoll.metrics.source import ROLE_HOST, ROLE_TARGET, MetricsSource
-from plimsoll.platforms.base import Endpoints, PlatformError, Restored
+from plimsoll.platforms.base import Endpoints, PlatformError, Restored, TargetRoom
 from plimsoll.platforms.local.exported import (
     LocalExport,
     LocalSourceWithRestarts,
@@ -65,6 +65,20 @@ def split_cpus(
     if len(available) < need + 1:
         return None, None
     return set(available[-need:]), set(available[:-need])
+
+
+def available_memory(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """The kernel's estimate of the memory a new program could take without swapping
+    (`MemAvailable`), in bytes; None where it is not told. Read here rather than through
+    psutil, which only the benchmarks depend on: one field of one file."""
+    try:
+        for line in meminfo.read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name == "MemAvailable":
+                return int(value.split()[0]) * 1024  # the file counts kibibytes
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 @dataclass(frozen=True)
@@ -186,6 +200,14 @@ class LocalPlatform:
             f"{role}: pid {mock.pid}, {url}{pinned}, CPUs {cpu_list(cpus)}"
         )
         return url
+
+    def target_room(self, spec: CapacityTestSpec) -> TargetRoom:
+        """For each of `spec`'s target replicas: a share of every CPU but one (the
+        equipment keeps one apart, `split_cpus`) and of the memory available now."""
+        replicas = max(spec.target.replicas, 1)
+        cpus = max(len(os.sched_getaffinity(0)) - 1, 0)
+        memory = available_memory()
+        return TargetRoom(cpus / replicas, None if memory is None else memory // replicas)
 
     async def start(
         self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]

@@ -1,0 +1,55 @@
+"""The confirmation experiment on real processes: a CPU-bound target (20 ms of CPU per
+request) pinned to 0.5 CPU passes 10 requests/s and fails 35 (its capacity is 25). The
+experiment runs 35 again at 1 CPU (capacity 50: it passes) and at 0.5 CPU with twice the
+memory (still 25: it fails), so CPU is confirmed by experiment, not only by the rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from plimsoll.api.confirmation import Finding
+from plimsoll.api.report import Outcome
+from plimsoll.api.spec import Strategy, Variant
+from plimsoll.api.step import LimitedBy, Verdict
+from plimsoll.platforms.local.platform import LocalPlatform
+from plimsoll.report.html import render_html
+from plimsoll.run.runner import run_test
+from tests.localrun import RecordingSink, marked_processes, short_cpu_test
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mark")]
+
+
+async def test_doubling_the_cpu_passes_the_failing_level_and_doubling_memory_does_not(
+    tmp_path: Path, mark: str
+) -> None:
+    test = short_cpu_test(duration=3.0, warm_up=1.0)
+    test.spec.search = test.spec.search.model_copy(
+        update={"strategy": Strategy.STEPS, "levels": [10, 35]}
+    )
+    started: list[str] = []
+
+    def make(variant: Variant | None) -> LocalPlatform:
+        name = variant.name if variant else "default"
+        started.append(name)
+        return LocalPlatform(f"confirm-{name}", tmp_path / name)
+
+    report = await run_test(test, make, RecordingSink())
+    assert report.outcome is Outcome.SUCCEEDED, report.message
+    ceiling = report.ceilings[0]
+    assert (ceiling.level, ceiling.high) == (10, 35), report.steps
+    assert started == ["default", "default-2x-cpu", "default-2x-memory"]
+    confirmation = ceiling.confirmation
+    assert confirmation is not None
+    verdicts = {t.doubled: t.verdict for t in confirmation.trials}
+    assert verdicts == {LimitedBy.CPU: Verdict.PASS, LimitedBy.MEMORY: Verdict.FAIL}, (
+        confirmation.trials
+    )
+    assert confirmation.finding is Finding.CONFIRMED
+    assert ceiling.limited_by is LimitedBy.CPU
+    assert [t.shape.cpu for t in confirmation.trials] == [1.0, 0.5]
+    assert "confirmed: at 2× CPU 35 rps passed, at 2× memory it failed" in report.summary[0]
+    assert [s.level for s in report.steps] == [10, 35]  # the experiment's trials are no steps
+    assert "The limit, by experiment" in render_html(report)
+    assert marked_processes(mark) == []
