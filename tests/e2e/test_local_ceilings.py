@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from plimsoll.api.confirmation import Finding
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.step import LimitedBy, Verdict
@@ -55,8 +56,13 @@ async def test_cpu_bound_ceiling_is_within_15_percent_of_analytic(
     record_property("cpu_truth_rps", analytic)
     record_property("cpu_found_rps", ceiling.level)
     record_property("cpu_limited_by", str(ceiling.limited_by))
+    confirmation = ceiling.confirmation
+    assert confirmation is not None
+    record_property("cpu_confirmation", confirmation.finding.value)
     assert abs(ceiling.level - analytic) / analytic <= 0.15, ceiling
     assert ceiling.limited_by is LimitedBy.CPU
+    # At 1 CPU (capacity 50 rps) the first failing level passes; at twice the memory not.
+    assert confirmation.finding is Finding.CONFIRMED, confirmation
     _bracket_holds(report)
     assert marked_processes(mark) == []
 
