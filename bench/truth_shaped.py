@@ -44,7 +44,9 @@ HOGS = 3
 WITHIN = 0.10  # issue 51's bar for each case's error
 
 
-def _test(name: str, target: dict[str, Any], path: str, start: int, bar: dict[str, Any]) -> CapacityTest:
+def _test(
+    name: str, target: dict[str, Any], path: str, start: int, bar: dict[str, Any]
+) -> CapacityTest:
     return CapacityTest.model_validate(
         {
             "metadata": {"name": name},
@@ -135,7 +137,9 @@ def holds(prefix: str, case: dict[str, Any], expected: LimitedBy) -> list[str]:
     if not case[f"{prefix}_confirmed"]:
         missed.append(f"{prefix}: not confirmed ({case[f'{prefix}_confirmation']})")
     if case[f"{prefix}_noisy_steps_quiet"]:
-        missed.append(f"{prefix}: {case[f'{prefix}_noisy_steps_quiet']} noisy steps on the quiet host")
+        missed.append(
+            f"{prefix}: {case[f'{prefix}_noisy_steps_quiet']} noisy steps on the quiet host"
+        )
     return missed
 
 

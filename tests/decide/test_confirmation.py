@@ -123,9 +123,7 @@ def test_the_report_says_what_the_experiment_saw() -> None:
         "at 2× memory it failed"
     )
     latency = finding(ceiling(NEITHER), _run(NEITHER, FAIL, FAIL))
-    assert phrase(latency, "rps") == (
-        "confirmed: at 2× CPU and at 2× memory 350 rps still failed"
-    )
+    assert phrase(latency, "rps") == ("confirmed: at 2× CPU and at 2× memory 350 rps still failed")
     unsure = finding(ceiling(CPU), _run(CPU, PASS, Verdict.NOISY))
     assert phrase(unsure, "users") == (
         "inferred: the trial with memory doubled was neither pass nor fail"

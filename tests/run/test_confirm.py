@@ -16,8 +16,8 @@ from plimsoll.api.spec import CapacityTestSpec, Strategy, Variant
 from plimsoll.api.status import Ceiling, Headroom
 from plimsoll.api.step import LimitedBy
 from plimsoll.api.target import PodShape
-from plimsoll.platforms.base import Endpoints, PlatformError, TargetRoom
 from plimsoll.decide.confirmation import finding, not_run
+from plimsoll.platforms.base import Endpoints, PlatformError, TargetRoom
 from plimsoll.run.confirm import confirm_limit, counterfactual_name, with_confirmation
 from tests.localrun import RecordingSink, short_cpu_test
 
@@ -81,9 +81,7 @@ async def _confirm(
 
 def _spec(**attribution: object) -> CapacityTestSpec:
     spec = short_cpu_test().spec
-    return spec.model_copy(
-        update={"attribution": spec.attribution.model_copy(update=attribution)}
-    )
+    return spec.model_copy(update={"attribution": spec.attribution.model_copy(update=attribution)})
 
 
 async def test_off_it_runs_nothing_and_says_so() -> None:
@@ -122,7 +120,8 @@ async def test_a_platform_that_cannot_start_is_stopped_and_the_limit_stays_infer
     starts = [line for line in log if line.startswith("start")]
     assert len(starts) == 1  # the named resource first; the second trial is not tried
     assert "stop keep=False" in log  # what started half-way is stopped
-    assert "made default-2x-cpu" in log and "made default-2x-memory" in log
+    assert "made default-2x-cpu" in log
+    assert "made default-2x-memory" in log
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,8 @@ async def test_doubling_the_cpu_passes_the_failing_level_and_doubling_memory_doe
     assert confirmation.finding is Finding.CONFIRMED
     assert ceiling.limited_by is LimitedBy.CPU
     assert [t.shape.cpu for t in confirmation.trials] == [1.0, 0.5]
-    assert "confirmed: at 2× CPU 35 rps passed, at 2× memory it failed" in report.summary[0]
+    summary = report.summary[0]
+    assert "confirmed: at 2× CPU 35 requests per second passed, at 2× memory it failed" in summary
     assert [s.level for s in report.steps] == [10, 35]  # the experiment's trials are no steps
     assert "The limit, by experiment" in render_html(report)
     assert marked_processes(mark) == []

@@ -104,12 +104,12 @@ def ceiling_sentence(report: RunReport, ceiling: Ceiling, spec: CapacityTestSpec
     )
     if ceiling.limited_by in (LimitedBy.MEMORY, LimitedBy.CPU):
         sentence += f"; {ceiling.limited_by.value} limited it"
-        why = [part for part in (ceiling.headroom.reason, *experiment) if part]
-        if why:
-            sentence += f" ({'; '.join(why)})"
+        reasons = [part for part in (ceiling.headroom.reason, *experiment) if part]
+        if reasons:
+            sentence += f" ({'; '.join(reasons)})"
     elif ceiling.limited_by is LimitedBy.NEITHER:
-        why = ["latency-bound", *experiment]
-        sentence += f"; neither CPU nor memory limited it ({'; '.join(why)})"
+        reasons = ["latency-bound", *experiment]
+        sentence += f"; neither CPU nor memory limited it ({'; '.join(reasons)})"
     else:
         sentence += "; what limited it is unknown (no server metrics)"
     headroom = _headroom(ceiling)

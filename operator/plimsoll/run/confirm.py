@@ -126,7 +126,9 @@ async def _one_trial(
     records = [r for r in report.records if r.variant == variant]
     try:  # a platform that failed half-way still has pieces to stop
         endpoints = await platform.start(spec, every_variant)
-        equipment = Equipment(platform, sink, report, counterfactual_name(variant, trial), endpoints)
+        equipment = Equipment(
+            platform, sink, report, counterfactual_name(variant, trial), endpoints
+        )
         await equipment.prepare()
         endpoints = await equipment.size(spec, trial.level, records)
         plan = StepPlan(
