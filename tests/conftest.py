@@ -123,6 +123,21 @@ OVERLAPPING = (
     "controller/test_apiserver_notify.py",
     "cli/test_run_baseline.py::test_bad_gate_options",  # refused before any run
     "run/test_trial_client.py::test_a_generator_without_progress",  # polled the plain way
+    # The generator's answers counted, not timed: the client-IP probe's verdicts, starts
+    # dropped over the in-flight cap, refused connections and 429/503 as what they are,
+    # the floor probe's count, an abort's partial result, the control API's codes and two
+    # processes' merged counts (their pacing per second stays alone, below).
+    "generator/test_client_ip_check.py",
+    "generator/test_open_model.py::test_starts_over_the_in_flight_cap",
+    "generator/test_open_model.py::test_refused_connections_are_transport_errors",
+    "generator/test_open_model.py::test_429_and_503_count_as_shed_load",
+    "generator/test_open_model.py::test_the_floor_probe_reports_its_own_histogram",
+    "generator/test_open_model.py::test_an_abort_returns_the_partial_result",
+    "generator/test_control.py::test_a_trial_runs_and_reports",
+    "generator/test_control.py::test_an_invalid_request_gets_422",
+    "generator/test_control.py::test_a_second_trial_gets_409",
+    "generator/test_control.py::test_an_unknown_trial_is_404",
+    "generator/test_control.py::test_two_worker_processes_split_the_level_and_merge",
 )
 
 

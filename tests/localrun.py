@@ -62,11 +62,16 @@ class RecordingSink:
         self.report = report
 
 
-def short_cpu_test(duration: float = 1.5, warm_up: float = 0.5) -> CapacityTest:
+def short_cpu_test(
+    duration: float = 1.5, warm_up: float = 0.5, *, confirm: bool = False
+) -> CapacityTest:
+    """The cpu-bound spec with short trials; `confirm` (off unless the test is about it)
+    runs the confirmation trials after the search."""
     test = read_capacity_tests(CPU_SPEC)[0]
     spec = test.spec.model_copy(
         update={
-            "trial": test.spec.trial.model_copy(update={"duration": duration, "warm_up": warm_up})
+            "trial": test.spec.trial.model_copy(update={"duration": duration, "warm_up": warm_up}),
+            "attribution": test.spec.attribution.model_copy(update={"confirm": confirm}),
         }
     )
     return test.model_copy(update={"spec": spec})
@@ -90,6 +95,8 @@ def one_level_test(name: str, target: dict[str, Any], level: int = 10, **spec: A
                 "passWhen": {"minAchieved": "90%"},
                 # Mechanics, on a shared machine: busy-host failures stay fails here.
                 "noise": {"repeatWhenBusy": False},
+                # Nor about which resource binds: no confirmation trials.
+                "attribution": {"confirm": False},
                 **spec,
             },
         }

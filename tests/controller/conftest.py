@@ -235,6 +235,8 @@ def quickstart(
         # These tests check the operator's mechanics on a shared machine: a failure
         # stays a fail however busy the host (tests/run/test_contention.py checks that).
         "noise": {"repeatWhenBusy": False},
+        # Nor about which resource binds: no confirmation trials at twice the shape.
+        "attribution": {"confirm": False},
     }
     if prometheus_url:
         spec["metrics"] = {"prometheusUrl": prometheus_url, "scrapeInterval": "500ms"}

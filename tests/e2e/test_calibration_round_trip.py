@@ -264,6 +264,8 @@ def test_the_fitted_spec_runs_two_settled_steps(fitted: dict[str, Any], workdir:
             "search": {"strategy": "steps", "levels": [50, 3200]},
             # Short trials: these two steps show the fitted users run, not the ceiling.
             "trial": {"duration": "8s", "warmUp": "2s"},
+            # Nor which resource binds: no confirmation trials after them.
+            "attribution": {"confirm": False},
         },
     )
     _run(spec, workdir / "fitted-short")

@@ -45,7 +45,7 @@ def _bracket_holds(report: RunReport) -> None:
 async def test_cpu_bound_ceiling_is_within_15_percent_of_analytic(
     tmp_path: Path, mark: str, record_property: Any
 ) -> None:
-    test = short_cpu_test(duration=3.0, warm_up=1.0)
+    test = short_cpu_test(duration=3.0, warm_up=1.0, confirm=True)
     # From 16, not 8: the step at 8 (a third of the ceiling) narrowed nothing.
     test.spec.search = test.spec.search.model_copy(update={"start": 16})
     report = await run_test(test, lambda v: LocalPlatform("e2e-cpu", tmp_path), RecordingSink())

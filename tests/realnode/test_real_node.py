@@ -165,6 +165,8 @@ def _quickstart(name: str, duration: str | None) -> dict[str, Any]:
     # Requests on a 2-core node: the operator 0.1, the mock 0.5, the target 0.5; a
     # generator's default of one core would not fit beside them.
     test["spec"]["generators"]["resources"] = {"cpu": "0.9", "memory": "512Mi"}
+    # Nor is there room for the target at twice its shape beside them: no confirmation.
+    test["spec"]["attribution"] = {"confirm": False}
     return test
 
 

@@ -6,6 +6,7 @@ was. The experiment that runs, on real processes, is tests/run/test_confirm_loca
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -17,7 +18,12 @@ from plimsoll.api.status import Ceiling, Headroom
 from plimsoll.api.step import LimitedBy
 from plimsoll.api.target import PodShape
 from plimsoll.decide.confirmation import finding, not_run
+from plimsoll.decide.run_budget import run_budget
+from plimsoll.decide.run_limits import RunLimits
+from plimsoll.kube.manifests import KNOWN_SHAPES
+from plimsoll.kube.names import RunIdentity
 from plimsoll.platforms.base import Endpoints, PlatformError, TargetRoom
+from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
 from plimsoll.run.confirm import confirm_limit, counterfactual_name, with_confirmation
 from tests.localrun import RecordingSink, short_cpu_test
 
@@ -80,7 +86,7 @@ async def _confirm(
 
 
 def _spec(**attribution: object) -> CapacityTestSpec:
-    spec = short_cpu_test().spec
+    spec = short_cpu_test(confirm=True).spec
     return spec.model_copy(update={"attribution": spec.attribution.model_copy(update=attribution)})
 
 
@@ -167,3 +173,40 @@ def test_each_trial_runs_under_a_name_of_its_own() -> None:
     shape = PodShape(cpu=1, memory=GIB)
     trial = Counterfactual(doubled=LimitedBy.MEMORY, level=5, shape=shape)
     assert counterfactual_name("sensors-0", trial) == "sensors-0-2x-memory"
+
+
+async def test_on_kubernetes_a_trial_past_the_admins_limits_is_refused_naming_the_limit() -> None:
+    """The run's spec was held to the chart's `limits` when it was admitted; the doubled
+    target was not in it. The real platform class answers, before it makes anything."""
+    spec = _spec()
+    assert spec.target.resources is not None
+    # Room for the run as written (its quota: target, mock, generator, headroom), not
+    # for it beside the target at twice the CPU.
+    own = run_budget([spec], KNOWN_SHAPES).cpu
+    limits = RunLimits(cpu=own + spec.target.resources.cpu / 2)
+    run = RunIdentity(
+        namespace="plimsoll-r1", run_id="r1", owner_uid="u", owner_name="t", owner_namespace="team"
+    )
+    started: list[str] = []
+
+    class _Platform(KubernetesPlatform):
+        async def start(
+            self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
+        ) -> Endpoints:
+            started.append(self.run.variant)
+            raise AssertionError("a refused trial must start nothing")
+
+    def make(variant: Variant) -> KubernetesPlatform:
+        options = KubernetesOptions(limits=limits)
+        return _Platform(None, replace(run, variant=variant.name), options)  # type: ignore[arg-type]
+
+    assert make(Variant(name="default")).budget_problem([spec]) is None  # the run as admitted
+    ceiling = await confirm_limit(
+        spec, "default", _ceiling(), [spec], make, RecordingSink(), _report(spec)
+    )
+    assert ceiling.confirmation is not None
+    assert ceiling.confirmation.finding is Finding.INFERRED
+    reason = ceiling.confirmation.reason
+    assert reason.startswith("not run: spec: the run needs ")
+    assert "over the operator's limit limits.cpu" in reason
+    assert started == []

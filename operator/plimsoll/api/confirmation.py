@@ -40,12 +40,16 @@ class Counterfactual(PlimsollModel):
 class Confirmation(PlimsollModel):
     """The experiment's outcome for one variant's ceiling."""
 
-    finding: Finding
+    finding: Finding = Field(
+        description="confirmed, contradicted (the ceiling then names what was found) or inferred."
+    )
     named: LimitedBy = Field(description="The resource the search named before the experiment.")
     found: LimitedBy = Field(
         description="The resource the experiment points to (the named one when it did not run)."
     )
-    trials: list[Counterfactual] = Field(default_factory=list)
+    trials: list[Counterfactual] = Field(
+        default_factory=list, description="The trials run, in order: the named resource first."
+    )
     reason: str = Field(
         "", description="Why it was not run, or why its trials could not tell, when so."
     )

@@ -58,6 +58,7 @@ def build_context(
         raise typer.BadParameter(f"--reach must be {REACH_AUTO}, {REACH_POD_IP} or {REACH_PROXY}")
     allowed = os.environ.get("PLIMSOLL_ALLOWED_PROMETHEUS_URLS", "")
     target_hosts = os.environ.get("PLIMSOLL_ALLOWED_TARGET_HOSTS", "")
+    limits = _limits()
     options = KubernetesOptions(
         images=Images.from_env(),
         reach=reach,
@@ -69,13 +70,14 @@ def build_context(
         allowed_target_hosts=frozenset(h.strip() for h in target_hosts.split(",") if h.strip()),
         identity=_identity(),
         control_clients=_control_clients(),
+        limits=limits,
     )
     return OperatorContext(
         options=options,
         max_concurrent=max_concurrent,
         metrics_port=metrics_port,
         metrics_host=metrics_host,
-        limits=_limits(),
+        limits=limits,
         template_policy=_template_policy(),
     )
 

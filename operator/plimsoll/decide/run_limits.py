@@ -101,10 +101,10 @@ def deadline_message(limits: RunLimits) -> str:
     )
 
 
-def limit_problems(
-    every_variant: Sequence[CapacityTestSpec], budget: RunBudget, limits: RunLimits
-) -> list[str]:
-    """Each limit the run goes past, naming the limit and its value."""
+def budget_problems(budget: RunBudget, limits: RunLimits) -> list[str]:
+    """The pods, CPU and memory the run would request past the admin's limits. Also asked
+    before the confirmation experiment's trial at a doubled shape (the Kubernetes
+    platform), so that trial never asks for more than the admin allows a run."""
     problems = []
     if budget.pods > limits.pods:
         problems.append(_over("pods", f"{budget.pods} pods", str(limits.pods)))
@@ -114,6 +114,14 @@ def limit_problems(
     if budget.memory > limits.memory:
         memory = format_memory(budget.memory)
         problems.append(_over("memory", f"{memory} requested", format_memory(limits.memory)))
+    return problems
+
+
+def limit_problems(
+    every_variant: Sequence[CapacityTestSpec], budget: RunBudget, limits: RunLimits
+) -> list[str]:
+    """Each limit the run goes past, naming the limit and its value."""
+    problems = budget_problems(budget, limits)
     generators = max(
         view.generators.max_replicas
         if view.generators.asked_auto()

@@ -142,3 +142,14 @@ class KnowsTargetRoom(Protocol):
     def target_room(self, spec: CapacityTestSpec) -> TargetRoom:
         """The room for each of `spec`'s target replicas."""
         ...
+
+
+@runtime_checkable
+class KnowsRunBudget(Protocol):
+    """A platform whose admin bounds what one run may request: the Kubernetes one (the
+    chart's `limits`). The confirmation experiment asks it before a trial at a doubled
+    shape, which the run's spec, checked when the run was admitted, did not ask for."""
+
+    def budget_problem(self, every_variant: Sequence[CapacityTestSpec]) -> str | None:
+        """Why a run of `every_variant` would request more than the admin allows, or None."""
+        ...

@@ -24,7 +24,13 @@ from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepResult, TrialKind
 from plimsoll.decide.confirmation import finding, not_run, planned_trials, unfit, why_not_planned
 from plimsoll.decide.contention import floor_bound
-from plimsoll.platforms.base import KnowsTargetRoom, MetricsBeforeStart, Platform, PlatformError
+from plimsoll.platforms.base import (
+    KnowsRunBudget,
+    KnowsTargetRoom,
+    MetricsBeforeStart,
+    Platform,
+    PlatformError,
+)
 from plimsoll.run.equipment import Equipment
 from plimsoll.run.progress import ProgressSink
 from plimsoll.run.scrape_check import fit_before_start
@@ -79,17 +85,16 @@ async def confirm_limit(
     assert spec.target.resources is not None  # why_not_planned refuses an unpinned shape
     trials = planned_trials(ceiling, spec.target.resources)
     platforms = [make_platform(_variant_of(variant, t)) for t in trials]
-    for trial, platform in zip(trials, platforms, strict=True):
-        if isinstance(platform, KnowsTargetRoom):
-            room = platform.target_room(spec)
-            problem = unfit(trial, room.cpu, room.memory)
-            if problem is not None:
-                return with_confirmation(ceiling, not_run(ceiling, f"not run: {problem}"))
+    doubled = [
+        spec.model_copy(update={"target": spec.target.model_copy(update={"resources": t.shape})})
+        for t in trials
+    ]
+    for trial, platform, at_double in zip(trials, platforms, doubled, strict=True):
+        problem = _room_problem(trial, platform, at_double, every_variant)
+        if problem is not None:
+            return with_confirmation(ceiling, not_run(ceiling, f"not run: {problem}"))
     ran: list[Counterfactual] = []
-    for trial, platform in zip(trials, platforms, strict=True):
-        doubled = spec.model_copy(
-            update={"target": spec.target.model_copy(update={"resources": trial.shape})}
-        )
+    for trial, platform, at_double in zip(trials, platforms, doubled, strict=True):
         await sink.phase(
             Phase.RUNNING,
             f"confirming the limit ({variant}): {trial.level:,} {spec.unit} at 2× "
@@ -97,7 +102,7 @@ async def confirm_limit(
         )
         try:
             result = await _one_trial(
-                doubled, variant, trial, platform, [*every_variant, doubled], sink, report
+                at_double, variant, trial, platform, [*every_variant, at_double], sink, report
             )
         except PlatformError as exc:
             why = f"the {trial.doubled.value} doubled could not start: {exc}"
@@ -105,6 +110,24 @@ async def confirm_limit(
         judged = result.judgement
         ran.append(trial.model_copy(update={"verdict": judged.verdict, "reasons": judged.reasons}))
     return with_confirmation(ceiling, finding(ceiling, ran))
+
+
+def _room_problem(
+    trial: Counterfactual,
+    platform: Platform,
+    at_double: CapacityTestSpec,
+    every_variant: Sequence[CapacityTestSpec],
+) -> str | None:
+    """Why the trial cannot run on `platform`: the host has no room for the doubled
+    target (local), or the run would request more than the admin allows (Kubernetes)."""
+    if isinstance(platform, KnowsTargetRoom):
+        room = platform.target_room(at_double)
+        problem = unfit(trial, room.cpu, room.memory)
+        if problem is not None:
+            return problem
+    if isinstance(platform, KnowsRunBudget):
+        return platform.budget_problem([*every_variant, at_double])
+    return None
 
 
 def _variant_of(variant: str, trial: Counterfactual) -> Variant:

@@ -36,6 +36,8 @@ from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
 from plimsoll.api.urls import redact_url
 from plimsoll.decide.metrics_policy import metrics_problems
+from plimsoll.decide.run_budget import run_budget
+from plimsoll.decide.run_limits import RunLimits, budget_problems
 from plimsoll.decide.target_policy import (
     is_address,
     refused_networks,
@@ -101,6 +103,9 @@ class KubernetesOptions:
     control_clients: ControlClients = field(default_factory=ControlClients)
     ready_timeout: float = 180.0
     poll: float = 0.5
+    # The admin's limits on one run (the chart's `limits`), already held to by the spec
+    # when the run was admitted; here for the trials the spec did not name.
+    limits: RunLimits = field(default_factory=RunLimits)
 
     def uses_proxy(self) -> bool:
         return self.reach == REACH_PROXY or (self.reach == REACH_AUTO and not in_cluster())
@@ -217,6 +222,11 @@ class KubernetesPlatform:
             await wait_job_done(self._client, self.run.namespace, name, limit)
         except NotReadyError as exc:
             raise PlatformError(str(exc)) from exc
+
+    def budget_problem(self, every_variant: Sequence[CapacityTestSpec]) -> str | None:
+        """Why the run's quota, sized for `every_variant`, would pass the admin's limits."""
+        budget = run_budget(every_variant, manifests.KNOWN_SHAPES)
+        return "; ".join(budget_problems(budget, self._options.limits)) or None
 
     def _api_server_hosts(self) -> set[str]:
         """The API server as the operator reaches it, and as pods do (its Service's IP)."""
