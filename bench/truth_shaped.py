@@ -14,8 +14,17 @@ CPU hogs (the steps the hogs slowed must be called noisy, never failed).
   it. At twice the memory the failing level must pass, at twice the CPU not: memory,
   confirmed.
 
-The event-loop streaming proxy in front of the mock LLM provider is not here yet: its
-truth has to be measured separately, by the experiment on a second shape.
+- proxy: `examples/targets/llm_proxy.py`, the LLM-proxy example's event-loop proxy (one
+  asyncio loop relaying streamed answers token by token, a key-service callout before
+  each and a metering report after), in front of the mock LLM provider, pinned to
+  PROXY_CPU. No formula gives its capacity, so its truth is measured apart from the
+  search: the proxy's CPU per modeled user, at 1 CPU where it is never throttled, first
+  at PROXY_PROBE_USERS users and then at 70% of the capacity that implies (an event
+  loop's cost per user falls as its wake-ups batch, so the second figure is taken near
+  the load the search will judge); the truth is PROXY_CPU over that cost, the users
+  the proxy can serve before its CPU runs out. The bar allows PROXY_TTFT_SLACK over the
+  provider's TTFT, as the example does, so queueing near saturation fails it. At twice
+  the CPU the failing level must pass, at twice the memory not: cpu, confirmed.
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from bench.hogs import cpu_hogs, pinned
 from plimsoll.api.confirmation import Finding
@@ -39,6 +50,14 @@ OOM_MEMORY_MIB = 128
 OOM_CPU = 0.5
 # memory_hold.py's working set with nothing held (bench/real_shapes.py measured it).
 OOM_IDLE_MIB = 16
+PROXY_CPU = 0.5
+PROXY_MEMORY = "256Mi"
+PROXY_TTFT_MS = 200  # the provider's, shorter than the example's 800 ms: shorter trials
+PROXY_ITL_MS = 5
+PROXY_TOKENS = 20
+PROXY_TTFT_SLACK_MS = 100  # the example's bar: p95 TTFT at most 100 ms over the provider's
+PROXY_PROBE_USERS = 10
+PROXY_SPEC = Path(__file__).resolve().parents[1] / "examples" / "llm-proxy-multi-user.yaml"
 HOG_CPU = 0  # the hogs' CPU, and the target's beside them
 HOGS = 3
 WITHIN = 0.10  # issue 51's bar for each case's error
@@ -91,6 +110,63 @@ def oom_test(beside_hogs: bool) -> CapacityTest:
     }
     bar = {"latency": [{"quantile": "p99", "below": "3s"}], "errors": {"transport": "0%"}}
     return _test("truth-oom", target, "/hold", 8, bar)
+
+
+def proxy_test(name: str, cpu: float, search: dict[str, Any], beside_hogs: bool) -> CapacityTest:
+    """The LLM-proxy example as shipped but for a faster provider, shorter trials, the
+    search asked for and the proxy's CPU (its memory as the example pins it)."""
+    doc = yaml.safe_load(PROXY_SPEC.read_text())
+    spec = doc["spec"]
+    command = spec["target"]["command"]
+    spec["target"]["command"] = pinned(command, HOG_CPU) if beside_hogs else command
+    spec["target"]["resources"] = {"cpu": f"{cpu:g}", "memory": PROXY_MEMORY}
+    spec["upstream"]["llm"] = {
+        "ttft": {"fixed": f"{PROXY_TTFT_MS}ms"},
+        "itl": {"fixed": f"{PROXY_ITL_MS}ms"},
+        "outputTokens": PROXY_TOKENS,
+    }
+    spec["passWhen"]["latency"][0]["below"] = f"{PROXY_TTFT_MS + PROXY_TTFT_SLACK_MS}ms"
+    spec["trial"] = {"duration": "10s", "warmUp": "3s"}
+    spec["search"] = search
+    spec.pop("sizing", None)
+    doc["metadata"] = {"name": name}
+    return CapacityTest.model_validate(doc)
+
+
+def proxy_search_test(beside_hogs: bool) -> CapacityTest:
+    search = {
+        "strategy": "doubling",
+        "start": 8,
+        "floor": 2,
+        "limit": 1000,
+        "precision": "5%",
+        "repeats": 0,
+        "maxTrials": 16,
+    }
+    return proxy_test("truth-proxy", PROXY_CPU, search, beside_hogs)
+
+
+async def proxy_truth(
+    run: Callable[[CapacityTest, str, Path], Awaitable[RunReport]], out: Path
+) -> float:
+    """The users the proxy serves at PROXY_CPU before its CPU runs out: PROXY_CPU over its
+    CPU per user, measured at 1 CPU (never throttled there), at PROXY_PROBE_USERS and
+    then at 70% of the capacity the first figure implies."""
+    users = PROXY_PROBE_USERS
+    truth = 0.0
+    for label in ("probe", "near"):
+        steps = {"strategy": "steps", "levels": [users], "repeats": 0}
+        report = await run(
+            proxy_test(f"proxy-cost-{label}", 1.0, steps, False), f"proxy-{label}", out
+        )
+        step = report.steps[0]
+        cores = step.target.cpu_mean_cores if step.target is not None else None
+        if not cores:
+            raise RuntimeError(f"proxy truth: no CPU figure for the target at {users} users")
+        truth = PROXY_CPU / (cores / users)
+        print(f"  proxy at {users} users, 1 CPU: {cores:.3f} cores, truth {truth:.1f} users")
+        users = max(PROXY_PROBE_USERS, round(truth * 0.7))
+    return truth
 
 
 THREADED_TRUTH = THREADED_CPU / (THREADED_WORK_MS / 1000)
@@ -151,12 +227,14 @@ async def shaped_cases(
     cases = [
         ("threaded", threaded_test, THREADED_TRUTH, LimitedBy.CPU),
         ("oom", oom_test, OOM_TRUTH, LimitedBy.MEMORY),
+        ("proxy", proxy_search_test, None, LimitedBy.CPU),
     ]
     missed: list[str] = []
-    for prefix, make, truth, expected in cases:
-        print(f"{prefix}: truth {truth:g} rps, {expected.value}-bound", flush=True)
+    for prefix, make, known, expected in cases:
+        truth = known if known is not None else await proxy_truth(run, out)
+        print(f"{prefix}: truth {truth:g}, {expected.value}-bound", flush=True)
         quiet = await run(make(False), prefix, out)
-        with cpu_hogs(HOG_CPU, HOGS, seconds=600):
+        with cpu_hogs(HOG_CPU, HOGS, seconds=900):
             hog = await run(make(True), f"{prefix}-hog", out)
         case = figures(prefix, truth, quiet, hog)
         result.update(case)
