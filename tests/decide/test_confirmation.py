@@ -10,6 +10,7 @@ from plimsoll.api.step import LimitedBy, Verdict
 from plimsoll.api.target import PodShape
 from plimsoll.decide.confirmation import (
     doubled,
+    experiment_level,
     finding,
     not_run,
     phrase,
@@ -42,9 +43,10 @@ def test_doubling_one_resource_leaves_the_other() -> None:
 
 
 @pytest.mark.parametrize("named", [CPU, MEMORY, NEITHER])
-def test_the_plan_runs_the_first_failing_level_named_resource_first(named: LimitedBy) -> None:
+def test_the_plan_runs_clear_of_the_ceiling_named_resource_first(named: LimitedBy) -> None:
     trials = planned_trials(ceiling(named), SHAPE)
-    assert [t.level for t in trials] == [350, 350]
+    # A quarter over the failing level 350 (438), within 1.6x the ceiling of 300 (480).
+    assert [t.level for t in trials] == [438, 438]
     first = MEMORY if named is MEMORY else CPU  # neither: CPU, then memory
     assert [t.doubled for t in trials] == [first, CPU if first is MEMORY else MEMORY]
     assert all(t.shape == doubled(SHAPE, t.doubled) for t in trials)
@@ -115,16 +117,31 @@ def test_the_finding_follows_which_doubling_passed(
 def test_the_report_says_what_the_experiment_saw() -> None:
     confirmed = finding(ceiling(CPU), _run(CPU, PASS, FAIL))
     assert phrase(confirmed, "users") == (
-        "confirmed: at 2× CPU 350 users passed, at 2× memory it failed"
+        "confirmed: at 2× CPU 438 users passed, at 2× memory it failed"
     )
     wrong = finding(ceiling(NEITHER), _run(NEITHER, PASS, FAIL))
     assert phrase(wrong, "users") == (
-        "the rule named neither, the experiment cpu: at 2× CPU 350 users passed, "
+        "the rule named neither, the experiment cpu: at 2× CPU 438 users passed, "
         "at 2× memory it failed"
     )
     latency = finding(ceiling(NEITHER), _run(NEITHER, FAIL, FAIL))
-    assert phrase(latency, "rps") == ("confirmed: at 2× CPU and at 2× memory 350 rps still failed")
+    assert phrase(latency, "rps") == ("confirmed: at 2× CPU and at 2× memory 438 rps still failed")
     unsure = finding(ceiling(CPU), _run(CPU, PASS, Verdict.NOISY))
     assert phrase(unsure, "users") == (
         "inferred: the trial with memory doubled was neither pass nor fail"
     )
+
+
+@pytest.mark.parametrize(
+    ("level", "high", "run_at", "why"),
+    [
+        (25, 26, 33, "a fine bracket: a quarter over 26, within 1.6 x 25 = 40"),
+        (10, 35, 35, "a coarse one: 35 is already clear, 1.6 x 10 = 16 is below it"),
+        (16, 32, 32, "the first doubling failure: a quarter over (40) passes 1.6 x 16 = 25"),
+        (300, 320, 400, "a quarter over 320"),
+    ],
+)
+def test_the_experiment_runs_where_the_shape_fails_clearly_and_twice_the_resource_passes(
+    level: int, high: int, run_at: int, why: str
+) -> None:
+    assert experiment_level(ceiling(CPU, level=level, low=level, high=high)) == run_at, why

@@ -16,6 +16,7 @@ ceiling, a run that stopped early, a target Plimsoll did not pin (`target.url`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from plimsoll.api.confirmation import Confirmation, Counterfactual, Finding
@@ -46,13 +47,37 @@ def why_not_planned(ceiling: Ceiling, shape: PodShape | None) -> str | None:
     return None
 
 
+# How far above the ceiling the experiment runs (`experiment_level`).
+CLEARLY_OVER = 1.25  # over the first failing level: the target at its shape fails clearly
+WELL_UNDER_TWICE = 1.6  # at most this times the ceiling: twice the binding resource passes
+
+
+def experiment_level(ceiling: Ceiling) -> int:
+    """The level the experiment runs: the first failing level, raised by a quarter where
+    that stays within 1.6 times the ceiling. A fine search's failing level is within noise
+    of the ceiling (5% over it), so there the trial with the other resource doubled, whose
+    answer must be "fail", could pass by chance, and the finding said "both bind" (a
+    CPU-bound target at 0.5 CPU, failing level 26 for a capacity of 25, make truth).
+    A quarter over, the target at its shape fails clearly; below 1.6 times the ceiling, the
+    target with its binding resource doubled, about twice the capacity, runs at most 80%
+    loaded and passes. A coarse search's failing level (35 over a ceiling of 10) is
+    already clear of both, and is run as it is."""
+    assert ceiling.high is not None
+    assert ceiling.level is not None
+    raised = min(
+        math.ceil(ceiling.high * CLEARLY_OVER), math.floor(ceiling.level * WELL_UNDER_TWICE)
+    )
+    return max(ceiling.high, raised)
+
+
 def planned_trials(ceiling: Ceiling, shape: PodShape) -> list[Counterfactual]:
-    """The experiment's trials, the named resource's first: each the first failing level
+    """The experiment's trials, the named resource's first: each at `experiment_level`
     with one resource doubled. Empty when `why_not_planned` says so."""
     if why_not_planned(ceiling, shape) is not None or ceiling.high is None:
         return []
     order = sorted(RESOURCES, key=lambda r: r is not ceiling.limited_by)
-    return [Counterfactual(doubled=r, level=ceiling.high, shape=doubled(shape, r)) for r in order]
+    level = experiment_level(ceiling)
+    return [Counterfactual(doubled=r, level=level, shape=doubled(shape, r)) for r in order]
 
 
 def unfit(trial: Counterfactual, room_cpu: float | None, room_memory: int | None) -> str | None:
