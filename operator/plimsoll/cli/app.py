@@ -32,6 +32,7 @@ from plimsoll.cli.spec_file import read_spec_file
 from plimsoll.decide.bar_advice import bar_warnings
 from plimsoll.decide.pod_template_policy import TemplatePolicy
 from plimsoll.decide.run_limits import RunLimits
+from plimsoll.decide.target_policy import external_targets_from
 from plimsoll.decide.workload_advice import workload_warnings
 from plimsoll.kube.run_policy import ClusterPolicy, policy_problems
 
@@ -122,7 +123,7 @@ def validate(
 
 def _cluster_policy(path: Path | None) -> ClusterPolicy:
     """The chart's values that make the policy (`limits`, `prometheus.url` and
-    `.allowedUrls`, `allowedTargetHosts`, `podTemplate`), from a values file; the
+    `.allowedUrls`, `allowedTargetHosts`, `externalTargets`, `podTemplate`), from a values file; the
     defaults without."""
     if path is None:
         return ClusterPolicy()
@@ -137,6 +138,7 @@ def _cluster_policy(path: Path | None) -> ClusterPolicy:
             limits=RunLimits.from_values(values.get("limits") or {}),
             prometheus_urls=frozenset(u for u in urls if u),
             allowed_target_hosts=frozenset(values.get("allowedTargetHosts") or []),
+            external_targets=external_targets_from(",".join(values.get("externalTargets") or [])),
             pod_template=TemplatePolicy.from_values(values.get("podTemplate") or {}),
         )
     except (OSError, ValueError, AttributeError, TypeError) as exc:

@@ -100,6 +100,7 @@ class OperatorContext:
             limits=self.limits,
             prometheus_urls=frozenset(prometheus),
             allowed_target_hosts=options.allowed_target_hosts,
+            external_targets=options.external_targets,
             api_server_hosts=frozenset({host} if host else ()),
             pod_template=self.template_policy,
         )

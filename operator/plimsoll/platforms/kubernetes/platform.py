@@ -39,6 +39,7 @@ from plimsoll.decide.metrics_policy import metrics_problems
 from plimsoll.decide.run_budget import run_budget
 from plimsoll.decide.run_limits import RunLimits, budget_problems
 from plimsoll.decide.target_policy import (
+    external_target_problem,
     is_address,
     refused_networks,
     target_host,
@@ -97,6 +98,8 @@ class KubernetesOptions:
     allowed_prometheus: frozenset[str] = frozenset()  # others a spec may name
     # Hosts a target.url may name although they are link-local, loopback or the API server.
     allowed_target_hosts: frozenset[str] = frozenset()
+    # Where a target.url may point at all (decide/target_policy.py): none by default.
+    external_targets: frozenset[str] = frozenset()
     # Who the operator is and which ClusterRole it binds in each run namespace; None:
     # it binds nothing and relies on its own rights (a developer's admin kubeconfig).
     identity: OperatorIdentity | None = None
@@ -250,6 +253,11 @@ class KubernetesPlatform:
                 self._api_server_hosts(),
                 self._options.allowed_target_hosts,
                 await _resolved(spec.target.url),
+            )
+            or external_target_problem(
+                spec.target.url,
+                self._options.external_targets,
+                self._options.allowed_target_hosts,
             ),
             images.refused("spec.generators.image", spec.generators.image),
             images.refused("spec.upstream.image", spec.upstream.image),
