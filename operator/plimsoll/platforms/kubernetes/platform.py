@@ -35,6 +35,7 @@ from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
 from plimsoll.api.urls import redact_url
+from plimsoll.decide.from_deployment import DeploymentCopyError, copied_target
 from plimsoll.decide.metrics_policy import metrics_problems
 from plimsoll.decide.run_budget import run_budget
 from plimsoll.decide.run_limits import RunLimits, budget_problems
@@ -54,6 +55,7 @@ from plimsoll.kube.control_ingress import (
 )
 from plimsoll.kube.env_copy import ValueSourceError, copy_references
 from plimsoll.kube.grants import GrantError, OperatorIdentity, ensure_bound
+from plimsoll.kube.kinds import DEPLOYMENTS
 from plimsoll.kube.names import Images, RunIdentity
 from plimsoll.kube.pod_proxy import PodProxyRelay
 from plimsoll.kube.wait import (
@@ -240,6 +242,8 @@ class KubernetesPlatform:
     async def start(
         self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
     ) -> Endpoints:
+        if spec.target.from_deployment is not None:
+            spec = await self._from_deployment(spec)
         self._spec = spec
         self._generator_count = spec.generators.fixed_replicas
         run, images, limit = self.run, self._options.images, self._options.ready_timeout
@@ -468,6 +472,42 @@ class KubernetesPlatform:
                 )
             except GrantError as exc:
                 raise PlatformError(str(exc)) from exc
+
+    async def _from_deployment(self, spec: CapacityTestSpec) -> CapacityTestSpec:
+        """`spec` with its target copied from the Deployment `target.fromDeployment`
+        names in the CapacityTest's own namespace (`decide.from_deployment`)."""
+        source = spec.target.from_deployment
+        assert source is not None
+        namespace = self.run.owner_namespace
+        identity = self._options.identity
+        try:
+            if identity is not None and identity.references_role:
+                await ensure_bound(
+                    self._client,
+                    identity,
+                    namespace,
+                    identity.references_role,
+                    labels={names.LABEL_MANAGED_BY: names.MANAGER},
+                    proof=("secrets", "get"),  # the same role grants deployments get
+                )
+            deployment = await self._client.get(DEPLOYMENTS, namespace, source.name)
+        except (KubeError, GrantError) as exc:
+            message = exc.message if isinstance(exc, KubeError) else str(exc)
+            raise PlatformError(
+                f"spec.target.fromDeployment: cannot read deployment {namespace}/{source.name}:"
+                f" {message}"
+            ) from exc
+        if deployment is None:
+            raise PlatformError(
+                f"spec.target.fromDeployment: no deployment {source.name!r} in {namespace} "
+                "(it is read from the CapacityTest's own namespace)"
+            )
+        swapped = {named.env_var for named in spec.upstreams}
+        try:
+            target = copied_target(spec.target, deployment, swapped)
+        except DeploymentCopyError as exc:
+            raise PlatformError(str(exc)) from exc
+        return spec.model_copy(update={"target": target})
 
     async def _copy_references(self, spec: CapacityTestSpec) -> None:
         """`valueFrom` values into `run-env`, before any pod that reads them."""

@@ -24,6 +24,12 @@ from plimsoll.platforms.local.processes import free_port, port_is_free, wait_rea
 def target_command(spec: CapacityTestSpec) -> tuple[list[str], dict[str, str]]:
     """The target's argv and its own env."""
     target = spec.target
+    if target.from_deployment is not None:
+        raise PlatformError(
+            f"target.fromDeployment copies the Deployment {target.from_deployment.name!r} on a "
+            "cluster; the local platform runs commands: give target.command (and leave out "
+            "fromDeployment) to run the service here"
+        )
     if not target.command:
         raise PlatformError(
             f"the local platform runs commands, not images: target.image {target.image!r} is for "
