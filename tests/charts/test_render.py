@@ -105,11 +105,30 @@ def test_default_objects() -> None:
         "ClusterRole",
         "ClusterRoleBinding",
         "Deployment",
+        "NetworkPolicy",
         "Service",
         "ServiceAccount",
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
     ]
+
+
+def test_the_operators_pod_admits_only_its_metrics_port() -> None:
+    """Issue 52, item 5: nothing but a scrape reaches the operator, from where the admin
+    says (any address when unsaid: the port serves counters only)."""
+    policy = one(objects(), "NetworkPolicy")["spec"]
+    deployment = one(objects(), "Deployment")
+    assert policy["podSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    assert policy["policyTypes"] == ["Ingress"]
+    [rule] = policy["ingress"]
+    assert rule == {"ports": [{"port": "metrics", "protocol": "TCP"}]}
+    ports = {p["name"] for p in _container([deployment])["ports"]}
+    assert "metrics" in ports
+    monitoring = [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}]
+    narrowed = one(objects({"networkPolicy": {"metricsFrom": monitoring}}), "NetworkPolicy")
+    assert narrowed["spec"]["ingress"][0]["from"] == monitoring
+    off = objects({"networkPolicy": {"enabled": False}})
+    assert not [o for o in off if o["kind"] == "NetworkPolicy"]
 
 
 def _container(items: list[dict[str, Any]]) -> dict[str, Any]:

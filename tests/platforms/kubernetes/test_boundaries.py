@@ -214,7 +214,7 @@ async def test_bounds_and_policies_come_before_any_pod(
     assert set(created[:first_pod]) >= {"limitranges", "resourcequotas", "networkpolicies"}
     assert created[:4] == ["namespaces", "limitranges", "resourcequotas", "networkpolicies"]
     policies = {p[1] for p in emulator.live("networkpolicies")}
-    assert policies == {"run-egress", "generators-egress", "generators-ingress"}
+    assert policies == {"run-egress", "run-ingress", "generators-egress", "generators-ingress"}
 
 
 async def test_a_target_url_at_the_api_server_stops_the_start_before_anything_is_made(

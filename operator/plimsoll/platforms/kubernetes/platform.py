@@ -281,6 +281,7 @@ class KubernetesPlatform:
             await self.apply(boundaries.resource_quota(run, every_variant, manifests.KNOWN_SHAPES))
         )
         await self.apply(manifests.run_egress_policy(run))
+        await self.apply(manifests.run_ingress_policy(run))
         await self.apply(manifests.generator_network_policy(run, spec))
         await self.apply(generator_ingress_policy(run, self._control_peers()))
 
