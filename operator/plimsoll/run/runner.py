@@ -41,7 +41,7 @@ from plimsoll.decide.sizing import plan_deployment
 from plimsoll.decide.sizing_costs import SizingInputError, resolve
 from plimsoll.decide.unit_costs import unit_costs
 from plimsoll.decide.workload_advice import workload_warnings
-from plimsoll.platforms.base import Endpoints, MetricsBeforeStart, Platform
+from plimsoll.platforms.base import DescribesHost, Endpoints, MetricsBeforeStart, Platform
 from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.report.shapes import headline as shapes_headline
@@ -64,6 +64,18 @@ def _now() -> datetime:
 
 def _keep(cleanup: Cleanup, succeeded: bool) -> bool:
     return cleanup is Cleanup.NEVER or (cleanup is Cleanup.ON_SUCCESS and not succeeded)
+
+
+def _platform_for(
+    variant: Variant, make_platform: Callable[[Variant], Platform], report: RunReport
+) -> Platform:
+    """The variant's platform, its name and (once, where it can tell) its host recorded
+    in the report."""
+    platform = make_platform(variant)
+    report.platform = platform.name
+    if report.host is None and isinstance(platform, DescribesHost):
+        report.host = platform.describe_host()
+    return platform
 
 
 async def _run_variant(
@@ -216,8 +228,7 @@ async def _run_guided(
         table.chosen.append(choice.shape)
         if choice.predicted is not None:
             table.predicted[variant.name] = choice.predicted
-        platform = make_platform(variant)
-        report.platform = platform.name
+        platform = _platform_for(variant, make_platform, report)
         ceiling = await _run_variant(
             variant.name, specs, make_platform, platform, sink, history, report
         )
@@ -255,8 +266,7 @@ async def run_test(
             await _run_guided(test.spec, specs, make_platform, sink, history, report)
         else:
             for variant, name in zip(variants, specs, strict=True):
-                platform = make_platform(variant)
-                report.platform = platform.name
+                platform = _platform_for(variant, make_platform, report)
                 ceiling = await _run_variant(
                     name, specs, make_platform, platform, sink, history, report
                 )
