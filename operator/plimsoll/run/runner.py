@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.shapes import ShapeTable, shape_variant
-from plimsoll.api.spec import CapacityTestSpec, Cleanup, Strategy, Variant
+from plimsoll.api.spec import CapacityTestSpec, Strategy, Variant
 from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord, TrialKind
 from plimsoll.decide.bar_advice import bar_warnings
@@ -60,10 +60,6 @@ class RunStoppedError(RuntimeError):
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _keep(cleanup: Cleanup, succeeded: bool) -> bool:
-    return cleanup is Cleanup.NEVER or (cleanup is Cleanup.ON_SUCCESS and not succeeded)
 
 
 def _platform_for(
@@ -111,7 +107,7 @@ async def _search_variant(
         # A resumed run past this variant: its steps stand and nothing is left to measure,
         # so its pods are not started again, only what an interrupted clean-up left removed.
         finished = done.complete or done.every_level_passed
-        await asyncio.shield(platform.stop(keep=_keep(spec.cleanup, finished)))
+        await asyncio.shield(platform.stop(keep=spec.cleanup.keeps(finished)))
         return done
     if isinstance(platform, MetricsBeforeStart):
         spec, notes = await fit_before_start(spec, platform.metrics_before_start(spec))
@@ -151,7 +147,7 @@ async def _search_variant(
         if endpoints is not None and spec.workload.streams is not None:
             await asyncio.shield(release_streams(endpoints.generator_urls, endpoints.control_token))
         # Shielded: a Ctrl-C must not interrupt the very clean-up it asked for.
-        await asyncio.shield(platform.stop(keep=_keep(spec.cleanup, succeeded)))
+        await asyncio.shield(platform.stop(keep=spec.cleanup.keeps(succeeded)))
 
 
 def _finish(report: RunReport, specs: Mapping[str, CapacityTestSpec]) -> None:
