@@ -247,3 +247,21 @@ def test_validate_holds_target_url_to_the_admins_external_targets(tmp_path: Path
     bad = runner.invoke(app, ["validate", "--cluster-policy", str(values), str(path)])
     assert bad.exit_code == 2
     assert "externalTargets: '10.0.0.0/99' is not a network" in bad.output
+
+
+def test_validate_local_refuses_what_this_machine_cannot_start(tmp_path: Path) -> None:
+    """`--local` checks for `plimsoll run`: a target it would refuse at the start (an
+    image only, a Deployment's copy) is refused here already, with the same words."""
+    document = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
+    shape = document["spec"]["target"]["resources"]
+    path = tmp_path / "spec.yaml"
+    for target, words in [
+        ({"fromDeployment": {"name": "api"}}, "target.fromDeployment copies the Deployment 'api'"),
+        ({"image": "shop/api:1"}, "the local platform runs commands, not images"),
+    ]:
+        document["spec"]["target"] = {**target, "resources": shape}
+        path.write_text(yaml.safe_dump(document))
+        local = runner.invoke(app, ["validate", "--local", str(path)])
+        assert local.exit_code == 2, local.output
+        assert f"quickstart (default): {words}" in local.output
+        assert runner.invoke(app, ["validate", str(path)]).exit_code == 0  # a cluster runs it

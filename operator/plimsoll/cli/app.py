@@ -35,6 +35,7 @@ from plimsoll.decide.run_limits import RunLimits
 from plimsoll.decide.target_policy import external_targets_from
 from plimsoll.decide.workload_advice import workload_warnings
 from plimsoll.kube.run_policy import ClusterPolicy, policy_problems
+from plimsoll.platforms.local.pieces import not_runnable_here
 
 app = typer.Typer(
     name="plimsoll",
@@ -92,7 +93,8 @@ def validate(
         bool,
         typer.Option(
             "--local",
-            help="Check for `plimsoll run` on this machine: the cluster's limits do not apply.",
+            help="Check for `plimsoll run` on this machine: the cluster's policy does not "
+            "apply, and the target must be one this machine can start (a command).",
         ),
     ] = False,
     cluster_policy: Annotated[
@@ -154,8 +156,15 @@ def _validate_one(path: Path, policy: ClusterPolicy | None = None) -> bool:
             over = [
                 f"{t.metadata.name}: {p}" for t in read.tests for p in policy_problems(t, policy)
             ]
-            if over:
-                raise SpecError(over)
+        else:  # for `plimsoll run`: what this machine cannot start
+            over = [
+                f"{t.metadata.name} ({name}): {problem}"
+                for t in read.tests
+                for name, view in t.spec.variant_specs().items()
+                if (problem := not_runnable_here(view)) is not None
+            ]
+        if over:
+            raise SpecError(over)
     except SpecError as exc:
         typer.echo(f"{path}: invalid", err=True)
         for line in exc.problems:
