@@ -1046,6 +1046,10 @@ def _shared_cluster() -> list[Case]:
         ("target-url-kubelet", "https://10.0.12.7:10250/pods", "the kubelet's API"),
         ("target-url-kubelet-read-only", "http://10.0.12.7:10255/stats", "read-only"),
         ("target-url-kube-proxy", "http://10.0.12.7:10256/healthz", "kube-proxy"),
+        # Not the cluster itself, but not listed by the admin (none is, by default).
+        ("target-url-other-teams-service", "http://orders.team-b.svc:8080/", "externalTargets"),
+        ("target-url-cluster-ip", "http://10.96.14.2/", "externalTargets"),
+        ("target-url-third-party", "https://api.example.org/v1/charge", "externalTargets"),
     ):
         rows.append((case_id, {"spec.target": {"url": url}}, "bad: spec.target.url", hint))
     # PromQL scoped to the run's namespace but asking Prometheus too much (item 8).

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from plimsoll.cli.operator import operator_cmd
+from plimsoll.decide.target_policy import external_targets_from
 from tests.charts.helm import CHART, MODES, NAMESPACE, objects, of_kind, one, render
 
 KUBE_VERSIONS = ["1.30.0", kubernetes_validate.latest_version()]
@@ -104,11 +105,30 @@ def test_default_objects() -> None:
         "ClusterRole",
         "ClusterRoleBinding",
         "Deployment",
+        "NetworkPolicy",
         "Service",
         "ServiceAccount",
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
     ]
+
+
+def test_the_operators_pod_admits_only_its_metrics_port() -> None:
+    """Issue 52, item 5: nothing but a scrape reaches the operator, from where the admin
+    says (any address when unsaid: the port serves counters only)."""
+    policy = one(objects(), "NetworkPolicy")["spec"]
+    deployment = one(objects(), "Deployment")
+    assert policy["podSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    assert policy["policyTypes"] == ["Ingress"]
+    [rule] = policy["ingress"]
+    assert rule == {"ports": [{"port": "metrics", "protocol": "TCP"}]}
+    ports = {p["name"] for p in _container([deployment])["ports"]}
+    assert "metrics" in ports
+    monitoring = [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}]
+    narrowed = one(objects({"networkPolicy": {"metricsFrom": monitoring}}), "NetworkPolicy")
+    assert narrowed["spec"]["ingress"][0]["from"] == monitoring
+    off = objects({"networkPolicy": {"enabled": False}})
+    assert not [o for o in off if o["kind"] == "NetworkPolicy"]
 
 
 def _container(items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -178,6 +198,16 @@ def test_by_default_at_most_8_runs_at_once_in_the_whole_cluster() -> None:
     assert inspect.signature(operator_cmd).parameters["max_concurrent"].default == 8
 
 
+def test_external_targets_reach_the_operator_none_by_default() -> None:
+    """Issue 52, item 3: a target.url is opt-in on a cluster; the chart lists none."""
+    assert _env(_container(objects()))["PLIMSOLL_EXTERNAL_TARGETS"] == ""
+    listed = {"externalTargets": ["shop.example.com", ".staging.example.com", "10.20.0.0/16"]}
+    env = _env(_container(objects(listed)))
+    assert external_targets_from(env["PLIMSOLL_EXTERNAL_TARGETS"]) == frozenset(
+        listed["externalTargets"]
+    )
+
+
 def test_default_images_follow_the_app_version() -> None:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     container = _container(objects())
@@ -240,6 +270,7 @@ def test_bring_your_own_service_account() -> None:
         ({"watchNamespaces": ["a"]}, "additional properties"),
         ({"prometheus": {"url": "prometheus:9090"}}, "/prometheus/url"),
         ({"image": {"repository": "x", "digest": "latest"}}, "/image/digest"),
+        ({"externalTargets": ["http://shop.example.com/"]}, "/externalTargets/0"),
     ],
 )
 def test_schema_rejects_bad_values(values: dict[str, Any], complaint: str) -> None:

@@ -221,3 +221,47 @@ def test_validate_applies_the_operators_prometheus_promql_and_target_checks(
     assert aimed.exit_code == 2, aimed.output
     assert "spec.target.url: '169.254.169.254'" in aimed.output
     assert "prometheusUrl" not in aimed.output  # allowed by the values
+
+
+def test_validate_holds_target_url_to_the_admins_external_targets(tmp_path: Path) -> None:
+    """Issue 52, item 3: on a cluster an external target is opt-in. By the chart's
+    default (none listed) a `target.url` is refused naming the list and the fix; a values
+    file that lists the host admits it; `--local` (for `plimsoll run`) never asks."""
+    document = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
+    document["spec"]["target"] = {
+        "url": "http://shop.example.com:8080/",
+        "resources": document["spec"]["target"]["resources"],
+    }
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(document))
+    refused = runner.invoke(app, ["validate", str(path)])
+    assert refused.exit_code == 2, refused.output
+    assert "spec.target.url: 'shop.example.com' is not an external target" in refused.output
+    assert "externalTargets" in refused.output
+    assert runner.invoke(app, ["validate", "--local", str(path)]).exit_code == 0
+    values = tmp_path / "values.yaml"
+    values.write_text("externalTargets: [.example.com]\n")
+    listed = runner.invoke(app, ["validate", "--cluster-policy", str(values), str(path)])
+    assert listed.exit_code == 0, listed.output
+    values.write_text("externalTargets: [10.0.0.0/99]\n")
+    bad = runner.invoke(app, ["validate", "--cluster-policy", str(values), str(path)])
+    assert bad.exit_code == 2
+    assert "externalTargets: '10.0.0.0/99' is not a network" in bad.output
+
+
+def test_validate_local_refuses_what_this_machine_cannot_start(tmp_path: Path) -> None:
+    """`--local` checks for `plimsoll run`: a target it would refuse at the start (an
+    image only, a Deployment's copy) is refused here already, with the same words."""
+    document = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
+    shape = document["spec"]["target"]["resources"]
+    path = tmp_path / "spec.yaml"
+    for target, words in [
+        ({"fromDeployment": {"name": "api"}}, "target.fromDeployment copies the Deployment 'api'"),
+        ({"image": "shop/api:1"}, "the local platform runs commands, not images"),
+    ]:
+        document["spec"]["target"] = {**target, "resources": shape}
+        path.write_text(yaml.safe_dump(document))
+        local = runner.invoke(app, ["validate", "--local", str(path)])
+        assert local.exit_code == 2, local.output
+        assert f"quickstart (default): {words}" in local.output
+        assert runner.invoke(app, ["validate", str(path)]).exit_code == 0  # a cluster runs it

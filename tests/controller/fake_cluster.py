@@ -57,6 +57,7 @@ class FakeCluster(kmock.KubernetesEmulator):
             ("v1/secrets", "Secret", True),
             ("v1/events", "Event", True),
             ("batch/v1/jobs", "Job", True),
+            ("apps/v1/deployments", "Deployment", True),
             ("networking.k8s.io/v1/networkpolicies", "NetworkPolicy", True),
             ("v1/resourcequotas", "ResourceQuota", True),
             ("v1/limitranges", "LimitRange", True),

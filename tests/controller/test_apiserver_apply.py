@@ -208,6 +208,7 @@ def _children(run: RunIdentity) -> list[dict[str, Any]]:
         boundaries.limit_range(run),
         boundaries.resource_quota(run, [plain], manifests.KNOWN_SHAPES),
         manifests.run_egress_policy(run),
+        manifests.run_ingress_policy(run),
         manifests.generator_network_policy(run, plain),
         manifests.mock_config_map(run, plain.upstream),
         manifests.cluster_service(run, names.MOCK_SERVICE, names.ROLE_MOCK, plain.upstream.port),

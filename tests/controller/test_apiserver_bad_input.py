@@ -97,8 +97,13 @@ async def test_a_template_past_the_admins_allow_lists_is_refused_naming_the_valu
 ) -> None:
     """Issue 52, item 4: the chart's `podTemplate` values (by default: no priority class,
     no toleration, no label, nodes only by a kind of node) hold what the model lets
-    through; the operator, with the chart's own environment, names each field and value."""
+    through; the operator, with the chart's own environment, names each field and value.
+    Item 3, by the same operator: the chart lists no external target, so a `target.url`
+    at another team's Service is refused as well, naming the chart's `externalTargets`."""
     sa_operator.start()
+    aimed = quickstart("aimed", None)
+    aimed["spec"]["target"] = {"url": "http://orders.team-b.svc.cluster.local:8080/"}
+    await apiserver.apply(aimed)
     body = quickstart("placed", None)
     body["spec"]["target"]["podTemplate"] = {
         "metadata": {"labels": {"sidecar.istio.io/inject": "true"}},
@@ -117,3 +122,10 @@ async def test_a_template_past_the_admins_allow_lists_is_refused_naming_the_valu
     assert "spec.target.podTemplate.spec.nodeSelector.kubernetes.io/hostname" in message
     assert "spec.target.podTemplate.metadata.labels.sidecar.istio.io/inject" in message
     assert "namespace" not in status  # nothing was started
+    status = await wait_for(lambda: apiserver.phase_in("aimed", "Failed"), 60, "Failed")
+    message = _spec_valid(status)["message"]
+    assert "spec.target.url: 'orders.team-b.svc.cluster.local' is not an external target" in (
+        message
+    )
+    assert "Helm: externalTargets" in message
+    assert "namespace" not in status

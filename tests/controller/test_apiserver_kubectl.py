@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import shlex
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
+import yaml
 from typer.testing import CliRunner, Result
 
 from plimsoll.api.gate import RegressionStatus
@@ -27,6 +30,7 @@ from plimsoll.api.status import CapacityTestStatus, Ceiling, Phase
 from plimsoll.cli.kubectl import app
 from plimsoll.controller.report_map import write_report_config_map
 from plimsoll.decide.operator_action import RERUN_ANNOTATION
+from plimsoll.kube import kubeconfig as kubeconfig_module
 from plimsoll.kube import names
 from plimsoll.kube.client import KubeClient
 from plimsoll.kube.session import configuration
@@ -278,3 +282,91 @@ async def test_wait_exits_with_the_runs_answer(apiserver: ApiServer) -> None:
 
     absent = await _invoke(apiserver, "wait", "absent")
     assert absent.exit_code == 2, absent.output
+
+
+ROLLOUTS_EXAMPLE = Path(__file__).parents[2] / "examples" / "argo-rollouts-analysis.yaml"
+
+
+async def test_the_rollouts_analysis_job_runs_the_canary_and_exits_with_the_answer(
+    apiserver: ApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 58, item 3: the example's AnalysisTemplate Job, its command as written, run
+    as that Job runs it: logged in with its ServiceAccount's token (no kubeconfig in a
+    pod), under the example's Role only. It sets the canary's image, which starts a new
+    run, and exits 0 when that run answers above the bar, 99 below it: the analysis
+    fails and the rollout aborts. (The operator's part is stood in for by its status.)"""
+    test, account, role, binding, template = yaml.safe_load_all(ROLLOUTS_EXAMPLE.read_text())
+    namespace = apiserver.namespace
+    for document in (account, role, binding):
+        apiserver.plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=yaml.safe_dump(document))
+    await apiserver.apply(test)
+    # What the kubelet mounts into the Job's pod: the token and the cluster's CA.
+    mounted = tmp_path / "serviceaccount"
+    mounted.mkdir()
+    token = apiserver.plane.kubectl("create", "token", "plimsoll-gate", "-n", namespace)
+    (mounted / "token").write_text(token.stdout.strip())
+    (mounted / "ca.crt").write_bytes(apiserver.plane.credentials()[0].read_bytes())
+    monkeypatch.setattr(kubeconfig_module, "SERVICE_ACCOUNT", mounted)
+    server = urlsplit(apiserver.plane.server)
+    pod_env = {
+        "KUBERNETES_SERVICE_HOST": server.hostname,
+        "KUBERNETES_SERVICE_PORT": str(server.port),
+        "KUBECONFIG": None,
+        "HOME": str(tmp_path),  # no ~/.kube/config there
+    }
+    [container] = template["spec"]["metrics"][0]["provider"]["job"]["spec"]["template"]["spec"][
+        "containers"
+    ]
+    script = (
+        container["command"][2]
+        .replace("{{args.image}}", "registry.example.com/api:2.7.0")
+        .replace("{{args.min-level}}", "400")
+        .replace("$NAMESPACE", namespace)
+    )
+    rerun, wait = (shlex.split(part) for part in script.split("&&"))
+    assert rerun[0] == wait[0] == "kubectl-plimsoll"
+
+    async def job_step(argv: list[str]) -> Result:
+        return await asyncio.to_thread(runner.invoke, app, argv[1:], env={**WIDE, **pod_env})
+
+    async def the_operator_answers(level: int) -> dict[str, Any]:
+        """The status the operator writes when the run asked for (this generation, this
+        rerun token) ends with a ceiling at `level`."""
+        found = await apiserver.get("api-gate") or {}
+        meta = found["metadata"]
+        status = CapacityTestStatus(
+            phase=Phase.SUCCEEDED,
+            ceiling=Ceiling(level=level, unit="rps", low=level, high=level * 2, complete=True),
+            observed_generation=meta["generation"],
+            rerun_token=meta["annotations"][RERUN_ANNOTATION],
+        )
+        path = f"{apiserver.path('api-gate')}/status"
+        await apiserver.api.patch(path, {"status": status.to_wire()})
+        return found
+
+    started = await job_step(rerun)
+    assert started.exit_code == 0, started.output
+    changed = await the_operator_answers(450)
+    assert changed["spec"]["target"]["image"] == "registry.example.com/api:2.7.0"
+    assert changed["metadata"]["generation"] == 2  # a new spec: a new run
+    held = await job_step(wait)
+    assert held.exit_code == 0, held.output
+    # The next analysis, the same image: the rerun annotation alone asks for a new run,
+    # and the last answer (450) is not taken for it.
+    again = await job_step(rerun)
+    assert again.exit_code == 0, again.output
+    await the_operator_answers(300)
+    below = await job_step(wait)
+    assert below.exit_code == 99, below.output
+    assert "below the bar of 400" in below.stderr
+    # The Job's Role reads and patches CapacityTests, nothing else.
+    account_name = f"system:serviceaccount:{namespace}:plimsoll-gate"
+    for verb, resource, allowed in [
+        ("patch", "capacitytests.plimsoll.dev", "yes"),
+        ("delete", "capacitytests.plimsoll.dev", "no"),
+        ("get", "secrets", "no"),
+        ("create", "pods", "no"),
+    ]:
+        asked = ["auth", "can-i", verb, resource, "-n", namespace, f"--as={account_name}"]
+        answer = apiserver.plane.kubectl(*asked, check=False)
+        assert answer.stdout.strip() == allowed, (verb, resource, answer.stdout, answer.stderr)

@@ -19,16 +19,47 @@ import pytest
 
 from tests.controller.admin_api import wait_for
 from tests.controller.apiserver_fixtures import ApiServer
-from tests.controller.conftest import OperatorProcess, forbidden, quickstart
+from tests.controller.conftest import TARGET_APP, OperatorProcess, forbidden, quickstart
 from tests.controller.real_kubelet import RealKubelet
 from tests.metrics.conftest import free_port, start_prometheus
 
 pytestmark = pytest.mark.slow
 
 
+def _deployment(name: str, namespace: str) -> dict[str, Any]:
+    """A team's Deployment of the quickstart's target, as `kubectl apply` would hold it;
+    no replicas of its own, so only the run's copy loads the node."""
+    labels = {"app": name}
+    app = {
+        "name": "app",
+        "image": "plimsoll-test/target:dev",
+        "command": ["python", str(TARGET_APP)],
+        "env": [{"name": "WORK_MS", "value": "4"}, {"name": "TEAM", "value": "checkout"}],
+        "ports": [{"name": "http", "containerPort": 8080}],
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [app]}},
+        },
+    }
+
+
 async def test_quickstart_reaches_a_cpu_bound_ceiling_gated_with_events_and_metrics(
     apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
 ) -> None:
+    """The target is a team's own Deployment (`target.fromDeployment`, issue 55): the
+    operator copies its container into the run, pinned to the spec's shape, and finds
+    its ceiling and what limits it."""
+    namespace = apiserver.namespace
+    await apiserver.api.create(
+        f"/apis/apps/v1/namespaces/{namespace}/deployments", _deployment("shop-api", namespace)
+    )
     prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
     health, metrics = free_port(), free_port()
     try:
@@ -42,11 +73,17 @@ async def test_quickstart_reaches_a_cpu_bound_ceiling_gated_with_events_and_metr
         # gate's baseline is a fixed level the target cannot reach, so its verdict does
         # not depend on a first run: a band of 20..150 against 1,000 is a regression.
         body = quickstart("quick", prometheus.url, levels=[20, 150])
-        body["spec"]["target"]["resources"]["cpu"] = "250m"
-        body["spec"]["target"]["env"]["WORK_MS"] = "4"
+        body["spec"]["target"] = {
+            "fromDeployment": {"name": "shop-api"},
+            "resources": {"cpu": "250m", "memory": "256Mi"},
+        }
         body["spec"]["regression"] = {"baseline": "1000", "threshold": "10%"}
         await apiserver.apply(body)
-        await wait_for(lambda: apiserver.phase_in("quick", "Running"), 90, "Running")
+        running = await wait_for(lambda: apiserver.phase_in("quick", "Running"), 90, "Running")
+        pods = await apiserver.api.items(
+            f"/api/v1/namespaces/{running['namespace']}/pods",
+            labelSelector="plimsoll.dev/role=target",
+        )
         live = await _get(f"http://127.0.0.1:{health}/healthz")
         during = (await _get(f"http://127.0.0.1:{metrics}/metrics")).text
         status = await wait_for(
@@ -57,6 +94,15 @@ async def test_quickstart_reaches_a_cpu_bound_ceiling_gated_with_events_and_metr
         prometheus.stop()
     assert node_kubelet.pinning.problem is None, node_kubelet.pinning.problem
     assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
+    # The run's target is the Deployment's container, copied, at the spec's shape.
+    [pod] = pods
+    [container] = [c for c in pod["spec"]["containers"] if c["name"] == "target"]
+    assert container["image"] == "plimsoll-test/target:dev"
+    assert container["command"] == ["python", str(TARGET_APP)]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert (env["WORK_MS"], env["TEAM"]) == ("4", "checkout")
+    assert container["resources"]["limits"] == container["resources"]["requests"]
+    assert container["resources"]["limits"]["cpu"] == "250m"
     assert status["ceiling"]["level"] == 20, json.dumps(status, indent=1)
     # Pinned by the kubelet and read through cAdvisor's names: the failing step was
     # throttled, so the CPU is named; the memory headroom is measured under the limit.
@@ -70,10 +116,11 @@ async def test_quickstart_reaches_a_cpu_bound_ceiling_gated_with_events_and_metr
         "CeilingFound",
     )
     # Least privilege: the report's ConfigMap right is a RoleBinding the operator made
-    # here, to its report role, and its run namespace had one to its run role.
+    # here, to its report role, the Deployment's read one to its references role (get
+    # only, never list), and its run namespace had one to its run role.
     rbac_path = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{apiserver.namespace}/rolebindings"
     bindings = {b["roleRef"]["name"] for b in await apiserver.api.items(rbac_path)}
-    assert bindings == {"plimsoll-report"}, bindings
+    assert bindings == {"plimsoll-report", "plimsoll-references"}, bindings
     report_path = f"/api/v1/namespaces/{apiserver.namespace}/configmaps/quick-report"
     report = await apiserver.api.get(report_path) or {}
     assert json.loads(report["data"]["report.json"])["outcome"] == "succeeded"

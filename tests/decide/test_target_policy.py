@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from plimsoll.decide.target_policy import refused_networks, target_url_problem
+from plimsoll.decide.target_policy import (
+    external_target_problem,
+    external_targets_from,
+    refused_networks,
+    target_url_problem,
+)
 
 API = {"10.96.0.1", "api.cluster.example"}
 
@@ -124,3 +129,64 @@ def test_the_generators_get_the_same_rules_as_networks() -> None:
     assert "10.96.0.1/32" in networks  # the API server's IP; its name is not a network
     assert refused_networks(None, API, ()) == []
     assert refused_networks("http://shop.example.com/", API, {"shop.example.com"}) == []
+
+
+LISTED = external_targets_from("shop.example.com, .staging.example.com,10.20.0.0/16,fd00::7")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://shop.example.com:8080/cart",
+        "https://SHOP.example.com./",  # the same name, however it is spelled
+        "http://api.staging.example.com/",  # under a listed domain
+        "http://10.20.3.4:8080/",  # a literal inside a listed network
+        "http://[fd00::7]/",
+        None,  # no target.url: nothing to allow
+    ],
+)
+def test_a_listed_host_domain_or_network_is_an_allowed_external_target(url: str | None) -> None:
+    assert external_target_problem(url, LISTED) is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://orders.team-b.svc.cluster.local:8080/",  # another team's Service
+        "http://10.96.14.2/",  # a cluster IP
+        "http://postgres.example.com:5432/",
+        "http://x.shop.example.com/",  # a listed name admits itself, not names under it
+        "http://staging.example.com/",  # a listed domain admits names under it, not itself
+        "http://10.21.0.1/",  # outside the listed network
+        "http://in-net.example.com/",  # a name, even one resolving into the network
+    ],
+)
+def test_anything_not_listed_is_refused_naming_the_field_the_list_and_the_fix(url: str) -> None:
+    problem = external_target_problem(url, LISTED)
+    assert problem is not None
+    assert problem.startswith("spec.target.url: ")
+    assert "is not an external target this cluster's operator allows" in problem
+    assert "PLIMSOLL_EXTERNAL_TARGETS (Helm: externalTargets)" in problem
+    assert "plimsoll run" in problem  # where it would run as written
+
+
+def test_by_default_no_external_target_is_allowed_but_an_admins_exception_is() -> None:
+    problem = external_target_problem("http://shop.example.com/", frozenset())
+    assert problem is not None
+    assert "(allowed: none)" in problem
+    exception = external_target_problem("http://127.0.0.1:9000/", (), allowed_hosts={"127.0.0.1"})
+    assert exception is None
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("10.0.0.0/33", "'10.0.0.0/33' is not a network"),
+        ("shop example.com", "is not a host name"),
+        ("user@shop.example.com", "is not a host name"),
+        (".", "is not a host name"),
+    ],
+)
+def test_a_bad_entry_in_the_admins_list_is_named(text: str, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        external_targets_from(text)

@@ -50,3 +50,44 @@ def test_a_kubeconfig_it_cannot_use_is_named(
     with pytest.raises(KubeconfigError, match="cannot read the kubeconfig") as raised:
         client_from_kubeconfig(str(tmp_path / name), context)
     assert words in str(raised.value)
+
+
+def _mounted(folder: Path) -> Path:
+    """What the kubelet mounts into a pod for its ServiceAccount."""
+    folder.mkdir()
+    (folder / "token").write_text("pod-token")
+    (folder / "ca.crt").write_text("-----BEGIN CERTIFICATE-----\n")
+    return folder
+
+
+async def test_in_a_pod_without_a_kubeconfig_the_service_account_logs_in(tmp_path: Path) -> None:
+    """As kubectl in a pipeline's Job: no kubeconfig named or at ~/.kube/config, the API
+    server's address in the pod's environment, its token and CA where the kubelet mounts
+    them (the real login is the Rollouts analysis test on the real API server)."""
+    pod = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    mounted = _mounted(tmp_path / "serviceaccount")
+    client = client_from_kubeconfig(
+        None, None, environ={**pod, "HOME": str(tmp_path)}, service_account=mounted
+    )
+    try:
+        assert client.server == "https://10.96.0.1:443"
+    finally:
+        await client.aclose()
+    # A kubeconfig wins wherever there is one: named, in $KUBECONFIG, or at ~/.kube/config.
+    (tmp_path / ".kube").mkdir()
+    _kubeconfig(tmp_path / ".kube" / "config", "https://a:1")
+    home = client_from_kubeconfig(
+        None, None, environ={**pod, "HOME": str(tmp_path)}, service_account=mounted
+    )
+    try:
+        assert home.server == "https://a:1"
+    finally:
+        await home.aclose()
+
+
+def test_a_pod_without_its_token_is_told_so(tmp_path: Path) -> None:
+    pod = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    with pytest.raises(KubeconfigError, match="no kubeconfig, and the pod's ServiceAccount"):
+        client_from_kubeconfig(
+            None, None, environ={**pod, "HOME": str(tmp_path)}, service_account=tmp_path / "no"
+        )

@@ -13,7 +13,7 @@ import pytest
 from plimsoll.api.resource import load_capacity_test
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.target import PodShape
-from plimsoll.kube import boundaries, manifests
+from plimsoll.kube import boundaries, manifests, names
 from plimsoll.kube.control_ingress import generator_ingress_policy
 from plimsoll.kube.names import Images, RunIdentity, run_namespace_name
 from plimsoll.kube.pod_specs import merge_template
@@ -94,6 +94,7 @@ def all_objects(run: RunIdentity = RUN) -> list[dict[str, Any]]:
         manifests.generator_network_policy(RUN, spec),
         manifests.control_token_secret(RUN, "t0ken"),
         manifests.run_egress_policy(RUN),
+        manifests.run_ingress_policy(RUN),
         generator_ingress_policy(RUN, None),
     ]
 
@@ -255,6 +256,19 @@ def test_generators_read_the_control_token_from_the_runs_secret() -> None:
     assert ref["name"] == secret["metadata"]["name"]
     assert secret["stringData"][ref["key"]] == "t0ken"
     assert RUN.owns(secret["metadata"]["labels"])  # adopted by a resumed run, deleted with it
+
+
+def test_the_run_namespace_admits_only_its_own_pods() -> None:
+    """Issue 52, item 5: another tenant's pods cannot reach the run's target, mock or
+    services; the operator reaches the generators through their own policy."""
+    policy = manifests.run_ingress_policy(RUN)
+    assert policy["metadata"]["namespace"] == RUN.namespace
+    spec = policy["spec"]
+    assert spec["podSelector"] == {}  # every pod of the namespace, generators included
+    assert spec["policyTypes"] == ["Ingress"]
+    assert spec["ingress"] == [{"from": [{"podSelector": {}}]}]  # from this namespace only
+    control = generator_ingress_policy(RUN, [{"podSelector": {"matchLabels": {"a": "b"}}}])
+    assert control["spec"]["ingress"][0]["ports"][0]["port"] == names.GENERATOR_PORT
 
 
 def test_the_run_namespace_denies_egress_but_inside_and_dns() -> None:

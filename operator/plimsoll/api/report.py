@@ -20,6 +20,7 @@ from pydantic import Field, field_serializer, model_validator
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Comparison
 from plimsoll.api.gate import Changepoint
+from plimsoll.api.host import HostDescription
 from plimsoll.api.proof import Proof
 from plimsoll.api.shapes import ShapeTable
 from plimsoll.api.sizing import SizingPlan
@@ -58,6 +59,9 @@ class RunReport(PlimsollModel):
     started_at: datetime
     ended_at: datetime | None = None
     platform: str = Field(description="local or kubernetes.")
+    host: HostDescription | None = Field(
+        None, description="The machine measured on, where the platform can see it (local)."
+    )
     pinned: bool | None = Field(None, description="False when the target ran without limits.")
     warnings: list[str] = Field(default_factory=list)
     placement: list[str] = Field(default_factory=list, description="Who ran where.")

@@ -394,6 +394,11 @@ class Cleanup(StrEnum):
     ON_SUCCESS = "OnSuccess"
     NEVER = "Never"
 
+    def keeps(self, succeeded: bool) -> bool:
+        """Whether a run's pieces (processes, pods, the run namespace) stay once it ended:
+        the one rule the runner and the operator both apply."""
+        return self is Cleanup.NEVER or (self is Cleanup.ON_SUCCESS and not succeeded)
+
 
 def _workload_problems(workload: Workload, upstream: Upstream, pass_when: PassWhen) -> list[str]:
     """What does not fit together between the load, the mock and the bar."""

@@ -97,15 +97,39 @@ class SetupStep(PlimsollModel):
     timeout: Seconds = Field(600.0, description="How long the step may take before the run stops.")
 
 
+class FromDeployment(PlimsollModel):
+    """A Deployment of the CapacityTest's own namespace whose pod template the operator
+    copies for the target (`plimsoll.decide.from_deployment` says what is copied)."""
+
+    name: str = Field(
+        min_length=1, max_length=253, pattern=NAME_PATTERN, description="The Deployment's name."
+    )
+    container: str | None = Field(
+        None,
+        min_length=1,
+        max_length=63,
+        pattern=NAME_PATTERN,
+        description="The container to copy; may be left out when the pod has only one.",
+    )
+
+
 class Target(PlimsollModel):
-    """The service under test: an image (Kubernetes), a command (local), or a URL."""
+    """The service under test: an image (Kubernetes), a command (local), a Deployment's
+    pod template (Kubernetes), or a URL."""
 
     model_config = {
         "json_schema_extra": {
             "x-kubernetes-validations": [
                 {
-                    "rule": "has(self.url) || has(self.image) || has(self.command)",
-                    "message": "say how to run the target: image, command or url",
+                    "rule": "has(self.url) || has(self.image) || has(self.command) "
+                    "|| has(self.fromDeployment)",
+                    "message": "say how to run the target: image, command, fromDeployment or url",
+                },
+                {
+                    "rule": "!has(self.fromDeployment) || !(has(self.url) || has(self.image) "
+                    "|| has(self.command))",
+                    "message": "fromDeployment copies the image and command: leave out "
+                    "image, command and url",
                 },
                 {
                     "rule": "has(self.url) || has(self.resources)",
@@ -181,6 +205,14 @@ class Target(PlimsollModel):
         pattern=URL_PATTERN,
         description="Drive an existing service: nothing is started or pinned.",
     )
+    from_deployment: FromDeployment | None = Field(
+        None,
+        description="Run a copy of this Deployment's container (Kubernetes only): its "
+        "image, command, args, env, first port and readiness path, pinned to `resources`; "
+        "what the spec sets here wins. Refused, naming what, where a part cannot be copied "
+        "safely (volumes, envFrom, env from the pod's own fields, several containers and no "
+        "name).",
+    )
     replicas: int = Field(
         1,
         ge=1,
@@ -222,6 +254,8 @@ class Target(PlimsollModel):
             return f"{namespace}/{self.lock_key}"
         if not self.exclusive:
             return None
+        if self.from_deployment is not None:
+            return f"{namespace}/deployment/{self.from_deployment.name}"
         return self.image or self.url or " ".join(self.command or [])
 
     @field_validator("pod_template")
@@ -257,11 +291,19 @@ class Target(PlimsollModel):
         if self.url is not None:
             if self.image or self.command:
                 raise ValueError("give either 'url' (an existing service) or 'image'/'command'")
+            if self.from_deployment is not None:
+                raise ValueError("give either 'url' (an existing service) or 'fromDeployment'")
             return self
-        if not self.image and not self.command:
+        if self.from_deployment is not None and (self.image or self.command):
+            raise ValueError(
+                "'fromDeployment' copies the Deployment's image and command: leave out "
+                "'image' and 'command' (or fromDeployment)"
+            )
+        if not self.image and not self.command and self.from_deployment is None:
             raise ValueError(
                 "say how to run the target: 'image' (Kubernetes), 'command' (local), "
-                "or 'url' for a service that already runs"
+                "'fromDeployment' (a Deployment's pod, Kubernetes) or 'url' for a service "
+                "that already runs"
             )
         if self.resources is None:
             raise ValueError("'resources' (cpu and memory, e.g. '1' and '512Mi') is required")

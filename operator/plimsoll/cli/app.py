@@ -32,8 +32,10 @@ from plimsoll.cli.spec_file import read_spec_file
 from plimsoll.decide.bar_advice import bar_warnings
 from plimsoll.decide.pod_template_policy import TemplatePolicy
 from plimsoll.decide.run_limits import RunLimits
+from plimsoll.decide.target_policy import external_targets_from
 from plimsoll.decide.workload_advice import workload_warnings
 from plimsoll.kube.run_policy import ClusterPolicy, policy_problems
+from plimsoll.platforms.local.pieces import not_runnable_here
 
 app = typer.Typer(
     name="plimsoll",
@@ -91,7 +93,8 @@ def validate(
         bool,
         typer.Option(
             "--local",
-            help="Check for `plimsoll run` on this machine: the cluster's limits do not apply.",
+            help="Check for `plimsoll run` on this machine: the cluster's policy does not "
+            "apply, and the target must be one this machine can start (a command).",
         ),
     ] = False,
     cluster_policy: Annotated[
@@ -122,7 +125,7 @@ def validate(
 
 def _cluster_policy(path: Path | None) -> ClusterPolicy:
     """The chart's values that make the policy (`limits`, `prometheus.url` and
-    `.allowedUrls`, `allowedTargetHosts`, `podTemplate`), from a values file; the
+    `.allowedUrls`, `allowedTargetHosts`, `externalTargets`, `podTemplate`), from a values file; the
     defaults without."""
     if path is None:
         return ClusterPolicy()
@@ -137,6 +140,7 @@ def _cluster_policy(path: Path | None) -> ClusterPolicy:
             limits=RunLimits.from_values(values.get("limits") or {}),
             prometheus_urls=frozenset(u for u in urls if u),
             allowed_target_hosts=frozenset(values.get("allowedTargetHosts") or []),
+            external_targets=external_targets_from(",".join(values.get("externalTargets") or [])),
             pod_template=TemplatePolicy.from_values(values.get("podTemplate") or {}),
         )
     except (OSError, ValueError, AttributeError, TypeError) as exc:
@@ -152,8 +156,15 @@ def _validate_one(path: Path, policy: ClusterPolicy | None = None) -> bool:
             over = [
                 f"{t.metadata.name}: {p}" for t in read.tests for p in policy_problems(t, policy)
             ]
-            if over:
-                raise SpecError(over)
+        else:  # for `plimsoll run`: what this machine cannot start
+            over = [
+                f"{t.metadata.name} ({name}): {problem}"
+                for t in read.tests
+                for name, view in t.spec.variant_specs().items()
+                if (problem := not_runnable_here(view)) is not None
+            ]
+        if over:
+            raise SpecError(over)
     except SpecError as exc:
         typer.echo(f"{path}: invalid", err=True)
         for line in exc.problems:

@@ -35,7 +35,8 @@ CONNECTIONS = 4  # the probe's closed loop: a few, so it measures the service, n
 NOT_BUILT = (
     "plimsoll init {option}: not built yet. Write the spec from `plimsoll init --url` "
     "against a port-forward of the service (kubectl port-forward), then replace "
-    "target.url with target.image and target.resources (docs/how-to/own-service.md)."
+    "target.url with target.fromDeployment (or target.image) and target.resources "
+    "(docs/how-to/own-service.md)."
 )
 
 

@@ -156,23 +156,43 @@ def _write_html(found: RunReport, path: Path) -> None:
     epilog=epilog(
         "kubectl plimsoll rerun quickstart",
         "kubectl plimsoll rerun quickstart && kubectl plimsoll wait quickstart",
+        "kubectl plimsoll rerun api-gate --image registry.example.com/api:2.7.0",
     )
 )
 def rerun(
     name: Annotated[str, typer.Argument(help="The CapacityTest.")],
     namespace: Namespace = "default",
+    image: Annotated[
+        str | None,
+        typer.Option(
+            help="Run it on this target image (spec.target.image): a canary's, in a "
+            "pipeline. The spec changes, so its run is a new one.",
+        ),
+    ] = None,
     kubeconfig_path: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """Run a CapacityTest again (the plimsoll.dev/rerun annotation)."""
+    """Run a CapacityTest again (the plimsoll.dev/rerun annotation), or on a new image."""
     token = uuid.uuid4().hex[:12]
 
     async def mark(client: KubeClient) -> None:
-        body = {"metadata": {"annotations": {RERUN_ANNOTATION: token}}}
+        body: dict[str, object] = {"metadata": {"annotations": {RERUN_ANNOTATION: token}}}
+        if image is not None:
+            found = await client.get(CAPACITY_TESTS, namespace, name)
+            target = ((found or {}).get("spec") or {}).get("target") or {}
+            if found is not None and "image" not in target:
+                typer.echo(
+                    f"capacitytest {namespace}/{name}: --image sets spec.target.image, and "
+                    "this test's target has none (a command, a url or fromDeployment)",
+                    err=True,
+                )
+                raise typer.Exit(EXIT_INVALID_SPEC)
+            body["spec"] = {"target": {"image": image}}
         await client.patch(CAPACITY_TESTS, namespace, name, body)
 
     _run(kubeconfig_path, context, mark)
-    typer.echo(f"capacitytest {namespace}/{name}: rerun requested ({RERUN_ANNOTATION}={token})")
+    on = f" on {image}" if image is not None else ""
+    typer.echo(f"capacitytest {namespace}/{name}: rerun requested{on} ({RERUN_ANNOTATION}={token})")
 
 
 @app.command(

@@ -35,6 +35,7 @@ from plimsoll.controller.supervisor import OperatorContext
 from plimsoll.decide.peering import seniority_priority
 from plimsoll.decide.pod_template_policy import TemplatePolicy
 from plimsoll.decide.run_limits import RunLimits
+from plimsoll.decide.target_policy import external_targets_from
 from plimsoll.kube.control_ingress import ControlClients
 from plimsoll.kube.grants import GrantError, OperatorIdentity
 from plimsoll.kube.names import Images
@@ -68,6 +69,7 @@ def build_context(
         # target.url hosts the admin allows although they are link-local, loopback or
         # the API server (decide/target_policy.py).
         allowed_target_hosts=frozenset(h.strip() for h in target_hosts.split(",") if h.strip()),
+        external_targets=_external_targets(),
         identity=_identity(),
         control_clients=_control_clients(),
         limits=limits,
@@ -97,6 +99,14 @@ def _chart_values(variable: str, what: str, parse: Callable[[dict[str, Any]], T]
         return parse(values)
     except ValueError as exc:
         raise typer.BadParameter(f"{variable}: {exc}") from exc
+
+
+def _external_targets() -> frozenset[str]:
+    """Where a target.url may point on this cluster: the chart's `externalTargets`."""
+    try:
+        return external_targets_from(os.environ.get("PLIMSOLL_EXTERNAL_TARGETS", ""))
+    except ValueError as exc:
+        raise typer.BadParameter(f"PLIMSOLL_EXTERNAL_TARGETS: {exc}") from exc
 
 
 def _limits() -> RunLimits:

@@ -121,11 +121,13 @@ RULES: dict[str, list[dict[str, Any]]] = {
         {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "get", "patch"]},
     ],
     # Reading what `valueFrom` references (only objects labelled
-    # plimsoll.dev/runs-may-read=true are copied, a check of the operator's code): in the
-    # watched namespaces' Role (namespaced mode), or a ClusterRole the operator binds in
-    # a CapacityTest's namespace when its spec has a `valueFrom` (cluster-wide mode).
+    # plimsoll.dev/runs-may-read=true are copied, a check of the operator's code) and the
+    # Deployment `target.fromDeployment` names: in the watched namespaces' Role
+    # (namespaced mode), or a ClusterRole the operator binds in a CapacityTest's
+    # namespace when its spec needs one (cluster-wide mode). Never list or watch.
     "references": [
         {"apiGroups": [""], "resources": ["secrets", "configmaps"], "verbs": ["get"]},
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"]},
     ],
     # The run ClusterRole, bound nowhere by the chart: the operator binds it in each
     # run namespace it creates.

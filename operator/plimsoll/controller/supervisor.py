@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from plimsoll.api.gate import Schedule
 from plimsoll.api.resource import CapacityTest, SpecError, load_capacity_test
-from plimsoll.api.spec import Cleanup, Variant
+from plimsoll.api.spec import Variant
 from plimsoll.api.status import (
     TERMINAL_PHASES,
     CapacityTestStatus,
@@ -100,6 +100,7 @@ class OperatorContext:
             limits=self.limits,
             prometheus_urls=frozenset(prometheus),
             allowed_target_hosts=options.allowed_target_hosts,
+            external_targets=options.external_targets,
             api_server_hosts=frozenset({host} if host else ()),
             pod_template=self.template_policy,
         )
@@ -485,9 +486,7 @@ class Supervisor:
     async def _after_run(self, test: Any, writer: StatusWriter) -> None:
         meta = self.body["metadata"]
         self.ctx.metrics.record_result(meta["namespace"], meta["name"], writer.status)
-        succeeded = writer.status.phase is Phase.SUCCEEDED
-        cleanup = test.spec.cleanup
-        if cleanup is Cleanup.ALWAYS or (cleanup is Cleanup.ON_SUCCESS and succeeded):
+        if not test.spec.cleanup.keeps(writer.status.phase is Phase.SUCCEEDED):
             await delete_run_namespaces(self.ctx.api(), self.uid)
 
 

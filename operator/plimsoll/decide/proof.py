@@ -10,14 +10,13 @@ requests failed (0.02%); the 2 left carried 300 and 300 requests/s; it held." Pu
 from __future__ import annotations
 
 from plimsoll.api.faults import FaultOutcome
+from plimsoll.api.level_unit import unit_words
 from plimsoll.api.proof import Proof, ReplicaLoad
 from plimsoll.api.spec import CapacityTestSpec, PassWhen
 from plimsoll.api.step import StepResult, Verdict
 from plimsoll.api.timeline import TimelineSlice
 from plimsoll.shared import histogram
 from plimsoll.shared.pod_names import target_replica
-
-_UNITS = {"rps": "requests/s", "users": "modeled users"}
 
 
 def p99_bound_ms(bar: PassWhen) -> float | None:
@@ -73,7 +72,7 @@ def _rates(loads: list[ReplicaLoad]) -> str:
 def prove(spec: CapacityTestSpec, step: StepResult | None, why_not: str = "") -> Proof:
     """The proof of `spec` (as it ran) from its step; `why_not` says why no step was judged."""
     level = spec.search.level or 0
-    units = _UNITS.get(spec.unit, spec.unit)
+    units = unit_words(spec.unit, short=True)
     target = spec.target
     zones = list(target.zones)
     who = _who(target.replicas, zones)

@@ -12,6 +12,14 @@ the operator's admin allow-lists the host (`PLIMSOLL_ALLOWED_TARGET_HOSTS`, Helm
 asks `target_url_problem` before it creates anything; locally the user owns the
 machine and nothing is asked. Pure: the addresses to refuse are passed in.
 
+Beyond that floor, on a cluster an external target is opt-in (`external_target_problem`):
+`target.url` must name a host or network the admin listed (`PLIMSOLL_EXTERNAL_TARGETS`,
+Helm `externalTargets`, empty by default), so that no tenant aims load at another team's
+Service, a database or a third party by writing a URL. A host name is listed by name
+(or under a listed domain, `.shop.example.com`); a network (a CIDR) admits only IP
+literals inside it, never a name that resolves there, since the tenant may own the name
+and its DNS. `plimsoll run` on one's own machine asks neither.
+
 A host name is judged by its spelling and by every address it resolves to: the
 platform resolves it (I/O stays out of here) and passes the addresses in, and each is
 judged as a literal would be. DNS can change after that check (or answer the operator
@@ -215,3 +223,63 @@ def refused_networks(
     v4 = [n for n in networks if isinstance(n, ipaddress.IPv4Network)]
     networks.extend(spelled for network in v4 for spelled in _ipv6_spellings(network))
     return [str(n) for n in dict.fromkeys(networks)]
+
+
+def external_target_problem(
+    url: str | None, external_targets: Collection[str], allowed_hosts: Collection[str] = ()
+) -> str | None:
+    """Why the admin's list of external targets does not admit `url`'s host; None when it
+    does (or there is no `target.url`). An entry is a host name (`shop.example.com`), a
+    domain with a leading dot (`.example.com`: every name under it) or a network
+    (`10.20.0.0/16`: IP literals inside it). A host the admin allowed past the refusals
+    (`allowed_hosts`) is listed too."""
+    if url is None:
+        return None
+    host = target_host(url)
+    if host is None or _allowed(host, allowed_hosts) or _listed(host, external_targets):
+        return None
+    listed = ", ".join(sorted(external_targets)) or "none"
+    return (
+        f"{_FIELD}: {host!r} is not an external target this cluster's operator allows "
+        f"(allowed: {listed}); on a cluster load goes only to a host or network the admin "
+        "listed. Ask the operator's admin to add it to PLIMSOLL_EXTERNAL_TARGETS (Helm: "
+        "externalTargets), or run the spec on your own machine with `plimsoll run`"
+    )
+
+
+def _listed(host: str, external_targets: Collection[str]) -> bool:
+    address = _address(host)
+    for entry in (e.strip().lower() for e in external_targets):
+        if not entry:
+            continue
+        if "/" in entry or _address(entry.strip("[]")) is not None:
+            network = ipaddress.ip_network(entry.strip("[]"), strict=False)
+            if address is not None and address.version == network.version and address in network:
+                return True
+        elif address is None and entry.startswith("."):
+            if host.rstrip(".").endswith(entry.rstrip(".")):
+                return True
+        elif host.rstrip(".") == entry.strip("[]").rstrip("."):
+            return True
+    return False
+
+
+def external_targets_from(text: str) -> frozenset[str]:
+    """The admin's list, comma-separated as the chart writes it; ValueError naming an
+    entry that is neither a host name, a domain nor a network."""
+    entries = frozenset(e.strip().lower() for e in text.split(",") if e.strip())
+    for entry in entries:
+        if "/" in entry or _address(entry.strip("[]")) is not None:
+            try:
+                ipaddress.ip_network(entry.strip("[]"), strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"externalTargets: {entry!r} is not a network; write a CIDR such as "
+                    "10.20.0.0/16, a host name, or a domain as .example.com"
+                ) from None
+        elif not entry.strip(".") or any(c in entry for c in " :@?#"):
+            raise ValueError(
+                f"externalTargets: {entry!r} is not a host name; write shop.example.com, "
+                "a domain as .example.com, or a network as 10.20.0.0/16"
+            )
+    return entries

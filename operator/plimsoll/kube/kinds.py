@@ -52,6 +52,7 @@ EVENTS = Kind("v1", "Event", "events")
 RESOURCE_QUOTAS = Kind("v1", "ResourceQuota", "resourcequotas")
 LIMIT_RANGES = Kind("v1", "LimitRange", "limitranges")
 JOBS = Kind("batch/v1", "Job", "jobs")
+DEPLOYMENTS = Kind("apps/v1", "Deployment", "deployments")  # read only: target.fromDeployment
 NETWORK_POLICIES = Kind("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies")
 ROLE_BINDINGS = Kind("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings")
 SELF_SUBJECT_ACCESS_REVIEWS = Kind(
@@ -72,6 +73,7 @@ KINDS = (
     RESOURCE_QUOTAS,
     LIMIT_RANGES,
     JOBS,
+    DEPLOYMENTS,
     NETWORK_POLICIES,
     ROLE_BINDINGS,
     SELF_SUBJECT_ACCESS_REVIEWS,

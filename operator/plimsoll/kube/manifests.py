@@ -517,6 +517,26 @@ def run_egress_policy(run: RunIdentity) -> dict[str, Any]:
     return _egress_policy(run, run.child(names.RUN_EGRESS_POLICY), not_generators, [inside, _DNS])
 
 
+def run_ingress_policy(run: RunIdentity) -> dict[str, Any]:
+    """Every pod in the run's namespace accepts connections only from pods of that
+    namespace: another tenant's pods cannot reach (or load) the target, the mock or the
+    services, and nothing outside can skew a trial. The operator's calls to the
+    generators' control port are admitted by their own policy (`generators-ingress`;
+    policies add up), and the kubelet's probes come from the node, which NetworkPolicy
+    implementations admit whatever a policy says. On Kubernetes nothing else needs in:
+    Prometheus reads the pods' CPU and memory from the kubelet's cAdvisor."""
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": _meta(run, run.child(names.RUN_INGRESS_POLICY), None),
+        "spec": {
+            "podSelector": {},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"from": [{"podSelector": {}}]}],
+        },
+    }
+
+
 def _external_target(spec: CapacityTestSpec) -> dict[str, Any] | None:
     """The egress rule for a `target.url` outside the run: its address when the URL names
     an IP, else its port on any address (a NetworkPolicy cannot name a host)."""

@@ -172,4 +172,5 @@ CONTROL_TOKEN_SECRET = trial.CONTROL_TOKEN_SECRET  # the generators' control API
 RUN_ENV_SECRET = "run-env"
 TARGET_SERVICE = "plimsoll-target"
 RUN_EGRESS_POLICY = "run-egress"
+RUN_INGRESS_POLICY = "run-ingress"
 GENERATORS_EGRESS_POLICY = "generators-egress"

@@ -23,18 +23,20 @@ from plimsoll.decide.metrics_policy import metrics_problems
 from plimsoll.decide.pod_template_policy import TemplatePolicy, template_policy_problems
 from plimsoll.decide.run_budget import run_budget
 from plimsoll.decide.run_limits import RunLimits, limit_problems
-from plimsoll.decide.target_policy import target_url_problem
+from plimsoll.decide.target_policy import external_target_problem, target_url_problem
 from plimsoll.kube.manifests import KNOWN_SHAPES
 
 
 @dataclass(frozen=True)
 class ClusterPolicy:
     """What the chart's values set: `limits`, `prometheus.url` and `.allowedUrls`,
-    `allowedTargetHosts`, `podTemplate`; and the API server's own hosts, when known."""
+    `allowedTargetHosts`, `externalTargets`, `podTemplate`; and the API server's own
+    hosts, when known."""
 
     limits: RunLimits = field(default_factory=RunLimits)
     prometheus_urls: Collection[str] = ()  # the operator's own and the allowed ones
     allowed_target_hosts: Collection[str] = ()
+    external_targets: Collection[str] = ()  # where a target.url may point: none by default
     api_server_hosts: Collection[str] = ()
     pod_template: TemplatePolicy = field(default_factory=TemplatePolicy)
 
@@ -47,6 +49,8 @@ def policy_problems(test: CapacityTest, policy: ClusterPolicy) -> list[str]:
     for view in every_variant:
         url = target_url_problem(
             view.target.url, policy.api_server_hosts, policy.allowed_target_hosts
+        ) or external_target_problem(
+            view.target.url, policy.external_targets, policy.allowed_target_hosts
         )
         if url is not None and url not in problems:
             problems.append(url)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from plimsoll.api.faults import Fault
+from plimsoll.api.host import HostDescription
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.metrics.source import MetricsSource
 
@@ -153,3 +154,11 @@ class KnowsRunBudget(Protocol):
     def budget_problem(self, every_variant: Sequence[CapacityTestSpec]) -> str | None:
         """Why a run of `every_variant` would request more than the admin allows, or None."""
         ...
+
+
+@runtime_checkable
+class DescribesHost(Protocol):
+    """A platform that can see the machine it measures on (the local one); the
+    Kubernetes operator reads no Nodes, so its reports say the host was not described."""
+
+    def describe_host(self) -> HostDescription: ...

@@ -11,15 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plimsoll.api.comparison import ComparedVariant, Comparison, Difference
+from plimsoll.api.level_unit import unit_words
 from plimsoll.api.report import RunReport
 from plimsoll.decide.comparison import compare, contenders_of
 from plimsoll.report.sentence import format_bytes, format_quantity
-
-_UNITS = {
-    "users": "modeled users",
-    "rps": "requests per second",
-    "speed%": "percent of the logged speed",
-}
 
 
 def _clause(row: ComparedVariant, base: str, units: str) -> str:
@@ -34,7 +29,7 @@ def _clause(row: ComparedVariant, base: str, units: str) -> str:
 
 def headline(comparison: Comparison) -> str:
     """One sentence naming the outcome of every contender against the baseline."""
-    units = _UNITS.get(comparison.unit, comparison.unit)
+    units = unit_words(comparison.unit)
     clauses = [
         _clause(row, comparison.baseline, units)
         for row in comparison.variants

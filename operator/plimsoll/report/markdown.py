@@ -14,6 +14,7 @@ import jinja2
 from plimsoll.api.report import RunReport
 from plimsoll.report.changepoints import changepoints_markdown
 from plimsoll.report.comparison import comparison_markdown
+from plimsoll.report.extra_figures import extra_table
 from plimsoll.report.sentence import format_quantity
 from plimsoll.report.shapes import shapes_markdown
 from plimsoll.report.streamed import STREAMED_COLUMNS, streamed_rows
@@ -30,7 +31,10 @@ _ENV.filters["quantity"] = format_quantity
 
 def render_markdown(report: RunReport, charts: Sequence[str] = ()) -> str:
     template = _ENV.get_template("report.md.j2")
+    extra_columns, extra_rows = extra_table(report)
     return template.render(
+        extra_columns=extra_columns,
+        extra_rows=extra_rows,
         report=report,
         unit=report.spec.unit,
         columns=COLUMNS,

@@ -7,17 +7,12 @@ view and report.md print, so every place says the same thing.
 
 from __future__ import annotations
 
+from plimsoll.api.level_unit import unit_words
 from plimsoll.api.report import RunReport
 from plimsoll.api.spec import CapacityTestSpec, PodShape
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import LimitedBy
 from plimsoll.decide.confirmation import phrase
-
-_UNITS = {
-    "users": "modeled users",
-    "rps": "requests per second",
-    "speed%": "percent of the logged speed",
-}
 
 
 def format_cpu(cores: float) -> str:
@@ -64,7 +59,7 @@ def ceiling_sentence(report: RunReport, ceiling: Ceiling, spec: CapacityTestSpec
     """`ceiling` in words; `spec` is its variant's spec (a variant may change the shape)."""
     shape = spec.target.resources if spec.target.url is None else None
     who = format_shape(shape, report.pinned)
-    units = _UNITS.get(ceiling.unit, ceiling.unit)
+    units = unit_words(ceiling.unit)
     prefix = f"[{ceiling.variant}] " if len(report.ceilings) > 1 else ""
     if ceiling.inconclusive:
         passed = (

@@ -8,9 +8,8 @@ this module only words and lays them out. Called by the runner at the end of a r
 
 from __future__ import annotations
 
+from plimsoll.api.level_unit import unit_words
 from plimsoll.api.shapes import ShapeResult, ShapeTable
-
-_PER = {"rps": "requests/s", "users": "users"}
 
 
 def _money(currency: str, value: float) -> str:
@@ -24,7 +23,7 @@ def headline(table: ShapeTable, currency: str, baseline: str) -> str:
     best = rows.get(table.cheapest or "")
     if best is None or best.cost_per_thousand is None:
         return "No shape passed a level: there is no cheapest shape."
-    per = _PER.get(best.unit, best.unit)
+    per = unit_words(best.unit, short=True)
     price = f"{_money(currency, best.cost_per_thousand)} per 1,000 {per} per hour"
     if len(rows) == 1:
         return f"{best.label}: {price} ({best.limited_by.value}-bound; the only shape measured)."

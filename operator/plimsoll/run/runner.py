@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.shapes import ShapeTable, shape_variant
-from plimsoll.api.spec import CapacityTestSpec, Cleanup, Strategy, Variant
+from plimsoll.api.spec import CapacityTestSpec, Strategy, Variant
 from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord, TrialKind
 from plimsoll.decide.bar_advice import bar_warnings
@@ -41,7 +41,7 @@ from plimsoll.decide.sizing import plan_deployment
 from plimsoll.decide.sizing_costs import SizingInputError, resolve
 from plimsoll.decide.unit_costs import unit_costs
 from plimsoll.decide.workload_advice import workload_warnings
-from plimsoll.platforms.base import Endpoints, MetricsBeforeStart, Platform
+from plimsoll.platforms.base import DescribesHost, Endpoints, MetricsBeforeStart, Platform
 from plimsoll.report.comparison import compare_variants
 from plimsoll.report.sentence import ceiling_sentence
 from plimsoll.report.shapes import headline as shapes_headline
@@ -62,8 +62,16 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _keep(cleanup: Cleanup, succeeded: bool) -> bool:
-    return cleanup is Cleanup.NEVER or (cleanup is Cleanup.ON_SUCCESS and not succeeded)
+def _platform_for(
+    variant: Variant, make_platform: Callable[[Variant], Platform], report: RunReport
+) -> Platform:
+    """The variant's platform, its name and (once, where it can tell) its host recorded
+    in the report."""
+    platform = make_platform(variant)
+    report.platform = platform.name
+    if report.host is None and isinstance(platform, DescribesHost):
+        report.host = platform.describe_host()
+    return platform
 
 
 async def _run_variant(
@@ -99,7 +107,7 @@ async def _search_variant(
         # A resumed run past this variant: its steps stand and nothing is left to measure,
         # so its pods are not started again, only what an interrupted clean-up left removed.
         finished = done.complete or done.every_level_passed
-        await asyncio.shield(platform.stop(keep=_keep(spec.cleanup, finished)))
+        await asyncio.shield(platform.stop(keep=spec.cleanup.keeps(finished)))
         return done
     if isinstance(platform, MetricsBeforeStart):
         spec, notes = await fit_before_start(spec, platform.metrics_before_start(spec))
@@ -139,7 +147,7 @@ async def _search_variant(
         if endpoints is not None and spec.workload.streams is not None:
             await asyncio.shield(release_streams(endpoints.generator_urls, endpoints.control_token))
         # Shielded: a Ctrl-C must not interrupt the very clean-up it asked for.
-        await asyncio.shield(platform.stop(keep=_keep(spec.cleanup, succeeded)))
+        await asyncio.shield(platform.stop(keep=spec.cleanup.keeps(succeeded)))
 
 
 def _finish(report: RunReport, specs: Mapping[str, CapacityTestSpec]) -> None:
@@ -216,8 +224,7 @@ async def _run_guided(
         table.chosen.append(choice.shape)
         if choice.predicted is not None:
             table.predicted[variant.name] = choice.predicted
-        platform = make_platform(variant)
-        report.platform = platform.name
+        platform = _platform_for(variant, make_platform, report)
         ceiling = await _run_variant(
             variant.name, specs, make_platform, platform, sink, history, report
         )
@@ -255,8 +262,7 @@ async def run_test(
             await _run_guided(test.spec, specs, make_platform, sink, history, report)
         else:
             for variant, name in zip(variants, specs, strict=True):
-                platform = make_platform(variant)
-                report.platform = platform.name
+                platform = _platform_for(variant, make_platform, report)
                 ceiling = await _run_variant(
                     name, specs, make_platform, platform, sink, history, report
                 )

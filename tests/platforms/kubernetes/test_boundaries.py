@@ -214,7 +214,7 @@ async def test_bounds_and_policies_come_before_any_pod(
     assert set(created[:first_pod]) >= {"limitranges", "resourcequotas", "networkpolicies"}
     assert created[:4] == ["namespaces", "limitranges", "resourcequotas", "networkpolicies"]
     policies = {p[1] for p in emulator.live("networkpolicies")}
-    assert policies == {"run-egress", "generators-egress", "generators-ingress"}
+    assert policies == {"run-egress", "run-ingress", "generators-egress", "generators-ingress"}
 
 
 async def test_a_target_url_at_the_api_server_stops_the_start_before_anything_is_made(
@@ -254,3 +254,32 @@ async def test_a_target_host_name_resolving_to_metadata_stops_the_start(
     ):
         await platform.start(refused, [refused])
     assert emulator.namespaces == {}
+
+
+async def test_from_deployment_reads_the_crs_own_namespace_and_refuses_before_making_anything(
+    api: tuple[FakeCluster, KubeClient],
+) -> None:
+    """A missing Deployment, or one whose container cannot be copied safely (a host path
+    volume), stops the start naming it, before the run's namespace exists."""
+    emulator, client = api
+    wanted = spec(
+        target={"fromDeployment": {"name": "api"}, "resources": {"cpu": "1", "memory": "512Mi"}}
+    )
+    platform = KubernetesPlatform(client, RUN, KubernetesOptions())
+    with pytest.raises(PlatformError, match=r"no deployment 'api' in perf"):
+        await platform.start(wanted, [wanted])
+    container = {"name": "app", "image": "shop/api:1", "volumeMounts": [{"name": "d"}]}
+    volumes = [{"name": "d", "hostPath": {"path": "/var/run"}}]
+    await client.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "api", "namespace": RUN.owner_namespace},
+            "spec": {"template": {"spec": {"containers": [container], "volumes": volumes}}},
+        }
+    )
+    with pytest.raises(PlatformError, match=r"container app: volumes are not copied"):
+        await platform.start(wanted, [wanted])
+    assert emulator.namespaces == {}
+    reads = [path for method, path, _, _ in emulator.calls if "deployments" in path]
+    assert set(reads) == {"/apis/apps/v1/namespaces/perf/deployments/api"}  # get, by name

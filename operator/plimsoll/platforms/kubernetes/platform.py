@@ -35,10 +35,12 @@ from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
 from plimsoll.api.urls import redact_url
+from plimsoll.decide.from_deployment import DeploymentCopyError, copied_target
 from plimsoll.decide.metrics_policy import metrics_problems
 from plimsoll.decide.run_budget import run_budget
 from plimsoll.decide.run_limits import RunLimits, budget_problems
 from plimsoll.decide.target_policy import (
+    external_target_problem,
     is_address,
     refused_networks,
     target_host,
@@ -53,6 +55,7 @@ from plimsoll.kube.control_ingress import (
 )
 from plimsoll.kube.env_copy import ValueSourceError, copy_references
 from plimsoll.kube.grants import GrantError, OperatorIdentity, ensure_bound
+from plimsoll.kube.kinds import DEPLOYMENTS
 from plimsoll.kube.names import Images, RunIdentity
 from plimsoll.kube.pod_proxy import PodProxyRelay
 from plimsoll.kube.wait import (
@@ -97,6 +100,8 @@ class KubernetesOptions:
     allowed_prometheus: frozenset[str] = frozenset()  # others a spec may name
     # Hosts a target.url may name although they are link-local, loopback or the API server.
     allowed_target_hosts: frozenset[str] = frozenset()
+    # Where a target.url may point at all (decide/target_policy.py): none by default.
+    external_targets: frozenset[str] = frozenset()
     # Who the operator is and which ClusterRole it binds in each run namespace; None:
     # it binds nothing and relies on its own rights (a developer's admin kubeconfig).
     identity: OperatorIdentity | None = None
@@ -237,6 +242,8 @@ class KubernetesPlatform:
     async def start(
         self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
     ) -> Endpoints:
+        if spec.target.from_deployment is not None:
+            spec = await self._from_deployment(spec)
         self._spec = spec
         self._generator_count = spec.generators.fixed_replicas
         run, images, limit = self.run, self._options.images, self._options.ready_timeout
@@ -250,6 +257,11 @@ class KubernetesPlatform:
                 self._api_server_hosts(),
                 self._options.allowed_target_hosts,
                 await _resolved(spec.target.url),
+            )
+            or external_target_problem(
+                spec.target.url,
+                self._options.external_targets,
+                self._options.allowed_target_hosts,
             ),
             images.refused("spec.generators.image", spec.generators.image),
             images.refused("spec.upstream.image", spec.upstream.image),
@@ -269,6 +281,7 @@ class KubernetesPlatform:
             await self.apply(boundaries.resource_quota(run, every_variant, manifests.KNOWN_SHAPES))
         )
         await self.apply(manifests.run_egress_policy(run))
+        await self.apply(manifests.run_ingress_policy(run))
         await self.apply(manifests.generator_network_policy(run, spec))
         await self.apply(generator_ingress_policy(run, self._control_peers()))
 
@@ -460,6 +473,42 @@ class KubernetesPlatform:
                 )
             except GrantError as exc:
                 raise PlatformError(str(exc)) from exc
+
+    async def _from_deployment(self, spec: CapacityTestSpec) -> CapacityTestSpec:
+        """`spec` with its target copied from the Deployment `target.fromDeployment`
+        names in the CapacityTest's own namespace (`decide.from_deployment`)."""
+        source = spec.target.from_deployment
+        assert source is not None
+        namespace = self.run.owner_namespace
+        identity = self._options.identity
+        try:
+            if identity is not None and identity.references_role:
+                await ensure_bound(
+                    self._client,
+                    identity,
+                    namespace,
+                    identity.references_role,
+                    labels={names.LABEL_MANAGED_BY: names.MANAGER},
+                    proof=("secrets", "get"),  # the same role grants deployments get
+                )
+            deployment = await self._client.get(DEPLOYMENTS, namespace, source.name)
+        except (KubeError, GrantError) as exc:
+            message = exc.message if isinstance(exc, KubeError) else str(exc)
+            raise PlatformError(
+                f"spec.target.fromDeployment: cannot read deployment {namespace}/{source.name}:"
+                f" {message}"
+            ) from exc
+        if deployment is None:
+            raise PlatformError(
+                f"spec.target.fromDeployment: no deployment {source.name!r} in {namespace} "
+                "(it is read from the CapacityTest's own namespace)"
+            )
+        swapped = {named.env_var for named in spec.upstreams}
+        try:
+            target = copied_target(spec.target, deployment, swapped)
+        except DeploymentCopyError as exc:
+            raise PlatformError(str(exc)) from exc
+        return spec.model_copy(update={"target": target})
 
     async def _copy_references(self, spec: CapacityTestSpec) -> None:
         """`valueFrom` values into `run-env`, before any pod that reads them."""

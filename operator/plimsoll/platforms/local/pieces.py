@@ -21,15 +21,34 @@ from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.processes import free_port, port_is_free, wait_ready
 
 
-def target_command(spec: CapacityTestSpec) -> tuple[list[str], dict[str, str]]:
-    """The target's argv and its own env."""
+def not_runnable_here(spec: CapacityTestSpec) -> str | None:
+    """Why this machine cannot start the target (`plimsoll run` and `plimsoll validate
+    --local` both ask); None when it can, or when `target.url` drives one already running."""
     target = spec.target
+    if target.url is not None:
+        return None
+    if target.from_deployment is not None:
+        return (
+            f"target.fromDeployment copies the Deployment {target.from_deployment.name!r} on a "
+            "cluster; the local platform runs commands: give target.command (and leave out "
+            "fromDeployment) to run the service here"
+        )
     if not target.command:
-        raise PlatformError(
+        return (
             f"the local platform runs commands, not images: target.image {target.image!r} is for "
             "Kubernetes. Give target.command (e.g. ['python', 'server.py']) to run it here, "
             "or target.url to drive a service that already runs"
         )
+    return None
+
+
+def target_command(spec: CapacityTestSpec) -> tuple[list[str], dict[str, str]]:
+    """The target's argv and its own env."""
+    problem = not_runnable_here(spec)
+    if problem is not None:
+        raise PlatformError(problem)
+    target = spec.target
+    assert target.command is not None  # not_runnable_here said so otherwise
     return [*target.command, *target.args], dict(target.env)
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from plimsoll.api.faults import Fault
+from plimsoll.api.host import HostDescription
 from plimsoll.api.spec import CapacityTestSpec, SetupStep
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.api.upstream import Upstream, mock_role
@@ -46,6 +47,7 @@ from plimsoll.platforms.local.exported import (
     await_scraped,
     prometheus_source,
 )
+from plimsoll.platforms.local.host import describe_host
 from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.pieces import missing_value_from, start_services
 from plimsoll.platforms.local.pinning import PinnedGroup
@@ -200,6 +202,10 @@ class LocalPlatform:
             f"{role}: pid {mock.pid}, {url}{pinned}, CPUs {cpu_list(cpus)}"
         )
         return url
+
+    def describe_host(self) -> HostDescription:
+        """This machine, for the report: the seeds' figures, and these, are its."""
+        return describe_host()
 
     def target_room(self, spec: CapacityTestSpec) -> TargetRoom:
         """For each of `spec`'s target replicas: a share of every CPU but one (the
