@@ -40,7 +40,8 @@ stream_found_kib, stream_error_pct, busy_host_outcome, poisson_truth_rps,
 poisson_found_rps, poisson_error_pct, poisson_limited_by, poisson_levels_agree,
 poisson_1cpu_truth_rps, poisson_1cpu_found_rps, poisson_1cpu_error_pct,
 poisson_1cpu_limited_by, cpu_confirmed, and for each case of `bench/truth_shaped.py`
-(5. a many-threaded target, 6. one that runs out of memory, 7. the LLM-proxy example's event-loop proxy, its truth measured apart; each also beside CPU hogs)
+(5. a many-threaded target, 6. one that runs out of memory, 7. the LLM-proxy example's
+event-loop proxy, its truth measured apart; each also beside CPU hogs)
 its truth, found, error_pct, limited_by, confirmed, noisy_steps_quiet, hog_noisy_steps,
 hog_found and hog_limited_by; shaped_missed lists what of issue 51's bar they missed.
 """

@@ -63,7 +63,7 @@ def _now() -> datetime:
 
 
 def _platform_for(
-    variant: Variant, make_platform: Callable[[Variant], Platform], report: RunReport
+    variant: Variant | None, make_platform: Callable[[Variant | None], Platform], report: RunReport
 ) -> Platform:
     """The variant's platform, its name and (once, where it can tell) its host recorded
     in the report."""

@@ -29,7 +29,7 @@ def describe_host(proc: Path = Path("/proc")) -> HostDescription:
 
 
 def _cpuinfo(path: Path) -> tuple[str, set[str]]:
-    model, flags = "", set()
+    model, flags = "", set[str]()
     try:
         for line in path.read_text().splitlines():
             key, _, value = line.partition(":")
