@@ -138,6 +138,14 @@ OVERLAPPING = (
     "generator/test_control.py::test_a_second_trial_gets_409",
     "generator/test_control.py::test_an_unknown_trial_is_404",
     "generator/test_control.py::test_two_worker_processes_split_the_level_and_merge",
+    # Counted, not timed, too: one connection per replayed client, a refused replica routed
+    # around, load taken by replicas in turn, the page-view share of the users' calls, and
+    # run-examples' answer read from reports written by hand.
+    "generator/test_replay.py::test_each_client_keeps_one_connection",
+    "generator/test_spread.py::test_a_refused_replica_is_routed_around",
+    "generator/test_spread.py::test_load_spreads_evenly_over_replicas",
+    "generator/test_users_mock.py::test_users_view_the_page_view_path_at_the_declared_share",
+    "scripts/test_run_examples.py::test_every_level_passed_is_no_answer",
 )
 
 

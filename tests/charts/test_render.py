@@ -257,7 +257,7 @@ def test_sync_wave_annotates_every_object() -> None:
 
 def test_bring_your_own_service_account() -> None:
     items = objects(MODES["bring-your-own-rbac"])
-    assert sorted(i["kind"] for i in items) == ["ClusterKopfPeering", "Deployment"]
+    assert sorted(i["kind"] for i in items) == ["ClusterKopfPeering", "Deployment", "NetworkPolicy"]
     pod = one(items, "Deployment")["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == "platform-operator"
 

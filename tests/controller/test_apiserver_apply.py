@@ -264,7 +264,7 @@ async def test_a_runs_children_applied_again_write_nothing(
     again = await _apply_all(client, run, bodies)
     assert again == before
     assert await _versions_now(client, run, bodies) == before
-    assert len(before) == len(bodies) == 9
+    assert len(before) == len(bodies) == 10
     namespace = await client.get(NAMESPACES, None, run.namespace)
     assert namespace is not None
     managers = {(m["manager"], m["operation"]) for m in namespace["metadata"]["managedFields"]}

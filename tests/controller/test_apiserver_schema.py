@@ -56,7 +56,7 @@ BAD_SPECS: list[tuple[str, Edit, list[str]]] = [
     (
         "target",
         _drop("target.command", "target.image"),
-        ["spec.target", "say how to run the target: image, command or url"],
+        ["spec.target", "say how to run the target: image, command, fromDeployment or url"],
     ),
     (
         "resources",

@@ -21,4 +21,4 @@ def test_a_body_finds_its_kind() -> None:
 
 def test_a_kind_not_listed_is_refused() -> None:
     with pytest.raises(KeyError):
-        kind_of({"apiVersion": "apps/v1", "kind": "Deployment"})
+        kind_of({"apiVersion": "apps/v1", "kind": "StatefulSet"})

@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mark")]
 async def test_doubling_the_cpu_passes_the_failing_level_and_doubling_memory_does_not(
     tmp_path: Path, mark: str
 ) -> None:
-    test = short_cpu_test(duration=2.0, warm_up=0.5, confirm=True)
+    test = short_cpu_test(duration=1.5, warm_up=0.5, confirm=True)
     test.spec.search = test.spec.search.model_copy(
         update={"strategy": Strategy.STEPS, "levels": [10, 35]}
     )

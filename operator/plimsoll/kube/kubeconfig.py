@@ -54,9 +54,13 @@ def client_from_kubeconfig(
             ) from exc
         config.retries = False
         return KubeClient(config)
+    # Named here from `environ`, as kubectl finds it: the client's own default was fixed
+    # from the process's environment when it was imported.
+    home = Path(environ.get("HOME") or "~").expanduser()
+    found = path or environ.get("KUBECONFIG") or str(home / ".kube" / "config")
     try:
         kubeconfig.load_kube_config(  # type: ignore[no-untyped-call]  # the client's, untyped
-            config_file=path, context=context, client_configuration=config
+            config_file=found, context=context, client_configuration=config
         )
     except (kubeconfig.ConfigException, OSError) as exc:
         where = path or "from $KUBECONFIG or ~/.kube/config"
