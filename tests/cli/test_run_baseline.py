@@ -36,6 +36,8 @@ SPEC = {
         "search": {"strategy": "steps", "levels": [10, 60], "repeats": 0},
         "passWhen": {"minAchieved": "90%", "latency": [{"quantile": "p99", "below": "300ms"}]},
         "generators": {"replicas": 1, "processes": 1},
+        # About the gate, not which resource binds: no confirmation trials.
+        "attribution": {"confirm": False},
     },
 }
 
