@@ -29,8 +29,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
+
+# Scale events older than any policy's period count for nothing (the API holds a
+# policy's periodSeconds to 1,800); kept this long, then dropped.
+EVENTS_KEPT_SECONDS = 3600.0
 
 
 class PolicyKind(StrEnum):
@@ -122,7 +126,6 @@ class Memory:
     proposals: tuple[tuple[float, int], ...] = ()
     ups: tuple[tuple[float, int], ...] = ()  # replicas added
     downs: tuple[tuple[float, int], ...] = ()  # replicas removed
-    _horizon: float = field(default=3600.0, repr=False)
 
     def stabilized(self, hpa: Hpa, now: float, current: int, proposed: int) -> tuple[int, Memory]:
         """Step 2: the proposal within the window of its direction, and the memory with
@@ -146,7 +149,7 @@ class Memory:
     def _recent(
         self, events: tuple[tuple[float, int], ...], now: float
     ) -> tuple[tuple[float, int], ...]:
-        return tuple((t, n) for t, n in events if t > now - self._horizon)
+        return tuple((t, n) for t, n in events if t > now - EVENTS_KEPT_SECONDS)
 
 
 def _changed_in(events: Sequence[tuple[float, int]], now: float, period: int) -> int:

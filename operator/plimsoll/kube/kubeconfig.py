@@ -54,10 +54,7 @@ def client_from_kubeconfig(
             ) from exc
         config.retries = False
         return KubeClient(config)
-    # Named here from `environ`, as kubectl finds it: the client's own default was fixed
-    # from the process's environment when it was imported.
-    home = Path(environ.get("HOME") or "~").expanduser()
-    found = path or environ.get("KUBECONFIG") or str(home / ".kube" / "config")
+    found = path or environ.get("KUBECONFIG") or str(_home_kubeconfig(environ))
     try:
         kubeconfig.load_kube_config(  # type: ignore[no-untyped-call]  # the client's, untyped
             config_file=found, context=context, client_configuration=config
@@ -76,5 +73,10 @@ def _in_a_pod_without_kubeconfig(
     the kubelet gives every pod."""
     if path is not None or context is not None or environ.get("KUBECONFIG"):
         return False
-    home = Path(environ.get("HOME") or "~").expanduser()
-    return not (home / ".kube" / "config").exists() and bool(environ.get("KUBERNETES_SERVICE_HOST"))
+    return not _home_kubeconfig(environ).exists() and bool(environ.get("KUBERNETES_SERVICE_HOST"))
+
+
+def _home_kubeconfig(environ: Mapping[str, str]) -> Path:
+    """~/.kube/config for the HOME `environ` names, as kubectl finds it (the client's own
+    default was fixed from the process's environment when it was imported)."""
+    return Path(environ.get("HOME") or "~").expanduser() / ".kube" / "config"

@@ -22,7 +22,7 @@ def describe_host(proc: Path = Path("/proc")) -> HostDescription:
     return HostDescription(
         cpu_model=model,
         cores=len(os.sched_getaffinity(0)),
-        memory_bytes=_mem_total(proc / "meminfo"),
+        memory_bytes=meminfo_bytes("MemTotal", proc / "meminfo"),
         kernel=platform.release(),
         virtualization=_virtualization("hypervisor" in flags),
     )
@@ -43,11 +43,15 @@ def _cpuinfo(path: Path) -> tuple[str, set[str]]:
     return model, flags
 
 
-def _mem_total(path: Path) -> int | None:
+def meminfo_bytes(field: str, meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """One field of /proc/meminfo (`MemTotal`, `MemAvailable`), in bytes; None where the
+    kernel does not say. Read here rather than through psutil, which only the benchmarks
+    depend on: one field of one file."""
     try:
-        for line in path.read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) * 1024  # the file counts kibibytes
+        for line in meminfo.read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name == field:
+                return int(value.split()[0]) * 1024  # the file counts kibibytes
     except (OSError, ValueError, IndexError):
         return None
     return None

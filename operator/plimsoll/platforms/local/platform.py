@@ -47,7 +47,7 @@ from plimsoll.platforms.local.exported import (
     await_scraped,
     prometheus_source,
 )
-from plimsoll.platforms.local.host import describe_host
+from plimsoll.platforms.local.host import describe_host, meminfo_bytes
 from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.pieces import missing_value_from, start_services
 from plimsoll.platforms.local.pinning import PinnedGroup
@@ -67,20 +67,6 @@ def split_cpus(
     if len(available) < need + 1:
         return None, None
     return set(available[-need:]), set(available[:-need])
-
-
-def available_memory(meminfo: Path = Path("/proc/meminfo")) -> int | None:
-    """The kernel's estimate of the memory a new program could take without swapping
-    (`MemAvailable`), in bytes; None where it is not told. Read here rather than through
-    psutil, which only the benchmarks depend on: one field of one file."""
-    try:
-        for line in meminfo.read_text().splitlines():
-            name, _, value = line.partition(":")
-            if name == "MemAvailable":
-                return int(value.split()[0]) * 1024  # the file counts kibibytes
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
 
 
 @dataclass(frozen=True)
@@ -212,7 +198,7 @@ class LocalPlatform:
         equipment keeps one apart, `split_cpus`) and of the memory available now."""
         replicas = max(spec.target.replicas, 1)
         cpus = max(len(os.sched_getaffinity(0)) - 1, 0)
-        memory = available_memory()
+        memory = meminfo_bytes("MemAvailable")  # what a new program could take
         return TargetRoom(cpus / replicas, None if memory is None else memory // replicas)
 
     async def start(
