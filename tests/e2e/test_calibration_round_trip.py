@@ -4,8 +4,9 @@ log, driven by the gateway seed's model (its times divided by 20).
 
 1. Capture: `plimsoll run` at one level below the ceiling, nginx unconstrained, so the
    log shows the users and the mock rather than a throttled proxy.
-2. `plimsoll calibrate` on nginx's log: burst gaps, bot share, latency p50/p95, error
-   share and size mix come back within 15% of the model's.
+2. `plimsoll calibrate` on nginx's log. `make truth`: burst gaps, bot share, latency
+   p50/p95, error share and size mix come back within 15% of the model's (a
+   measurement: the log's latencies are the host's, so it needs a quiet one).
 3. Replay: the captured log replayed through nginx at 1x reproduces its per-second
    arrival counts (correlation >= 0.95); at 2x the achieved rate doubles.
 4. `make e2e`: one short run of the fitted spec (two levels) ends with both settled.
@@ -48,9 +49,12 @@ from tests.localrun import ROOT
 SPEC = ROOT / "examples" / "calibration-round-trip.yaml"
 PLIMSOLL = str(Path(sys.executable).with_name("plimsoll"))
 # 400 users for 90 s: about 17,000 requests, as many as 200 users in 180 s gave (their
-# parameter errors were 5% at most against the 15% bar) in half the host's time.
+# parameter errors were 5% at most against the 15% bar) in half the host's time. That
+# is for `make truth`, which judges the fit; `make e2e` replays the log and runs the
+# fitted spec, which 40 s of it serve (the 1x replay reads 25 s), and CI's time is
+# short: the capture held the host alone for 102 s of its 35 minutes.
 CAPTURE_USERS = 400
-CAPTURE_SECONDS = 90
+CAPTURE_SECONDS = {"truth": 90, "e2e": 40}
 # The replay's two trials: 1x long enough for two dozen whole seconds to correlate,
 # 2x long enough for its rate.
 REPLAY_1X_SECONDS = 25
@@ -112,8 +116,11 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def capture(workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def capture(
+    workdir: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Path:
     log = workdir / "capture.json"
+    seconds = CAPTURE_SECONDS["truth" if request.config.getoption("markexpr") == "truth" else "e2e"]
     spec = _spec(
         workdir,
         "capture",
@@ -123,10 +130,10 @@ def capture(workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
             "search.start": CAPTURE_USERS,
             "search.limit": CAPTURE_USERS,
             "search.maxTrials": 1,
-            "trial": {"duration": f"{CAPTURE_SECONDS}s", "warmUp": "2s"},
+            "trial": {"duration": f"{seconds}s", "warmUp": "2s"},
         },
     )
-    # Alone: the capture's users and the proxy take both cores for three minutes, and
+    # Alone: the capture's users and the proxy take both cores while it runs, and
     # an overlapping test's module set-up would otherwise run it beside another test.
     with alone_on_host(tmp_path_factory):
         _run(spec, workdir / "capture")

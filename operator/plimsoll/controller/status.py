@@ -163,11 +163,17 @@ class OperatorSink:
         self._on_notices = on_notices  # spec.notify: after the final write, in the background
         self.sending: set[asyncio.Task[None]] = set()
         self._detached = False
+        self._stop_reason: str | None = None
         self._step_started = time.monotonic()
 
     def detach(self) -> None:
         """Write nothing more: the operator is exiting and the next one resumes the run."""
         self._detached = True
+
+    def stopping_because(self, reason: str) -> None:
+        """Said before the runner is cancelled: its one final write names `reason`, not a
+        bare interruption (a second write after it would let a reader see the first)."""
+        self._stop_reason = reason
 
     async def phase(self, phase: Phase, message: str) -> None:
         status = self.writer.status
@@ -228,6 +234,8 @@ class OperatorSink:
         await self.writer.write()
 
     async def finished(self, report: RunReport) -> None:
+        if self._stop_reason is not None:
+            report.message = self._stop_reason
         self.report = report
         if self._detached:
             return

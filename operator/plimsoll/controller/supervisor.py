@@ -440,8 +440,10 @@ class Supervisor:
                     await self._stop_run(task, sink, exiting=not _deleted(self.stopped))
                     return
                 if _now() > deadline:  # the admin's limits.deadline: Failed, steps kept
+                    message = deadline_message(self.ctx.limits)
+                    sink.stopping_because(message)
+                    writer.note(Event(EventType.WARNING, "DeadlinePassed", message))
                     await self._stop_run(task, sink, exiting=False)
-                    await self._past_deadline(writer)
                     break
         except asyncio.CancelledError:
             # kopf cancels the daemon itself when the operator exits and the daemon did
@@ -451,14 +453,6 @@ class Supervisor:
         if not task.cancelled() and task.exception() is not None:
             log.error("run of %s failed: %s", uid, task.exception())
         await self._after_run(test, writer)
-
-    async def _past_deadline(self, writer: StatusWriter) -> None:
-        """The runner, cancelled, wrote Failed and kept its steps: say why it stopped."""
-        message = deadline_message(self.ctx.limits)
-        writer.status.message = message
-        writer.condition(ConditionType.READY, ConditionStatus.FALSE, Reason.RUN_FAILED, message)
-        writer.note(Event(EventType.WARNING, "DeadlinePassed", message))
-        await writer.write()
 
     async def _stop_run(self, task: asyncio.Task[Any], sink: OperatorSink, exiting: bool) -> None:
         """Cancel the runner. On an operator exit (`exiting`, and the resource still there)
