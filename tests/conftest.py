@@ -316,7 +316,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     the time held and the time waited in the ledger (tests/hostshare.py)."""
     factory: pytest.TempPathFactory = item.config._tmp_path_factory  # type: ignore[attr-defined]
     alone = item.get_closest_marker(OVERLAPS) is None
-    started = time.monotonic()
+    started, asked_at = time.monotonic(), time.time()
     if under_xdist():
         with hold_for_test(shared_folder(factory), alone=alone) as hold:
             outcome = yield
@@ -325,7 +325,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         outcome = yield
         waited = 0.0
     held = time.monotonic() - started - waited
-    record(ledger_folder(factory), HostTime(item.nodeid, alone, round(waited, 2), round(held, 2)))
+    entry = HostTime(item.nodeid, alone, round(waited, 2), round(held, 2), round(asked_at, 2))
+    record(ledger_folder(factory), entry)
     return outcome
 
 

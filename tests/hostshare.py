@@ -146,6 +146,9 @@ class HostTime:
     alone: bool
     waited_s: float
     held_s: float
+    # When it asked for the host (epoch seconds): with two workers' lines side by side,
+    # where one ran a shared test while the other waited to run alone.
+    asked_at: float = 0.0
 
 
 def record(folder: Path, entry: HostTime) -> None:
