@@ -23,7 +23,8 @@ from plimsoll.decide.run_limits import RunLimits
 from plimsoll.kube.manifests import KNOWN_SHAPES
 from plimsoll.kube.names import RunIdentity
 from plimsoll.platforms.base import Endpoints, PlatformError, TargetRoom
-from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
+from plimsoll.platforms.kubernetes.options import KubernetesOptions
+from plimsoll.platforms.kubernetes.platform import KubernetesPlatform
 from plimsoll.run.confirm import confirm_limit, counterfactual_name, with_confirmation
 from tests.localrun import RecordingSink, short_cpu_test
 

@@ -39,7 +39,7 @@ from plimsoll.decide.target_policy import external_targets_from
 from plimsoll.kube.control_ingress import ControlClients
 from plimsoll.kube.grants import GrantError, OperatorIdentity
 from plimsoll.kube.names import Images
-from plimsoll.platforms.kubernetes.platform import (
+from plimsoll.platforms.kubernetes.options import (
     REACH_AUTO,
     REACH_POD_IP,
     REACH_PROXY,

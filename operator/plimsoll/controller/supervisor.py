@@ -58,7 +58,8 @@ from plimsoll.decide.variant_status import pending_variants
 from plimsoll.kube.client import NAMESPACES, KubeClient
 from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
 from plimsoll.kube.run_policy import ClusterPolicy, policy_problems
-from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
+from plimsoll.platforms.kubernetes.options import KubernetesOptions
+from plimsoll.platforms.kubernetes.platform import KubernetesPlatform
 
 log = logging.getLogger(__name__)
 _POLL = 0.5

@@ -20,8 +20,9 @@ from plimsoll.kube.client import KubeClient
 from plimsoll.kube.manifests import PSS_LABELS
 from plimsoll.kube.names import Images, RunIdentity, run_namespace_name
 from plimsoll.platforms.base import PlatformError
-from plimsoll.platforms.kubernetes import platform as platform_module
-from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
+from plimsoll.platforms.kubernetes import admission
+from plimsoll.platforms.kubernetes.options import KubernetesOptions
+from plimsoll.platforms.kubernetes.platform import KubernetesPlatform
 from plimsoll.run.trial_client import MAX_ANSWER_BYTES, TrialFailedError, run_trial
 from tests.controller.fake_cluster import FakeCluster
 
@@ -229,12 +230,6 @@ async def test_a_target_url_at_the_api_server_stops_the_start_before_anything_is
     assert emulator.namespaces == {}
 
 
-async def test_a_target_host_name_is_resolved_by_the_operator_for_real() -> None:
-    assert "127.0.0.1" in await platform_module._resolved("http://localhost:8080/")
-    assert await platform_module._resolved("http://10.0.0.7/") == []  # a literal: nothing to ask
-    assert await platform_module._resolved("http://no-such-host.invalid/") == []
-
-
 async def test_a_target_host_name_resolving_to_metadata_stops_the_start(
     api: tuple[FakeCluster, KubeClient], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -244,7 +239,7 @@ async def test_a_target_host_name_resolving_to_metadata_stops_the_start(
         assert url == "http://shop.example.com:8080/"
         return ["10.0.3.4", "169.254.169.254"]  # one bad answer is enough
 
-    monkeypatch.setattr(platform_module, "_resolved", resolved)
+    monkeypatch.setattr(admission, "resolved", resolved)
     refused = spec(target={"url": "http://shop.example.com:8080/"})
     platform = KubernetesPlatform(client, RUN, KubernetesOptions())
     with pytest.raises(

@@ -16,7 +16,8 @@ from plimsoll.kube import manifests
 from plimsoll.kube.client import PODS, KubeClient
 from plimsoll.kube.names import RunIdentity
 from plimsoll.platforms.base import PlatformError
-from plimsoll.platforms.kubernetes.platform import KubernetesOptions, KubernetesPlatform
+from plimsoll.platforms.kubernetes.options import KubernetesOptions
+from plimsoll.platforms.kubernetes.platform import KubernetesPlatform
 from tests.api.test_spec_errors import MINIMAL
 from tests.controller.fake_cluster import FakeCluster
 

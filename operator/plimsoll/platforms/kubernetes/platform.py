@@ -15,48 +15,30 @@ variant's pods are gone. Creation is idempotent: an object that already exists a
 carries this run's labels *and this variant's* is adopted, so an operator restarted
 mid-run (say, in the second variant) picks that variant's pods up again. How objects
 are created, adopted, replaced, waited out and deleted is not specific to a run's
-pieces and lives in `plimsoll.kube.ownership` (and the waits in `plimsoll.kube.wait`);
-this module keeps what a run is made of, in what order, and how it is reached.
+pieces and lives in `plimsoll.kube.ownership` (the waits in `plimsoll.kube.wait`). Beside
+this module: what is refused before anything is created (`admission`), the operator's
+settings (`options`), how a started run is reached (`endpoints`) and measured
+(`run_metrics`), a target copied from a Deployment, the control token. This one keeps
+what a run is made of and in what order.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import os
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit
 
 from plimsoll.api.faults import Fault
 from plimsoll.api.spec import CapacityTestSpec
-from plimsoll.api.step import ResourceUsage
 from plimsoll.api.upstream import mock_role
-from plimsoll.api.urls import redact_url
-from plimsoll.decide.from_deployment import DeploymentCopyError, copied_target
-from plimsoll.decide.metrics_policy import metrics_problems
-from plimsoll.decide.run_budget import run_budget
-from plimsoll.decide.run_limits import RunLimits, budget_problems
-from plimsoll.decide.target_policy import (
-    external_target_problem,
-    is_address,
-    refused_networks,
-    target_host,
-    target_url_problem,
-)
 from plimsoll.kube import boundaries, manifests, names, ownership
-from plimsoll.kube.client import PODS, SECRETS, KubeClient, KubeError
-from plimsoll.kube.control_ingress import (
-    OPEN_CONTROL_WARNING,
-    ControlClients,
-    generator_ingress_policy,
-)
+from plimsoll.kube.client import PODS, KubeClient, KubeError
+from plimsoll.kube.control_ingress import generator_ingress_policy
 from plimsoll.kube.env_copy import ValueSourceError, copy_references
-from plimsoll.kube.grants import GrantError, OperatorIdentity, ensure_bound
-from plimsoll.kube.kinds import DEPLOYMENTS
-from plimsoll.kube.names import Images, RunIdentity
+from plimsoll.kube.grants import GrantError, ensure_bound
+from plimsoll.kube.names import RunIdentity
 from plimsoll.kube.pod_proxy import PodProxyRelay
 from plimsoll.kube.wait import (
     MAX_RESTART_BACKOFF,
@@ -68,88 +50,15 @@ from plimsoll.kube.wait import (
     wait_pods_ready,
     wait_quota_counted,
 )
-from plimsoll.metrics.prometheus import PrometheusSource
-from plimsoll.metrics.promql import Selector
-from plimsoll.metrics.source import (
-    ROLE_GENERATOR,
-    ROLE_MOCK,
-    ROLE_TARGET,
-    MetricsSource,
-    Window,
-    unreadable,
-)
+from plimsoll.metrics.source import MetricsSource
 from plimsoll.platforms.base import Endpoints, PlatformError, Restored
-from plimsoll.platforms.kubernetes.pod_restarts import PodStatusRestarts
+from plimsoll.platforms.kubernetes import admission, run_metrics
+from plimsoll.platforms.kubernetes.control_token import kept_token
+from plimsoll.platforms.kubernetes.deployment_source import with_deployment_target
+from plimsoll.platforms.kubernetes.endpoints import host_literal, run_endpoints
+from plimsoll.platforms.kubernetes.options import KubernetesOptions
 from plimsoll.platforms.replacements import ReplacementBudget
 from plimsoll.shared.pod_names import target_replica
-
-REACH_POD_IP = "pod-ip"
-REACH_PROXY = "proxy"
-REACH_AUTO = "auto"
-
-
-def in_cluster() -> bool:
-    return "KUBERNETES_SERVICE_HOST" in os.environ
-
-
-@dataclass(frozen=True)
-class KubernetesOptions:
-    images: Images = field(default_factory=Images)
-    reach: str = REACH_AUTO  # how the runner reaches generators: pod IP, or the API proxy
-    prometheus_url: str | None = None  # the operator's default when the spec names none
-    allowed_prometheus: frozenset[str] = frozenset()  # others a spec may name
-    # Hosts a target.url may name although they are link-local, loopback or the API server.
-    allowed_target_hosts: frozenset[str] = frozenset()
-    # Where a target.url may point at all (decide/target_policy.py): none by default.
-    external_targets: frozenset[str] = frozenset()
-    # Who the operator is and which ClusterRole it binds in each run namespace; None:
-    # it binds nothing and relies on its own rights (a developer's admin kubeconfig).
-    identity: OperatorIdentity | None = None
-    control_clients: ControlClients = field(default_factory=ControlClients)
-    ready_timeout: float = 180.0
-    poll: float = 0.5
-    # The admin's limits on one run (the chart's `limits`), already held to by the spec
-    # when the run was admitted; here for the trials the spec did not name.
-    limits: RunLimits = field(default_factory=RunLimits)
-
-    def uses_proxy(self) -> bool:
-        return self.reach == REACH_PROXY or (self.reach == REACH_AUTO and not in_cluster())
-
-
-class _NoPrometheus:
-    """Stands in when no Prometheus is known: every role unreadable, and why."""
-
-    def __init__(self, roles: list[str]) -> None:
-        self._roles = roles
-
-    async def usage(self, window: Window) -> dict[str, ResourceUsage]:
-        reason = "no Prometheus: set spec.metrics.prometheusUrl or PLIMSOLL_PROMETHEUS_URL"
-        return {role: unreadable("prometheus", reason) for role in self._roles}
-
-
-def _host(ip: str) -> str:
-    return f"[{ip}]" if ":" in ip else ip
-
-
-# How long the target's host name may take to resolve before the check leaves it to the
-# generators' own check at each trial.
-_RESOLVE_TIMEOUT = 5.0
-
-
-async def _resolved(url: str | None) -> list[str]:
-    """The addresses `url`'s host name resolves to, as the operator's resolver sees them;
-    [] for an IP literal or a name it cannot resolve (an operator outside the cluster does
-    not see the cluster's DNS: the generators check again at each trial)."""
-    host = target_host(url) if url is not None else None
-    if host is None or is_address(host):
-        return []
-    try:
-        infos = await asyncio.wait_for(
-            asyncio.get_running_loop().getaddrinfo(host, None), _RESOLVE_TIMEOUT
-        )
-    except (OSError, UnicodeError, TimeoutError):
-        return []
-    return sorted({str(info[4][0]) for info in infos})
 
 
 class KubernetesPlatform:
@@ -230,49 +139,22 @@ class KubernetesPlatform:
 
     def budget_problem(self, every_variant: Sequence[CapacityTestSpec]) -> str | None:
         """Why the run's quota, sized for `every_variant`, would pass the admin's limits."""
-        budget = run_budget(every_variant, manifests.KNOWN_SHAPES)
-        return "; ".join(budget_problems(budget, self._options.limits)) or None
-
-    def _api_server_hosts(self) -> set[str]:
-        """The API server as the operator reaches it, and as pods do (its Service's IP)."""
-        hosts = {urlsplit(self._client.server).hostname or ""}
-        hosts.add(os.environ.get("KUBERNETES_SERVICE_HOST", ""))
-        return hosts - {""}
+        return admission.budget_problem(every_variant, self._options)
 
     async def start(
         self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
     ) -> Endpoints:
         if spec.target.from_deployment is not None:
-            spec = await self._from_deployment(spec)
+            spec = await with_deployment_target(
+                self._client, spec, self.run.owner_namespace, self._options.identity
+            )
         self._spec = spec
         self._generator_count = spec.generators.fixed_replicas
-        run, images, limit = self.run, self._options.images, self._options.ready_timeout
-        allowed = {*self._options.allowed_prometheus}
-        if self._options.prometheus_url:
-            allowed.add(self._options.prometheus_url)
-        problems = [
-            *metrics_problems(spec, allowed),
-            target_url_problem(
-                spec.target.url,
-                self._api_server_hosts(),
-                self._options.allowed_target_hosts,
-                await _resolved(spec.target.url),
-            )
-            or external_target_problem(
-                spec.target.url,
-                self._options.external_targets,
-                self._options.allowed_target_hosts,
-            ),
-            images.refused("spec.generators.image", spec.generators.image),
-            images.refused("spec.upstream.image", spec.upstream.image),
-            *(
-                images.refused(f"spec.upstreams[{i}].image", named.image)
-                for i, named in enumerate(spec.upstreams)
-            ),
-            _replay_not_built(spec),
-        ]
-        if any(problems):
-            raise PlatformError("; ".join(p for p in problems if p))
+        run, limit = self.run, self._options.ready_timeout
+        api_hosts = admission.api_server_hosts(self._client.server)
+        problems = await admission.start_problems(spec, self._options, api_hosts)
+        if problems:
+            raise PlatformError("; ".join(problems))
         await self._namespace()
         await self.wait_other_variants_gone(limit)
         # Bounds and policies before any pod: nothing in the namespace runs without them.
@@ -283,7 +165,7 @@ class KubernetesPlatform:
         await self.apply(manifests.run_egress_policy(run))
         await self.apply(manifests.run_ingress_policy(run))
         await self.apply(manifests.generator_network_policy(run, spec))
-        await self.apply(generator_ingress_policy(run, self._control_peers()))
+        await self.apply(generator_ingress_policy(run, self._options.control_peers()))
 
         await self._copy_references(spec)
         services = spec.services
@@ -403,7 +285,7 @@ class KubernetesPlatform:
             relay, ns = self._relay, self.run.namespace
             return [relay.url_for(ns, name, names.GENERATOR_PORT) for name in generators]
         return [
-            f"http://{_host(pod['status']['podIP'])}:{names.GENERATOR_PORT}"
+            f"http://{host_literal(pod['status']['podIP'])}:{names.GENERATOR_PORT}"
             for pod in generators.values()
         ]
 
@@ -474,42 +356,6 @@ class KubernetesPlatform:
             except GrantError as exc:
                 raise PlatformError(str(exc)) from exc
 
-    async def _from_deployment(self, spec: CapacityTestSpec) -> CapacityTestSpec:
-        """`spec` with its target copied from the Deployment `target.fromDeployment`
-        names in the CapacityTest's own namespace (`decide.from_deployment`)."""
-        source = spec.target.from_deployment
-        assert source is not None
-        namespace = self.run.owner_namespace
-        identity = self._options.identity
-        try:
-            if identity is not None and identity.references_role:
-                await ensure_bound(
-                    self._client,
-                    identity,
-                    namespace,
-                    identity.references_role,
-                    labels={names.LABEL_MANAGED_BY: names.MANAGER},
-                    proof=("secrets", "get"),  # the same role grants deployments get
-                )
-            deployment = await self._client.get(DEPLOYMENTS, namespace, source.name)
-        except (KubeError, GrantError) as exc:
-            message = exc.message if isinstance(exc, KubeError) else str(exc)
-            raise PlatformError(
-                f"spec.target.fromDeployment: cannot read deployment {namespace}/{source.name}:"
-                f" {message}"
-            ) from exc
-        if deployment is None:
-            raise PlatformError(
-                f"spec.target.fromDeployment: no deployment {source.name!r} in {namespace} "
-                "(it is read from the CapacityTest's own namespace)"
-            )
-        swapped = {named.env_var for named in spec.upstreams}
-        try:
-            target = copied_target(spec.target, deployment, swapped)
-        except DeploymentCopyError as exc:
-            raise PlatformError(str(exc)) from exc
-        return spec.model_copy(update={"target": target})
-
     async def _copy_references(self, spec: CapacityTestSpec) -> None:
         """`valueFrom` values into `run-env`, before any pod that reads them."""
         try:
@@ -518,12 +364,6 @@ class KubernetesPlatform:
             raise PlatformError(str(exc)) from exc
         if data:
             await self.apply(manifests.run_env_secret(self.run, data))
-
-    def _control_peers(self) -> list[dict[str, Any]] | None:
-        # By pod IP from inside the cluster the caller is the operator's pod; through the
-        # proxy, or from a host, it is an address a pod selector cannot name.
-        from_a_pod = in_cluster() and not self._options.uses_proxy()
-        return self._options.control_clients.sources(from_a_pod=from_a_pod)
 
     async def _quota_in_force(self, quota: dict[str, Any]) -> None:
         try:
@@ -540,26 +380,9 @@ class KubernetesPlatform:
     async def _control_token(self) -> str:
         """The run's control-API token: made once and kept in a Secret the generators read,
         so an operator that resumes the run (or adopts its pods) uses the same one."""
-        token = await self._kept_token() or secrets.token_urlsafe(24)
+        token = await kept_token(self._client, self.run) or secrets.token_urlsafe(24)
         await self.apply(manifests.control_token_secret(self.run, token))
         return token
-
-    async def _kept_token(self) -> str | None:
-        """The token in this run's Secret, if an earlier operator made it."""
-        try:
-            secret = await self._client.get(
-                SECRETS, self.run.namespace, self.run.child(names.CONTROL_TOKEN_SECRET)
-            )
-        except KubeError as exc:
-            raise PlatformError(f"cannot read the run's control token: {exc.message}") from exc
-        if secret is None or not self.run.owns(secret["metadata"].get("labels")):
-            return None  # none yet, or not ours: the apply says whose it is
-        encoded = (secret.get("data") or {}).get(manifests.CONTROL_TOKEN_KEY)
-        if encoded:
-            return base64.b64decode(encoded).decode()
-        # An API server answers with `data`; one that echoes the request keeps `stringData`.
-        kept = (secret.get("stringData") or {}).get(manifests.CONTROL_TOKEN_KEY)
-        return str(kept) if kept else None
 
     async def _endpoints(
         self,
@@ -567,58 +390,17 @@ class KubernetesPlatform:
         mock: dict[str, Any],
         generators: dict[str, dict[str, Any]],
     ) -> Endpoints:
-        urls = await self._generator_urls(generators)
-        targets = self._targets
-        target_nodes = {t.get("spec", {}).get("nodeName") for t in targets} - {None}
-        placement, warnings = [], []
-        if self._control_peers() is None:
-            warnings.append(OPEN_CONTROL_WARNING)
-        if spec.target.teardown:
-            warnings.append(
-                "target.teardown runs on the local platform only: here the run's namespace, "
-                "with its services and what the setup put in them, is deleted at cleanup"
-            )
-        if not targets:
-            shown = redact_url(spec.target.url or "")
-            placement.append(f"target: existing service at {shown} (not started)")
-            warning = manifests.external_target_warning(spec)
-            if warning is not None:
-                warnings.append(warning)
-        for pod in [*targets, mock, *generators.values()]:
-            node = pod.get("spec", {}).get("nodeName") or "unknown node"
-            zone = pod["metadata"].get("labels", {}).get(names.LABEL_ZONE)
-            in_zone = f", zone {zone}" if zone else ""
-            line = f"{pod['metadata']['name']} on {node} ({pod['status']['podIP']}{in_zone})"
-            placement.append(line)
-            if pod not in targets and pod.get("spec", {}).get("nodeName") in target_nodes:
-                node = pod["spec"]["nodeName"]
-                warnings.append(f"{pod['metadata']['name']} shares node {node} with the target")
-        endpoints_faults: KubernetesPlatform | None = self if targets else None
-        if len(targets) > 1:
-            # Through the Service, as the deployment's clients reach it: the cluster's DNS
-            # names its address and kube-proxy picks a ready replica for each connection,
-            # so traffic follows the EndpointSlices around a replica a fault took away.
-            service = manifests.service_host(self.run, self.run.child(names.TARGET_SERVICE))
-            target_url = f"http://{service}:{spec.target.port}"
-        elif targets:
-            target_url = f"http://{_host(targets[0]['status']['podIP'])}:{spec.target.port}"
-        else:
-            target_url = str(spec.target.url).rstrip("/")
-        return Endpoints(
-            target_url=target_url,
-            upstream_url=f"http://{_host(mock['status']['podIP'])}:{spec.upstream.port}",
-            floor_url=(
-                f"http://{_host(mock['status']['podIP'])}:{floor}/floor"
-                if (floor := names.floor_port(spec.upstream.port, spec.upstream.image))
-                else None
-            ),
-            generator_urls=urls,
-            placement=placement,
-            warnings=warnings,
-            refused_target_networks=refused_networks(
-                spec.target.url, self._api_server_hosts(), self._options.allowed_target_hosts
-            ),
-            faults=endpoints_faults,
+        return run_endpoints(
+            spec,
+            self.run,
+            self._targets,
+            mock,
+            generators,
+            await self._generator_urls(generators),
+            open_control=self._options.control_peers() is None,
+            api_hosts=admission.api_server_hosts(self._client.server),
+            allowed_target_hosts=self._options.allowed_target_hosts,
+            faults=self,
         )
 
     async def ensure_ready(self) -> None:
@@ -695,52 +477,14 @@ class KubernetesPlatform:
         return [target_replica(i) for i in victims]
 
     def metrics_before_start(self, spec: CapacityTestSpec) -> MetricsSource | None:
-        """The Prometheus the trials will be read from, before the pods exist: its scrape
-        interval shows in the series it already has (the kubelets' cAdvisor)."""
-        url = spec.metrics.prometheus_url or self._options.prometheus_url
-        if not url or spec.target.url is not None:
-            return None
-        variant = self.run.variant
-        selector = Selector(self.run.namespace, names.target_pod_pattern(variant), "target")
-        return PrometheusSource(
-            url, {ROLE_TARGET: selector}, scrape_interval=spec.metrics.scrape_interval
-        )
+        """The Prometheus the trials will be read from, before the pods exist."""
+        return run_metrics.source_before_start(self.run, spec, self._options)
 
     def metrics(self) -> MetricsSource:
         spec = self._spec
         if spec is None:
             raise PlatformError("metrics() asked before start()")
-        ns = self.run.namespace
-        variant = self.run.variant  # this variant's pods only, by their names
-        selectors = {
-            ROLE_TARGET: Selector(ns, names.target_pod_pattern(variant), container="target"),
-            ROLE_MOCK: Selector(ns, names.mock_pod_pattern(variant)),
-            ROLE_GENERATOR: Selector(ns, names.generator_pod_pattern(variant)),
-        }
-        # The other replicas are measured beside replica 0, each as its own role, as locally.
-        for index in range(1, spec.target.replicas):
-            pod = names.target_pod_name(variant, index)
-            selectors[target_replica(index)] = Selector(ns, pod, container="target")
-        for service in spec.services:
-            selectors[service.name] = Selector(ns, names.service_pod_name(service.name, variant))
-        for named in spec.upstreams:
-            selectors[mock_role(named.name)] = Selector(
-                ns, names.named_mock_pod_pattern(named.name, variant)
-            )
-        if spec.target.url is not None:  # nothing of ours to select: no target series
-            del selectors[ROLE_TARGET]
-        url = spec.metrics.prometheus_url or self._options.prometheus_url
-        if not url:
-            return _NoPrometheus(list(selectors))
-        return PrometheusSource(
-            url,
-            selectors,
-            scrape_interval=spec.metrics.scrape_interval,
-            settle=spec.metrics.settle,
-            extra=spec.metrics.extra,
-            restarts=PodStatusRestarts(self._client, ns, self.run.labels()),
-            retry_for=spec.metrics.retry_for,
-        )
+        return run_metrics.run_source(self._client, self.run, spec, self._options)
 
     async def stop(self, *, keep: bool) -> None:
         if self._relay is not None:
@@ -757,14 +501,3 @@ async def delete_children(client: KubeClient, namespace: str, labels: dict[str, 
         await ownership.delete_children(client, namespace, labels)
     except ownership.OwnershipError as exc:
         raise PlatformError(str(exc)) from exc
-
-
-def _replay_not_built(spec: CapacityTestSpec) -> str | None:
-    """Replay reads its log from the generator's file system; on a cluster that needs the
-    log in a volume of the generator pods, which is not built yet: said, not faked."""
-    if spec.workload.replay is None:
-        return None
-    return (
-        "workload.model 'replay' is not built yet on Kubernetes (the generator pods have no "
-        "volume for workload.replay.log): run it with `plimsoll run` on the local platform"
-    )

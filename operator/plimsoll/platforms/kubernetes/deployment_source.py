@@ -1,0 +1,53 @@
+"""`target.fromDeployment`: the target copied from a Deployment in the CapacityTest's own
+namespace, read with the operator's references role there (`decide.from_deployment`
+decides what is copied and what is refused)."""
+
+from __future__ import annotations
+
+from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.decide.from_deployment import DeploymentCopyError, copied_target
+from plimsoll.kube import names
+from plimsoll.kube.client import KubeClient, KubeError
+from plimsoll.kube.grants import GrantError, OperatorIdentity, ensure_bound
+from plimsoll.kube.kinds import DEPLOYMENTS
+from plimsoll.platforms.base import PlatformError
+
+
+async def with_deployment_target(
+    client: KubeClient,
+    spec: CapacityTestSpec,
+    namespace: str,
+    identity: OperatorIdentity | None,
+) -> CapacityTestSpec:
+    """`spec` with its target copied from the Deployment `target.fromDeployment` names in
+    `namespace` (the CapacityTest's own)."""
+    source = spec.target.from_deployment
+    assert source is not None
+    try:
+        if identity is not None and identity.references_role:
+            await ensure_bound(
+                client,
+                identity,
+                namespace,
+                identity.references_role,
+                labels={names.LABEL_MANAGED_BY: names.MANAGER},
+                proof=("secrets", "get"),  # the same role grants deployments get
+            )
+        deployment = await client.get(DEPLOYMENTS, namespace, source.name)
+    except (KubeError, GrantError) as exc:
+        message = exc.message if isinstance(exc, KubeError) else str(exc)
+        raise PlatformError(
+            f"spec.target.fromDeployment: cannot read deployment {namespace}/{source.name}:"
+            f" {message}"
+        ) from exc
+    if deployment is None:
+        raise PlatformError(
+            f"spec.target.fromDeployment: no deployment {source.name!r} in {namespace} "
+            "(it is read from the CapacityTest's own namespace)"
+        )
+    swapped = {named.env_var for named in spec.upstreams}
+    try:
+        target = copied_target(spec.target, deployment, swapped)
+    except DeploymentCopyError as exc:
+        raise PlatformError(str(exc)) from exc
+    return spec.model_copy(update={"target": target})
