@@ -1,0 +1,179 @@
+"""The spec's rules across fields: what must fit together between the load, the mocks,
+the bar, the shapes, a proof and its faults. Each names the field and the fix; the spec's
+own validator (`CapacityTestSpec._cross_field`) gathers them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from plimsoll.api.pass_when import PassWhen
+from plimsoll.api.search_spec import Trial
+from plimsoll.api.sizing import SizingSpec
+from plimsoll.api.target import Target
+from plimsoll.api.unique import duplicate_problems
+from plimsoll.api.upstream import NamedUpstream, Upstream
+from plimsoll.api.workload import LoadModel, Workload
+
+if TYPE_CHECKING:
+    from plimsoll.api.spec import CapacityTestSpec
+
+
+def workload_problems(workload: Workload, upstream: Upstream, pass_when: PassWhen) -> list[str]:
+    """What does not fit together between the load, the mock and the bar."""
+    problems = []
+    ops = {op.name for op in workload.mix}
+    for bound in pass_when.latency:
+        if bound.operation != "*" and bound.operation not in ops:
+            problems.append(
+                f"passWhen.latency names operation {bound.operation!r}, "
+                f"which is not in workload.mix ({sorted(ops)})"
+            )
+    needs_users = workload.users is None and workload.conversation is None
+    if workload.model is LoadModel.USERS and needs_users:
+        problems.append("workload model 'users' needs 'users' or 'conversation'")
+    tools = {t.name for t in upstream.mcp.tools} if upstream.mcp else set()
+    for op in workload.mix:
+        if op.tool is not None and op.tool not in tools:
+            problems.append(
+                f"workload.mix operation {op.name!r} calls tool {op.tool!r}, which "
+                f"upstream.mcp.tools does not list ({sorted(tools)})"
+            )
+    return problems
+
+
+def upstreams_problems(upstreams: list[NamedUpstream], target: Target) -> list[str]:
+    """Named mocks need names of their own and variables nothing else sets."""
+    problems = []
+    problems.extend(duplicate_problems([u.name for u in upstreams], "upstreams", "mock"))
+    taken = {target.upstream_env: "target.upstreamEnv (the default mock's URL)"}
+    if target.port_env:
+        taken[target.port_env] = "target.portEnv"
+    for key in target.env:
+        taken.setdefault(key, "target.env")
+    for index, upstream in enumerate(upstreams):
+        owner = taken.get(upstream.env_var)
+        if owner is not None:
+            problems.append(
+                f"upstreams[{index}].envVar: {upstream.env_var} is already set by {owner}: "
+                "pick another variable for this mock's URL"
+            )
+        taken[upstream.env_var] = f"upstreams[{index}] ({upstream.name})"
+    return problems
+
+
+def check_sizing_names(sizing: SizingSpec, variants: list[str], extra: list[str]) -> None:
+    """`sizing.variant` and the store's `*Metric` fields must name what the spec holds: a
+    plan from a variant or a metric that does not exist would fail only after the run."""
+    if sizing.variant is not None and sizing.variant not in variants:
+        raise ValueError(
+            f"sizing.variant: {sizing.variant!r} names no variant; the variants are "
+            f"{variants or '(none)'}"
+        )
+    store = sizing.store
+    if store is None:
+        return
+    for field, name in (
+        ("callsMetric", store.calls_metric),
+        ("cpuPerCallMetric", store.cpu_per_call_metric),
+        ("bytesPerKeyMetric", store.bytes_per_key_metric),
+    ):
+        if name is not None and name not in extra:
+            raise ValueError(
+                f"sizing.store.{field}: {name!r} names no metrics.extra entry; the extra "
+                f"metrics are {extra or '(none)'}"
+            )
+
+
+def check_shapes(spec: CapacityTestSpec) -> None:
+    """`shapes` replaces `variants` (each shape is a variant of target.resources alone), needs
+    a target Plimsoll starts, and a search must contain the shape it starts from."""
+    shapes = spec.shapes
+    if shapes is None:
+        return
+    if spec.variants:
+        raise ValueError(
+            "shapes and variants: give one of them; each shape is already a variant that "
+            "changes only target.resources (compare other changes in a run of their own)"
+        )
+    if spec.target.url is not None:
+        raise ValueError(
+            "shapes: target.url drives a service that already runs, whose shape Plimsoll "
+            "cannot change; give target.image or target.command"
+        )
+    search = shapes.search
+    start = spec.target.resources
+    if search is not None and start is not None:
+        if not search.cpu.min <= start.cpu <= search.cpu.max:
+            raise ValueError(
+                "shapes.search.cpu: the search starts from target.resources.cpu, which lies "
+                "outside min … max: widen the range or change target.resources"
+            )
+        if not search.memory.min <= start.memory <= search.memory.max:
+            raise ValueError(
+                "shapes.search.memory: the search starts from target.resources.memory, which "
+                "lies outside min … max: widen the range or change target.resources"
+            )
+
+
+def proof_problems(spec: CapacityTestSpec) -> list[str]:
+    """`search.fromSizing` plans the replicas, zones and CPU: it needs the plan's inputs and a
+    target whose shape it can scale, and leaves the target's own replicas alone."""
+    if not spec.search.from_sizing:
+        return []
+    where = "search.fromSizing"
+    problems = []
+    if spec.sizing is None:
+        problems.append(f"{where}: needs spec.sizing (the plan to prove): add peak and zones")
+    elif spec.sizing.per_pod is None:
+        problems.append(
+            f"{where}: needs spec.sizing.perPod, the per-pod ceiling an earlier run measured "
+            "(a proof run measures none)"
+        )
+    if spec.target.url is not None or spec.target.resources is None:
+        problems.append(
+            f"{where}: needs a target Plimsoll starts with target.resources, whose CPU it "
+            "scales by search.scale"
+        )
+    if spec.target.replicas != 1 or spec.target.zones:
+        problems.append(
+            f"{where}: the plan sets the replicas and zones: leave target.replicas and "
+            "target.zones out"
+        )
+    return problems
+
+
+def fault_problems(trial: Trial, target: Target) -> list[str]:
+    """Each fault must leave a replica running and name a zone the target has."""
+    problems = []
+    for index, fault in enumerate(trial.faults):
+        where = f"trial.faults[{index}]"
+        if fault.kill is not None and fault.kill.replicas >= target.replicas:
+            problems.append(
+                f"{where}.kill.replicas: {fault.kill.replicas} of {target.replicas} "
+                "replica(s) would leave none to carry the load: raise target.replicas or "
+                "kill fewer"
+            )
+        if fault.remove is not None:
+            zone = fault.remove.zone
+            if zone not in target.zones:
+                problems.append(
+                    f"{where}.remove.zone: {zone!r} is not one of target.zones "
+                    f"{target.zones or '(none)'}"
+                )
+            elif len(target.zones) < 2:
+                problems.append(
+                    f"{where}.remove.zone: with one zone, removing it leaves no replica: "
+                    "add zones to target.zones"
+                )
+        if fault.restore is not None:
+            zone = fault.restore.zone
+            removed_before = any(
+                f.remove is not None and f.remove.zone == zone and f.at < fault.at
+                for f in trial.faults
+            )
+            if not removed_before:
+                problems.append(
+                    f"{where}.restore.zone: no earlier fault removes zone {zone!r}: add "
+                    f"{{at: ..., remove: {{zone: {zone}}}}} before it, or leave the restore out"
+                )
+    return problems
