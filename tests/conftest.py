@@ -66,6 +66,7 @@ OVERLAPPING = (
     "bench/",  # the benchmarks' simulations, run on fake time
     "kube/",  # the client against in-process fake servers: retries and errors, not speed
     "test_install_hints.py",
+    "test_module_size.py",  # reads the package's files
     "cli/test_help.py",
     "cli/test_krew_manifest.py",
     "cli/test_compare.py",

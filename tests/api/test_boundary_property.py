@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from plimsoll.api.resource import SpecError, load_capacity_test
-from plimsoll.controller.supervisor import OperatorContext, Supervisor
+from plimsoll.controller.context import OperatorContext
+from plimsoll.controller.supervisor import Supervisor
 from tests.api.schema_strategies import hostile_capacity_tests
 
 # 100 examples per property in `make test` (about 10 s each); bench/bad_inputs.py runs more

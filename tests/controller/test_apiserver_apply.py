@@ -31,7 +31,7 @@ from plimsoll.api.status import (
 )
 from plimsoll.controller.report_map import write_report_config_map
 from plimsoll.controller.status import StatusWriter
-from plimsoll.kube import boundaries, manifests, names, ownership
+from plimsoll.kube import boundaries, manifests, names, network_policies, ownership
 from plimsoll.kube.client import (
     CAPACITY_TESTS,
     CONFIG_MAPS,
@@ -207,9 +207,9 @@ def _children(run: RunIdentity) -> list[dict[str, Any]]:
         manifests.namespace(run),
         boundaries.limit_range(run),
         boundaries.resource_quota(run, [plain], manifests.KNOWN_SHAPES),
-        manifests.run_egress_policy(run),
-        manifests.run_ingress_policy(run),
-        manifests.generator_network_policy(run, plain),
+        network_policies.run_egress_policy(run),
+        network_policies.run_ingress_policy(run),
+        network_policies.generator_network_policy(run, plain),
         manifests.mock_config_map(run, plain.upstream),
         manifests.cluster_service(run, names.MOCK_SERVICE, names.ROLE_MOCK, plain.upstream.port),
         manifests.control_token_secret(run, "t0ken"),

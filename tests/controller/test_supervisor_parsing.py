@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from plimsoll.api.status import Phase
-from plimsoll.controller.supervisor import OperatorContext, Supervisor
+from plimsoll.controller.context import OperatorContext
+from plimsoll.controller.supervisor import Supervisor
 
 
 def body(version: str | None, phase: str, schedule: str | None = None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import pytest
 from plimsoll.api.resource import load_capacity_test
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.target import PodShape
-from plimsoll.kube import boundaries, manifests, names
+from plimsoll.kube import boundaries, manifests, names, network_policies
 from plimsoll.kube.control_ingress import generator_ingress_policy
 from plimsoll.kube.names import Images, RunIdentity, run_namespace_name
 from plimsoll.kube.pod_specs import merge_template
@@ -91,10 +91,10 @@ def all_objects(run: RunIdentity = RUN) -> list[dict[str, Any]]:
         manifests.target_pod(RUN, spec),
         manifests.setup_job(RUN, spec.target.setup[0], spec),
         *(manifests.generator_pod(RUN, i, spec.generators, images.generator) for i in range(2)),
-        manifests.generator_network_policy(RUN, spec),
+        network_policies.generator_network_policy(RUN, spec),
         manifests.control_token_secret(RUN, "t0ken"),
-        manifests.run_egress_policy(RUN),
-        manifests.run_ingress_policy(RUN),
+        network_policies.run_egress_policy(RUN),
+        network_policies.run_ingress_policy(RUN),
         generator_ingress_policy(RUN, None),
     ]
 
@@ -215,7 +215,7 @@ def test_generators_keep_away_from_the_target_and_the_policy_admits_only_target_
         terms[0]["podAffinityTerm"]["labelSelector"]["matchLabels"]["plimsoll.dev/role"] == "target"
     )
     assert generator["spec"]["containers"][0]["command"][-1] == "2"  # a worker per core
-    egress = manifests.generator_network_policy(RUN, spec)["spec"]["egress"]
+    egress = network_policies.generator_network_policy(RUN, spec)["spec"]["egress"]
     roles = [r["to"][0]["podSelector"]["matchLabels"]["plimsoll.dev/role"] for r in egress[:2]]
     assert roles == ["target", "mock"]
 
@@ -261,7 +261,7 @@ def test_generators_read_the_control_token_from_the_runs_secret() -> None:
 def test_the_run_namespace_admits_only_its_own_pods() -> None:
     """Issue 52, item 5: another tenant's pods cannot reach the run's target, mock or
     services; the operator reaches the generators through their own policy."""
-    policy = manifests.run_ingress_policy(RUN)
+    policy = network_policies.run_ingress_policy(RUN)
     assert policy["metadata"]["namespace"] == RUN.namespace
     spec = policy["spec"]
     assert spec["podSelector"] == {}  # every pod of the namespace, generators included
@@ -272,7 +272,7 @@ def test_the_run_namespace_admits_only_its_own_pods() -> None:
 
 
 def test_the_run_namespace_denies_egress_but_inside_and_dns() -> None:
-    policy = manifests.run_egress_policy(RUN)["spec"]
+    policy = network_policies.run_egress_policy(RUN)["spec"]
     assert policy["policyTypes"] == ["Egress"]
     # Every pod but the generators (which have their own, narrower policy: they add up).
     [expression] = policy["podSelector"]["matchExpressions"]
@@ -295,20 +295,22 @@ def _with_url(url: str) -> CapacityTestSpec:
 
 def test_generators_reach_an_external_targets_address_and_nothing_else() -> None:
     spec = _with_url("https://10.20.30.40:8443/api")
-    target_rule, mock_rule, _ = manifests.generator_network_policy(RUN, spec)["spec"]["egress"]
+    target_rule, mock_rule, _ = network_policies.generator_network_policy(RUN, spec)["spec"][
+        "egress"
+    ]
     assert target_rule == {
         "to": [{"ipBlock": {"cidr": "10.20.30.40/32"}}],
         "ports": [{"protocol": "TCP", "port": 8443}],
     }
     assert mock_rule["to"][0]["podSelector"]["matchLabels"]["plimsoll.dev/role"] == "mock"
-    assert manifests.external_target_warning(spec) is None
+    assert network_policies.external_target_warning(spec) is None
 
 
 def test_an_external_host_name_narrows_to_its_port_and_says_so() -> None:
     spec = _with_url("http://api.perf.example:8080")
-    target_rule = manifests.generator_network_policy(RUN, spec)["spec"]["egress"][0]
+    target_rule = network_policies.generator_network_policy(RUN, spec)["spec"]["egress"][0]
     assert target_rule == {"ports": [{"protocol": "TCP", "port": 8080}]}
-    warning = manifests.external_target_warning(spec)
+    warning = network_policies.external_target_warning(spec)
     assert warning is not None
     assert "port 8080 on any address" in warning
 
@@ -353,7 +355,7 @@ def test_a_named_mock_has_its_own_pods_config_and_service() -> None:
 def test_the_target_may_reach_every_named_mock() -> None:
     # The run's egress policy admits every pod of the namespace for all but the
     # generators: the target reaches mock-auth on its port like the default mock.
-    policy = manifests.run_egress_policy(RUN)["spec"]
+    policy = network_policies.run_egress_policy(RUN)["spec"]
     target_labels = manifests.target_pod(RUN, _spec())["metadata"]["labels"]
     [expression] = policy["podSelector"]["matchExpressions"]
     assert target_labels["plimsoll.dev/role"] not in expression["values"]
@@ -406,7 +408,7 @@ def test_the_default_mock_serves_the_floor_on_the_next_port_and_generators_may_r
     port = spec.upstream.port
     assert container["command"][-2:] == ["--floor-port", str(port + 1)]
     assert {"name": "floor", "containerPort": port + 1} in container["ports"]
-    mock_rule = manifests.generator_network_policy(RUN, spec)["spec"]["egress"][1]
+    mock_rule = network_policies.generator_network_policy(RUN, spec)["spec"]["egress"][1]
     assert mock_rule["ports"] == [
         {"protocol": "TCP", "port": port},
         {"protocol": "TCP", "port": port + 1},

@@ -30,8 +30,8 @@ import typer
 
 from plimsoll.cli.durations import METAVAR, whole_seconds
 from plimsoll.cli.exits import EXIT_INCOMPLETE
+from plimsoll.controller.context import OperatorContext
 from plimsoll.controller.peering import PeeringMissingError, require_peering_objects
-from plimsoll.controller.supervisor import OperatorContext
 from plimsoll.decide.peering import seniority_priority
 from plimsoll.decide.pod_template_policy import TemplatePolicy
 from plimsoll.decide.run_limits import RunLimits

@@ -23,9 +23,10 @@ from typing import Any
 import kopf
 
 from plimsoll.api.resource import GROUP, PLURAL, VERSION
+from plimsoll.controller.context import OperatorContext
 from plimsoll.controller.kopf_session import skipping_session
 from plimsoll.controller.operator_metrics import serve_metrics
-from plimsoll.controller.supervisor import OperatorContext, Supervisor, delete_run_namespaces
+from plimsoll.controller.supervisor import Supervisor, delete_run_namespaces
 from plimsoll.kube.client import KubeClient
 
 FINALIZER = "plimsoll.dev/cleanup"

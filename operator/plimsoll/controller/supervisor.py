@@ -18,7 +18,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -37,11 +37,10 @@ from plimsoll.api.status import (
     carried_into_a_new_run,
 )
 from plimsoll.api.step import StepRecord
+from plimsoll.controller.context import OperatorContext
 from plimsoll.controller.events import Event, EventRecorder, EventType, phase_event
 from plimsoll.controller.gate import apply_gate
 from plimsoll.controller.notify import notify_test
-from plimsoll.controller.operator_metrics import OperatorMetrics
-from plimsoll.controller.skipped_objects import SkipReporter
 from plimsoll.controller.status import OperatorSink, StatusWriter
 from plimsoll.decide.operator_action import (
     Action,
@@ -50,89 +49,17 @@ from plimsoll.decide.operator_action import (
     restart_reason,
     short_run_id,
 )
-from plimsoll.decide.pod_template_policy import TemplatePolicy
-from plimsoll.decide.run_limits import RunLimits, deadline_message
-from plimsoll.decide.run_queue import QueueDecision, Running, Waiting, decide_queue, queue_message
+from plimsoll.decide.run_limits import deadline_message
+from plimsoll.decide.run_queue import Waiting, queue_message
 from plimsoll.decide.schedule import due_slot, parse_token, slot_token
 from plimsoll.decide.variant_status import pending_variants
 from plimsoll.kube.client import NAMESPACES, KubeClient
 from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
-from plimsoll.kube.run_policy import ClusterPolicy, policy_problems
-from plimsoll.platforms.kubernetes.options import KubernetesOptions
+from plimsoll.kube.run_policy import policy_problems
 from plimsoll.platforms.kubernetes.platform import KubernetesPlatform
 
 log = logging.getLogger(__name__)
 _POLL = 0.5
-
-
-@dataclass
-class OperatorContext:
-    """Shared by every resource's daemon: the API client, options, slots, metrics."""
-
-    client: KubeClient | None = None
-    options: KubernetesOptions = field(default_factory=KubernetesOptions)
-    max_concurrent: int = 0  # 0: no limit
-    metrics: OperatorMetrics = field(default_factory=OperatorMetrics)
-    metrics_host: str = "0.0.0.0"
-    metrics_port: int = 0  # 0: no metrics server
-    metrics_server: Any = None
-    running: dict[str, str | None] = field(default_factory=dict)  # uid: the lock it holds
-    waiting: dict[str, Waiting] = field(default_factory=dict)
-    # The cluster admin's limits (the chart's `limits`): a spec past one is invalid.
-    limits: RunLimits = field(default_factory=RunLimits)
-    # What a podTemplate may place and label (the chart's `podTemplate`).
-    template_policy: TemplatePolicy = field(default_factory=TemplatePolicy)
-    namespaces: dict[str, str] = field(default_factory=dict)  # running uid: its namespace
-    # Objects kopf's session could not decode: logged and announced once each.
-    skipped: SkipReporter = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.skipped = SkipReporter(lambda: self.client)
-
-    def policy(self) -> ClusterPolicy:
-        """The checks beyond the model, as this operator's settings make them."""
-        options = self.options
-        prometheus = {*options.allowed_prometheus}
-        if options.prometheus_url:
-            prometheus.add(options.prometheus_url)
-        server = self.client.server if self.client is not None else ""
-        host = server.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
-        return ClusterPolicy(
-            limits=self.limits,
-            prometheus_urls=frozenset(prometheus),
-            allowed_target_hosts=options.allowed_target_hosts,
-            external_targets=options.external_targets,
-            api_server_hosts=frozenset({host} if host else ()),
-            pod_template=self.template_policy,
-        )
-
-    def api(self) -> KubeClient:
-        if self.client is None:
-            raise RuntimeError("the operator has not logged in to the API server yet")
-        return self.client
-
-    def try_start(self, entry: Waiting) -> QueueDecision:
-        """Join the queue (or stay in it) and start when `decide_queue` says so. Every
-        daemon runs on one event loop and nothing here awaits, so two daemons never
-        take the same slot."""
-        self.waiting[entry.uid] = entry
-        running = [
-            Running(uid, key, self.namespaces.get(uid, "")) for uid, key in self.running.items()
-        ]
-        per_namespace = self.limits.runs_per_namespace
-        decisions = decide_queue(self.waiting.values(), running, self.max_concurrent, per_namespace)
-        decision = decisions[entry.uid]
-        if decision.start:
-            del self.waiting[entry.uid]
-            self.running[entry.uid] = entry.lock_key
-            self.namespaces[entry.uid] = entry.name.split("/", 1)[0]
-        return decision
-
-    def leave(self, uid: str) -> None:
-        """Free the slot (and lock) a run held, or its place in the queue."""
-        self.waiting.pop(uid, None)
-        self.running.pop(uid, None)
-        self.namespaces.pop(uid, None)
 
 
 def read_status(body: Mapping[str, Any]) -> CapacityTestStatus | None:

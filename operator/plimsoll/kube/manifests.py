@@ -2,7 +2,8 @@
 
 Called by `plimsoll.platforms.kubernetes.platform`, which creates them in this order:
 namespace, mock ConfigMap, mock pods and Service, dependency services, target pod
-and Service, setup Jobs, generator pods, NetworkPolicy. Pure functions, so
+and Service, setup Jobs, generator pods (the NetworkPolicies, made before any pod, are
+in `plimsoll.kube.network_policies`). Pure functions, so
 `tests/platforms` validates every object against Kubernetes' own schemas
 (`kubernetes-validate`) and against Pod Security Standards `restricted`.
 
@@ -15,17 +16,14 @@ the measured latency; the target reaches the mock and services by Service name.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from plimsoll.api.env_source import EnvSource
 from plimsoll.api.spec import CapacityTestSpec, Generators, PodShape, Service, SetupStep
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
 from plimsoll.api.upstream import MOCK_CONFIG_ENV, NamedUpstream, Upstream, mock_role
-from plimsoll.api.urls import redact_url
 from plimsoll.decide.run_budget import KnownShapes
 from plimsoll.kube import names
 from plimsoll.kube.boundaries import UNDECLARED
@@ -55,7 +53,7 @@ _MOCK_REQUESTS = {"cpu": "500m", "memory": "256Mi"}
 KNOWN_SHAPES = KnownShapes(mock=_MOCK_SHAPE, generator=_GENERATOR_DEFAULT, undeclared=UNDECLARED)
 
 
-def _meta(run: RunIdentity, name: str, role: str | None = None) -> dict[str, Any]:
+def meta(run: RunIdentity, name: str, role: str | None = None) -> dict[str, Any]:
     return {"name": name, "namespace": run.namespace, "labels": run.labels(role)}
 
 
@@ -85,7 +83,7 @@ def _pod(run: RunIdentity, name: str, role: str, spec: dict[str, Any]) -> dict[s
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": _meta(run, name, role),
+        "metadata": meta(run, name, role),
         "spec": {**spec, **_NO_API_TOKEN},
     }
 
@@ -108,7 +106,7 @@ def mock_config_map(run: RunIdentity, upstream: Upstream) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": _meta(run, run.child(names.MOCK_CONFIG_MAP), names.ROLE_MOCK),
+        "metadata": meta(run, run.child(names.MOCK_CONFIG_MAP), names.ROLE_MOCK),
         "data": {MOCK_CONFIG_KEY: json.dumps(upstream.to_wire(), sort_keys=True)},
     }
 
@@ -118,7 +116,7 @@ def named_mock_config_map(run: RunIdentity, named: NamedUpstream) -> dict[str, A
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": _meta(
+        "metadata": meta(
             run, names.named_mock_config_map(named.name, run.variant), mock_role(named.name)
         ),
         "data": {MOCK_CONFIG_KEY: json.dumps(named.upstream().to_wire(), sort_keys=True)},
@@ -131,7 +129,7 @@ def control_token_secret(run: RunIdentity, token: str) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Secret",
         "type": "Opaque",
-        "metadata": _meta(run, run.child(names.CONTROL_TOKEN_SECRET), names.ROLE_GENERATOR),
+        "metadata": meta(run, run.child(names.CONTROL_TOKEN_SECRET), names.ROLE_GENERATOR),
         "stringData": {CONTROL_TOKEN_KEY: token},
     }
 
@@ -163,7 +161,7 @@ def run_env_secret(run: RunIdentity, data: dict[str, str]) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Secret",
         "type": "Opaque",
-        "metadata": _meta(run, run.child(names.RUN_ENV_SECRET), None),
+        "metadata": meta(run, run.child(names.RUN_ENV_SECRET), None),
         "data": dict(data),
     }
 
@@ -226,7 +224,7 @@ def cluster_service(run: RunIdentity, base: str, role: str, port: int) -> dict[s
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _meta(run, run.child(base), role),
+        "metadata": meta(run, run.child(base), role),
         "spec": {
             "selector": run.selector(role),
             "ports": [{"name": "tcp", "port": port, "targetPort": port, "protocol": "TCP"}],
@@ -430,7 +428,7 @@ def setup_job(run: RunIdentity, step: SetupStep, spec: CapacityTestSpec) -> dict
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": _meta(run, run.child(f"setup-{step.name}"), names.ROLE_SETUP),
+        "metadata": meta(run, run.child(f"setup-{step.name}"), names.ROLE_SETUP),
         "spec": {
             "backoffLimit": 0,
             "activeDeadlineSeconds": max(1, round(step.timeout)),
@@ -484,104 +482,3 @@ def generator_pod(
         "topologySpreadConstraints": [spread],
     }
     return _pod(run, names.generator_pod_name(index, run.variant), names.ROLE_GENERATOR, spec)
-
-
-_DNS = {
-    "to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}],
-    "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
-}
-
-
-def _egress_policy(
-    run: RunIdentity, name: str, selector: dict[str, Any], egress: list[dict[str, Any]]
-) -> dict[str, Any]:
-    return {
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "NetworkPolicy",
-        "metadata": _meta(run, name, None),
-        "spec": {"podSelector": selector, "policyTypes": ["Egress"], "egress": egress},
-    }
-
-
-def run_egress_policy(run: RunIdentity) -> dict[str, Any]:
-    """Everything in the run's namespace but the generators may reach only its own
-    namespace and the cluster's DNS: a target image that acts as a proxy cannot relay
-    the load, and the target, mock and services cannot call out. (Generators have their
-    own, narrower policy; policies add up, so they are left out of this one.)"""
-    not_generators = {
-        "matchExpressions": [
-            {"key": names.LABEL_ROLE, "operator": "NotIn", "values": [names.ROLE_GENERATOR]}
-        ]
-    }
-    inside: dict[str, Any] = {"to": [{"podSelector": {}}]}
-    return _egress_policy(run, run.child(names.RUN_EGRESS_POLICY), not_generators, [inside, _DNS])
-
-
-def run_ingress_policy(run: RunIdentity) -> dict[str, Any]:
-    """Every pod in the run's namespace accepts connections only from pods of that
-    namespace: another tenant's pods cannot reach (or load) the target, the mock or the
-    services, and nothing outside can skew a trial. The operator's calls to the
-    generators' control port are admitted by their own policy (`generators-ingress`;
-    policies add up), and the kubelet's probes come from the node, which NetworkPolicy
-    implementations admit whatever a policy says. On Kubernetes nothing else needs in:
-    Prometheus reads the pods' CPU and memory from the kubelet's cAdvisor."""
-    return {
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "NetworkPolicy",
-        "metadata": _meta(run, run.child(names.RUN_INGRESS_POLICY), None),
-        "spec": {
-            "podSelector": {},
-            "policyTypes": ["Ingress"],
-            "ingress": [{"from": [{"podSelector": {}}]}],
-        },
-    }
-
-
-def _external_target(spec: CapacityTestSpec) -> dict[str, Any] | None:
-    """The egress rule for a `target.url` outside the run: its address when the URL names
-    an IP, else its port on any address (a NetworkPolicy cannot name a host)."""
-    if spec.target.url is None:
-        return None
-    parsed = urlsplit(spec.target.url)
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    ports = [{"protocol": "TCP", "port": port}]
-    try:
-        address = ipaddress.ip_address(parsed.hostname or "")
-    except ValueError:
-        return {"ports": ports}
-    bits = 32 if address.version == 4 else 128
-    return {"to": [{"ipBlock": {"cidr": f"{address}/{bits}"}}], "ports": ports}
-
-
-def external_target_warning(spec: CapacityTestSpec) -> str | None:
-    """Said when the generators' egress can only be narrowed to a port, not a host."""
-    rule = _external_target(spec)
-    if rule is not None and "to" not in rule:
-        return (
-            f"target.url {redact_url(spec.target.url or '')} names a host, not an IP: the "
-            f"generators' egress is limited to port {rule['ports'][0]['port']} on any address"
-        )
-    return None
-
-
-def generator_network_policy(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
-    """Generators may reach only the target (or `target.url`'s address) and the mock, and
-    the cluster's DNS; nothing else."""
-
-    def to(role: str, *ports: int) -> dict[str, Any]:
-        return {
-            "to": [{"podSelector": {"matchLabels": run.selector(role)}}],
-            "ports": [{"protocol": "TCP", "port": port} for port in ports],
-        }
-
-    external = _external_target(spec)
-    targets = [external] if external is not None else [to(names.ROLE_TARGET, spec.target.port)]
-    floor = names.floor_port(spec.upstream.port, spec.upstream.image)
-    mock_ports = [spec.upstream.port] if floor is None else [spec.upstream.port, floor]
-    egress = [*targets, to(names.ROLE_MOCK, *mock_ports), _DNS]
-    return _egress_policy(
-        run,
-        run.child(names.GENERATORS_EGRESS_POLICY),
-        {"matchLabels": run.selector(names.ROLE_GENERATOR)},
-        egress,
-    )

@@ -10,7 +10,7 @@ from typing import Any
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.urls import redact_url
 from plimsoll.decide.target_policy import refused_networks
-from plimsoll.kube import manifests, names
+from plimsoll.kube import manifests, names, network_policies
 from plimsoll.kube.control_ingress import OPEN_CONTROL_WARNING
 from plimsoll.kube.names import RunIdentity
 from plimsoll.platforms.base import Endpoints, FaultInjector
@@ -49,7 +49,7 @@ def run_endpoints(
         placement.append(
             f"target: existing service at {redact_url(spec.target.url or '')} (not started)"
         )
-        warning = manifests.external_target_warning(spec)
+        warning = network_policies.external_target_warning(spec)
         if warning is not None:
             warnings.append(warning)
     for pod in [*targets, mock, *generators.values()]:

@@ -14,13 +14,10 @@ by side, and with `cleanup: Always` a variant starts only once the previous
 variant's pods are gone. Creation is idempotent: an object that already exists and
 carries this run's labels *and this variant's* is adopted, so an operator restarted
 mid-run (say, in the second variant) picks that variant's pods up again. How objects
-are created, adopted, replaced, waited out and deleted is not specific to a run's
-pieces and lives in `plimsoll.kube.ownership` (the waits in `plimsoll.kube.wait`). Beside
-this module: what is refused before anything is created (`admission`), the operator's
-settings (`options`), how a started run is reached (`endpoints`) and measured
-(`run_metrics`), a target copied from a Deployment, the control token. This one keeps
-what a run is made of and in what order.
-"""
+are created, adopted, replaced and deleted lives in `plimsoll.kube.ownership`; beside
+this module are what is refused before anything is made (`admission`), how a started
+run is reached (`endpoints`) and measured (`run_metrics`). This one keeps what a run is
+made of, and in what order."""
 
 from __future__ import annotations
 
@@ -33,7 +30,7 @@ from typing import Any
 from plimsoll.api.faults import Fault
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.upstream import mock_role
-from plimsoll.kube import boundaries, manifests, names, ownership
+from plimsoll.kube import boundaries, manifests, names, network_policies, ownership
 from plimsoll.kube.client import PODS, KubeClient, KubeError
 from plimsoll.kube.control_ingress import generator_ingress_policy
 from plimsoll.kube.env_copy import ValueSourceError, copy_references
@@ -57,6 +54,7 @@ from plimsoll.platforms.kubernetes.control_token import kept_token
 from plimsoll.platforms.kubernetes.deployment_source import with_deployment_target
 from plimsoll.platforms.kubernetes.endpoints import host_literal, run_endpoints
 from plimsoll.platforms.kubernetes.options import KubernetesOptions
+from plimsoll.platforms.kubernetes.run_pods import generator_pods, mock_pods, replica_pod_names
 from plimsoll.platforms.replacements import ReplacementBudget
 from plimsoll.shared.pod_names import target_replica
 
@@ -162,9 +160,9 @@ class KubernetesPlatform:
         await self._quota_in_force(
             await self.apply(boundaries.resource_quota(run, every_variant, manifests.KNOWN_SHAPES))
         )
-        await self.apply(manifests.run_egress_policy(run))
-        await self.apply(manifests.run_ingress_policy(run))
-        await self.apply(manifests.generator_network_policy(run, spec))
+        await self.apply(network_policies.run_egress_policy(run))
+        await self.apply(network_policies.run_ingress_policy(run))
+        await self.apply(network_policies.generator_network_policy(run, spec))
         await self.apply(generator_ingress_policy(run, self._options.control_peers()))
 
         await self._copy_references(spec)
@@ -222,31 +220,14 @@ class KubernetesPlatform:
         return replace(endpoints, control_token=token)
 
     def _replica_pod_names(self, spec: CapacityTestSpec) -> list[str]:
-        return [names.target_pod_name(self.run.variant, i) for i in range(spec.target.replicas)]
+        return replica_pod_names(self.run, spec)
 
     def _mock_pods(self, spec: CapacityTestSpec) -> dict[str, dict[str, Any]]:
-        images, variant = self._options.images, self.run.variant
-        pods = {
-            names.mock_pod_name(i, variant): manifests.mock_pod(
-                self.run, i, spec.upstream, images.mock
-            )
-            for i in range(spec.upstream.replicas)
-        }
-        for named in spec.upstreams:
-            for i in range(named.replicas):
-                pods[names.named_mock_pod_name(named.name, i, variant)] = manifests.mock_pod(
-                    self.run, i, named.upstream(), images.mock, named.name
-                )
-        return pods
+        return mock_pods(self.run, spec, self._options.images.mock)
 
     def _generator_pods(self, spec: CapacityTestSpec) -> dict[str, dict[str, Any]]:
         image = self._options.images.generator
-        return {
-            names.generator_pod_name(i, self.run.variant): manifests.generator_pod(
-                self.run, i, spec.generators, image
-            )
-            for i in range(self._generator_count)
-        }
+        return generator_pods(self.run, spec, image, self._generator_count)
 
     async def scale_generators(self, endpoints: Endpoints, count: int) -> Endpoints:
         """Create generator pods until `count` are ready (`generators.replicas: auto`;
