@@ -25,9 +25,9 @@ from plimsoll.api.trial import OperationResult, TrialResult, TrialState
 from plimsoll.controller.report_map import JSON_BUDGET, fit_report, write_report_config_map
 from plimsoll.controller.status import OperatorSink, StatusWriter
 from plimsoll.decide.search import NextTrial, next_action
+from plimsoll.decide.search.stopping import searchable
 from plimsoll.decide.step_summary import record_of
 from plimsoll.kube.client import KubeClient
-from plimsoll.run.variant import searchable
 from plimsoll.shared import histogram
 from tests.kube.flaky_server import Answer, FlakyServer
 

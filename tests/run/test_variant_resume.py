@@ -8,7 +8,8 @@ from plimsoll.api import load_capacity_test
 from plimsoll.api.report import RunReport
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import StepRecord, Verdict
-from plimsoll.run.variant import concluded_ceiling, search_view
+from plimsoll.decide.search.stopping import search_view
+from plimsoll.run.variant import concluded_ceiling
 from tests.controller.conftest import quickstart
 
 

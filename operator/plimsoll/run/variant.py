@@ -4,11 +4,10 @@ Called by `plimsoll.run.runner` once the platform is up. The search is a pure
 function of the step records, so resuming is only a matter of passing the
 records of an earlier run. A trial whose generators failed is judged invalid
 and tried once more (after the platform started again any generator or mock
-that died: `prepare`); a second failure stops the variant, which then reports
-the range found so far, except when the generators saturated and `replicas: auto`
-gives the retry more of them (`Equipment.size`): it is retried again, until the
-generators keep up or reach `maxReplicas`. Any other failure (the target died, metrics vanished)
-also ends with that range, never with the steps lost.
+that died: `prepare`); when to retry, and the range a variant that stops early
+reports, are `plimsoll.decide.search.stopping`'s, read from the history alone. Any
+other failure (the target died, metrics vanished) also ends with that range, never
+with the steps lost.
 """
 
 from __future__ import annotations
@@ -27,6 +26,13 @@ from plimsoll.decide.basis import basis
 from plimsoll.decide.contention import floor_bound
 from plimsoll.decide.search import Finished, next_action
 from plimsoll.decide.search.actions import CeilingEstimate
+from plimsoll.decide.search.stopping import (
+    invalid_in_a_row,
+    pending_retries,
+    range_so_far,
+    search_view,
+    searchable,
+)
 from plimsoll.decide.status_steps import MAX_STATUS_STEPS
 from plimsoll.decide.step_summary import record_of
 from plimsoll.metrics.source import MetricsSource
@@ -41,49 +47,6 @@ STEPS_LIMIT_REASON = (
     f"the run reached {MAX_STATUS_STEPS} steps in all, the most its status holds below "
     "etcd's object limit: fewer variants or a smaller search.maxTrials"
 )
-
-
-def range_ceiling(records: Sequence[StepRecord], unit: str, variant: str, reason: str) -> Ceiling:
-    """The range the steps so far show, for a variant that stopped before the search did."""
-    passed = [r.level for r in records if r.verdict is Verdict.PASS]
-    low = max(passed) if passed else None
-    failed = [
-        r.level for r in records if r.verdict is Verdict.FAIL and (low is None or r.level > low)
-    ]
-    high = min(failed) if failed else None
-    return Ceiling(
-        level=low,
-        unit=unit,
-        low=low,
-        high=high,
-        complete=False,
-        stop_reason=reason,
-        variant=variant,
-    )
-
-
-def searchable(records: Sequence[StepRecord]) -> list[StepRecord]:
-    """The history the search sees: an invalid step that was retried is left out (its retry
-    stands for it), so a resumed run takes the same decisions as the original."""
-    kept = []
-    for position, record in enumerate(records):
-        retried = any(
-            later.level == record.level and later.attempt > record.attempt
-            for later in records[position + 1 :]
-        )
-        if record.verdict is Verdict.INVALID and retried:
-            continue
-        kept.append(record)
-    return kept
-
-
-def search_view(records: Sequence[StepRecord], retry_pending: bool | int) -> list[StepRecord]:
-    """What the search decides the next trial from. While an invalid step awaits its retry
-    the search must not see it yet, nor the invalid attempts it retries: a saturated
-    step's second retry (on more generators again) came after two invalid attempts, and
-    hiding only the last one let the first stop the search."""
-    searched = searchable(records)
-    return searched[:-1] if retry_pending else searched
 
 
 def concluded_ceiling(
@@ -116,15 +79,20 @@ async def run_variant(
     records = [r for r in history if r.variant == variant]
     next_index = max((r.index for r in history), default=-1) + 1
     next_index = max(next_index, max((s.index for s in report.steps), default=-1) + 1)
-    retry_invalid = 0
     try:
         for _ in range(spec.search.max_trials * 4):  # bounded even if the search never stops
+            # Read from the history, so a resumed run retries what the original would have.
+            # (The equipment is asked only when it decides: after a second invalid attempt.)
+            more = invalid_in_a_row(records) > 1 and equipment.would_add(
+                spec, records[-1].level, records
+            )
+            retry_invalid = pending_retries(records, retry_on_more_generators=more)
             seen = search_view(records, retry_invalid)
             action = next_action(spec.search, spec.trial, seen, retries=spec.noise.retries)
             if isinstance(action, Finished):
                 break
             if next_index >= MAX_STATUS_STEPS:  # the status must stay under etcd's limit
-                return range_ceiling(records, spec.unit, variant, STEPS_LIMIT_REASON)
+                return range_so_far(records, spec.unit, variant, STEPS_LIMIT_REASON)
             await equipment.prepare()
             endpoints = await equipment.size(spec, action.level, records)
             plan = StepPlan(
@@ -155,21 +123,13 @@ async def run_variant(
             report.add_step(result, record)
             await sink.step_finished(record, result)
             records.append(record)
-            # One retry of an invalid step (a generator crashed, say); a second stops the
-            # search, unless the generators saturated and the retry gets more of them.
-            if record.verdict is not Verdict.INVALID:
-                retry_invalid = 0
-            elif not retry_invalid or equipment.would_add(spec, plan.level, records):
-                retry_invalid += 1
-            else:
-                retry_invalid = 0
             if spec.trial.settle > 0:
                 await asyncio.sleep(spec.trial.settle)
         else:
-            return range_ceiling(records, spec.unit, variant, "too many trials")
+            return range_so_far(records, spec.unit, variant, "too many trials")
     except Exception as exc:  # e.g. the target died: keep the range measured so far
         log.exception("variant %s stopped", variant)
-        return range_ceiling(records, spec.unit, variant, str(exc) or type(exc).__name__)
+        return range_so_far(records, spec.unit, variant, str(exc) or type(exc).__name__)
     return _final(action.ceiling, spec, variant, report.steps)
 
 
