@@ -73,7 +73,7 @@ from plimsoll.api.step import (  # noqa: E402
     StepResult,
     Verdict,
 )
-from plimsoll.decide.verdict import ACHIEVED  # noqa: E402
+from plimsoll.decide.criteria import ACHIEVED  # noqa: E402
 from plimsoll.platforms.local.platform import LocalPlatform  # noqa: E402
 from plimsoll.run.progress import ProgressSink  # noqa: E402
 from plimsoll.run.runner import run_test  # noqa: E402
@@ -309,7 +309,8 @@ async def run(test: CapacityTest, name: str, out: Path) -> RunReport:
 def poisson_false_fails() -> tuple[int, int, int]:
     """(fails with the schedule-relative share, fails with the old share, trials)."""
     from plimsoll.api.spec import Generators, Noise, PassWhen
-    from plimsoll.decide.verdict import StepInput, judge
+    from plimsoll.decide.step_input import StepInput
+    from plimsoll.decide.verdict import judge
 
     bar = PassWhen(min_achieved=0.99)
     new = old = trials = 0

@@ -11,8 +11,9 @@ from plimsoll.api.spec import Generators, LatencyBound, Noise, PassWhen
 from plimsoll.api.step import CriterionKind, Judgement, StepResult, Verdict
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
 from plimsoll.decide.goodput import ATTAINMENT, figures, request_bounds
+from plimsoll.decide.step_input import StepInput
 from plimsoll.decide.step_summary import record_of
-from plimsoll.decide.verdict import StepInput, judge
+from plimsoll.decide.verdict import judge
 from plimsoll.report.table import COLUMNS, row
 from plimsoll.shared import histogram
 from tests.reportfixtures import T0

@@ -24,7 +24,8 @@ from plimsoll.api.trial import (
     TrialState,
 )
 from plimsoll.api.workload import LoadModel
-from plimsoll.decide.verdict import StepInput, judge
+from plimsoll.decide.step_input import StepInput
+from plimsoll.decide.verdict import judge
 from plimsoll.shared import histogram
 
 NOISE = Noise()

@@ -14,7 +14,8 @@ import pytest
 from bench.pacing_sim import TRIALS, WARM_UP, result, simulate
 from plimsoll.api.spec import Generators, Noise, PassWhen
 from plimsoll.api.step import Verdict
-from plimsoll.decide.verdict import StepInput, judge
+from plimsoll.decide.step_input import StepInput
+from plimsoll.decide.verdict import judge
 from plimsoll.shared import histogram
 
 

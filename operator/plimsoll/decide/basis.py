@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from plimsoll.api.step import Criterion, CriterionKind, StepResult, TrialKind, Verdict
-from plimsoll.decide.verdict import plain
+from plimsoll.decide.criteria import plain
 
 _JUDGED = (Verdict.PASS, Verdict.FAIL, Verdict.MARGINAL)
 

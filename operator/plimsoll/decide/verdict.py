@@ -41,65 +41,59 @@ Precedence:
    the bracket.
 7. pass.
 
-The achieved share is sent-on-time ÷ scheduled: the starts the generators' own
-schedule put inside the measured window, and how many of them left within the
-workload's late tolerance. It judges what the generators control, so the
-variance of a Poisson draw (about 2.6% over 15 s at 100/s) can never fail a step.
-
-Bounds are inclusive: a p99 bound of 10 ms passes at 10 ms, as capacity budgets are
-"within BUDGET_MS". Latencies are compared in milliseconds, shares as fractions.
+The precedence is a chain of rules (`RULES`), each a pure function of the step's facts
+(`Facts`) that gives the judgement or passes it on; the criteria themselves, with their
+intervals and sentences, are `plimsoll.decide.criteria`'s.
 """
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from hdrh.histogram import HdrHistogram
-
-from plimsoll.api.spec import Attribution, Generators, LatencyBound, Noise, PassWhen
-from plimsoll.api.step import (
-    BusySignal,
-    Contention,
-    Criterion,
-    CriterionKind,
-    Judgement,
-    ResourceUsage,
-    Verdict,
-)
-from plimsoll.api.trial import Outcomes, TrialResult, TrialState
-from plimsoll.api.workload import LoadModel
+from plimsoll.api.spec import Attribution, Generators, Noise, PassWhen
+from plimsoll.api.step import BusySignal, Contention, Criterion, Judgement, Verdict
+from plimsoll.api.trial import TrialResult
 from plimsoll.decide.attribution import memory_exhausted, saturated
-from plimsoll.decide.confidence import (
-    quantile_interval,
-    share_interval,
-    share_straddles,
-    straddles,
-)
-
-# Names in `StepInput.others` that are measuring equipment: if they run out of CPU the
-# step measured them, so it is invalid.
-from plimsoll.decide.contention import EQUIPMENT, TARGET_WAIT
-from plimsoll.decide.goodput import criterion as goodput_criterion
-from plimsoll.decide.status_steps import without_queries
-from plimsoll.decide.step_summary import bound_histogram, floor_ms
-from plimsoll.shared import histogram
-
-ACHIEVED = "achieved share of schedule"
+from plimsoll.decide.contention import TARGET_WAIT
+from plimsoll.decide.criteria import criteria_of, describe, floor_criterion
+from plimsoll.decide.step_input import StepInput
+from plimsoll.decide.untrusted import untrusted_reasons
 
 
 @dataclass(frozen=True)
-class StepInput:
-    """Everything a step measured that the bar judges."""
+class Facts:
+    """One step's facts, derived once, that every rule reads."""
 
-    client: TrialResult | None  # the merged generators' result; None: one returned nothing
-    level: int
-    model: LoadModel = LoadModel.RATE
-    target: ResourceUsage | None = None  # None: no server side (an external URL)
-    others: Mapping[str, ResourceUsage] = field(default_factory=dict)
-    promql: Mapping[str, float | None] = field(default_factory=dict)
-    contention: Contention | None = None  # None: not measured (no verdict on the host)
+    result: StepInput
+    client: TrialResult
+    bar: PassWhen
+    noise: Noise
+    generators: Generators
+    attribution: Attribution
+    criteria: list[Criterion]
+    floor: Criterion | None  # None: no floor bound configured
+    signals: list[str]  # the host's busy signals, [] when it was not busy
+    memory: str | None  # how the target ran out of memory, or None
+
+    @property
+    def contention(self) -> Contention | None:
+        return self.result.contention
+
+    @property
+    def floor_failed(self) -> bool:
+        return self.floor is not None and not self.floor.ok
+
+    def failed(self, *, definite: bool) -> list[Criterion]:
+        """The criteria that failed with a figure (the floor not among them when
+        `definite`, nor a marginal one)."""
+        return [
+            c
+            for c in self.criteria
+            if not c.ok
+            and c.measured is not None
+            and not (definite and (c is self.floor or c.marginal))
+        ]
 
 
 def judge(
@@ -112,59 +106,115 @@ def judge(
     client = result.client
     if client is None:
         return Judgement(verdict=Verdict.INVALID, reasons=["a generator returned no result"])
-    criteria = _criteria(result, client, bar)
-    floor = _floor(result, client, noise)
+    thresholds = attribution or Attribution()
+    criteria = criteria_of(result, client, bar)
+    floor = floor_criterion(result, client, noise)
     if floor is not None:
         criteria.append(floor)
-    invalid = _invalid(result, client, bar, generators)
-    if invalid:
-        return Judgement(verdict=Verdict.INVALID, reasons=invalid, criteria=criteria)
     contention = result.contention
-    signals = contention.signals if contention is not None and contention.busy else []
-    memory = memory_exhausted(result.target, attribution or Attribution())
-    if memory is not None:
-        return _memory_exhausted(criteria, client, memory, signals, floor)
-    floor_failed = floor is not None and not floor.ok
-    failed = [
-        c
-        for c in criteria
-        if not c.ok and c.measured is not None and c is not floor and not c.marginal
+    facts = Facts(
+        result=result,
+        client=client,
+        bar=bar,
+        noise=noise,
+        generators=generators,
+        attribution=thresholds,
+        criteria=criteria,
+        floor=floor,
+        signals=contention.signals if contention is not None and contention.busy else [],
+        memory=memory_exhausted(result.target, thresholds),
+    )
+    for rule in RULES:
+        judgement = rule(facts)
+        if judgement is not None:
+            return judgement
+    raise AssertionError("the last rule judges every step")  # pragma: no cover
+
+
+def _untrusted(facts: Facts) -> Judgement | None:
+    """1. invalid: the measurement cannot be trusted."""
+    reasons = untrusted_reasons(facts.result, facts.client, facts.bar, facts.generators)
+    if not reasons:
+        return None
+    return Judgement(verdict=Verdict.INVALID, reasons=reasons, criteria=facts.criteria)
+
+
+def _out_of_memory(facts: Facts) -> Judgement | None:
+    """The target ran out of memory: judged on merit, the host's signals set aside."""
+    if facts.memory is None:
+        return None
+    return _memory_exhausted(facts.criteria, facts.client, facts.memory, facts.signals, facts.floor)
+
+
+def _own_saturation_on_a_busy_host(facts: Facts) -> Judgement | None:
+    """A definite failure on a host that looked busy (the floor, or its signals), which
+    the target's own saturation explains: the target's."""
+    failed = facts.failed(definite=True)
+    busy = facts.floor_failed or (facts.signals and facts.noise.repeat_when_busy)
+    if not failed or not busy:
+        return None
+    own = _own_saturation(facts.result, facts.attribution, facts.bar)
+    if own is None:
+        return None
+    shown = list(facts.signals)
+    contention, floor = facts.contention, facts.floor
+    named = contention is not None and BusySignal.FLOOR in contention.busy_by
+    if floor is not None and facts.floor_failed and floor.measured is not None and not named:
+        shown.append(f"the direct-call floor: {describe(floor, facts.client)}")
+    host = "; ".join(shown) or "the direct-call floor had no samples"
+    reasons = [describe(c, facts.client) for c in failed]
+    reasons.append(
+        f"the host looked busy ({host}), but the target's own saturation explains "
+        f"the failure ({own}): it is the target's"
+    )
+    return Judgement(verdict=Verdict.FAIL, reasons=reasons, criteria=facts.criteria)
+
+
+def _stalled_floor(facts: Facts) -> Judgement | None:
+    """2. noisy: the direct-call floor passed its bound, or had no samples."""
+    floor = facts.floor
+    if floor is None or floor.ok:
+        return None
+    why = (
+        "the direct-call floor had no samples: the host stalled"
+        if floor.measured is None
+        else f"the direct-call floor: {describe(floor, facts.client)}: the host stalled"
+    )
+    return Judgement(verdict=Verdict.NOISY, reasons=[why], criteria=facts.criteria)
+
+
+def _busy_host(facts: Facts) -> Judgement | None:
+    """3. noisy: a criterion failed while the host was busy."""
+    failed = facts.failed(definite=False)
+    if not failed or not facts.signals or not facts.noise.repeat_when_busy:
+        return None
+    reasons = [
+        "the host was busy (" + "; ".join(facts.signals) + "), so this failure is "
+        "not the target's: " + "; ".join(describe(c, facts.client) for c in failed)
     ]
-    if failed and (floor_failed or (signals and noise.repeat_when_busy)):
-        own = _own_saturation(result, attribution or Attribution(), bar)
-        if own is not None:
-            shown = list(signals)
-            named = contention is not None and BusySignal.FLOOR in contention.busy_by
-            if floor is not None and floor_failed and floor.measured is not None and not named:
-                shown.append(f"the direct-call floor: {_describe(floor, client)}")
-            host = "; ".join(shown) or "the direct-call floor had no samples"
-            reasons = [_describe(c, client) for c in failed]
-            reasons.append(
-                f"the host looked busy ({host}), but the target's own saturation explains "
-                f"the failure ({own}): it is the target's"
-            )
-            return Judgement(verdict=Verdict.FAIL, reasons=reasons, criteria=criteria)
-    if floor is not None and not floor.ok:
-        why = (
-            "the direct-call floor had no samples: the host stalled"
-            if floor.measured is None
-            else f"the direct-call floor: {_describe(floor, client)}: the host stalled"
-        )
-        return Judgement(verdict=Verdict.NOISY, reasons=[why], criteria=criteria)
-    failed = [c for c in criteria if not c.ok and c.measured is not None]
-    if failed and signals and noise.repeat_when_busy:
-        reasons = [
-            "the host was busy (" + "; ".join(signals) + "), so this failure is "
-            "not the target's: " + "; ".join(_describe(c, client) for c in failed)
-        ]
-        return Judgement(verdict=Verdict.NOISY, reasons=reasons, criteria=criteria)
+    return Judgement(verdict=Verdict.NOISY, reasons=reasons, criteria=facts.criteria)
+
+
+def _merit(facts: Facts) -> Judgement:
+    """4 to 7: fail, invalid, marginal or pass, on the criteria alone."""
     note = (
-        "the host was busy (" + "; ".join(signals) + "); "
+        "the host was busy (" + "; ".join(facts.signals) + "); "
         "noise.repeatWhenBusy is off, so this counts as a fail"
-        if signals
+        if facts.signals
         else None
     )
-    return _on_merit(criteria, criteria, client, note)
+    return _on_merit(facts.criteria, facts.criteria, facts.client, note)
+
+
+# The precedence, in order: the first rule with a judgement gives it.
+RULES: tuple[Callable[[Facts], Judgement | None], ...] = (
+    _untrusted,
+    _out_of_memory,
+    _own_saturation_on_a_busy_host,
+    _stalled_floor,
+    _busy_host,
+    _merit,
+)
 
 
 def _on_merit(
@@ -174,7 +224,7 @@ def _on_merit(
     joins the reasons of a fail."""
     failed = [c for c in judged if not c.ok and c.measured is not None]
     if any(not c.marginal for c in failed):
-        reasons = [_describe(c, client) for c in failed]
+        reasons = [describe(c, client) for c in failed]
         if note is not None:
             reasons.append(note)
         return Judgement(verdict=Verdict.FAIL, reasons=reasons, criteria=criteria)
@@ -184,7 +234,7 @@ def _on_merit(
         return Judgement(verdict=Verdict.INVALID, reasons=reasons, criteria=criteria)
     marginal = [c for c in judged if c.marginal]
     if marginal:
-        reasons = [f"marginal: {_describe(c, client)}" for c in marginal]
+        reasons = [f"marginal: {describe(c, client)}" for c in marginal]
         return Judgement(verdict=Verdict.MARGINAL, reasons=reasons, criteria=criteria)
     return Judgement(verdict=Verdict.PASS, criteria=criteria)
 
@@ -204,7 +254,7 @@ def _memory_exhausted(
         shown.append(
             "the direct-call floor had no samples"
             if floor.measured is None
-            else f"the direct-call floor: {_describe(floor, client)}"
+            else f"the direct-call floor: {describe(floor, client)}"
         )
     aside = (
         f"the host looked busy ({'; '.join(shown)}), but the target ran out of memory "
@@ -223,256 +273,3 @@ def _own_saturation(result: StepInput, thresholds: Attribution, bar: PassWhen) -
     if wait is not None and wait > TARGET_WAIT:
         return None
     return saturated(result.target, thresholds, bar)
-
-
-def _invalid(
-    result: StepInput, client: TrialResult, bar: PassWhen, generators: Generators
-) -> list[str]:
-    reasons: list[str] = []
-    if client.state is not TrialState.DONE:
-        sample = f" ({client.errors[0]})" if client.errors else ""
-        reasons.append(f"the trial ended {client.state.value}, not done{sample}")
-    if client.measured_seconds <= 0:
-        reasons.append("the generators measured no time")
-    busiest = max(client.peak_cpu_fraction, client.cpu_fraction)
-    if busiest > generators.max_cpu:
-        reasons.append(
-            f"a generator used {busiest:.0%} of its CPU (max {generators.max_cpu:.0%}): "
-            "it, not the target, may have been the limit"
-        )
-    if client.intended > 0 and client.dropped_starts / client.intended > generators.max_dropped:
-        share = client.dropped_starts / client.intended
-        reasons.append(
-            f"the generators dropped {share:.2%} of starts (max {generators.max_dropped:.2%})"
-        )
-    for name, usage in sorted(result.others.items()):
-        if not name.startswith(EQUIPMENT):
-            continue
-        reason = _equipment_out_of_cpu(name, usage, generators.max_cpu)
-        if reason is not None:
-            reasons.append(reason)
-    target = result.target
-    # A target that restarted inside the window failed at this level, whatever else went
-    # unread: a window cut by a restart leaves each container's counter too few samples
-    # (cAdvisor's ~10 s refresh on a real kubelet), and that must not hide the failure.
-    died = target is not None and (target.restarts > 0 or target.oom_kills > 0)
-    if target is not None and target.missing and not died:
-        reasons.append(missing_metrics_reason(target))
-    for bound in bar.promql:
-        if result.promql.get(bound.name) is None:
-            reasons.append(f"promql {bound.name!r} returned no value (query: {bound.query})")
-    return reasons
-
-
-def _equipment_out_of_cpu(name: str, usage: ResourceUsage, max_cpu: float) -> str | None:
-    """Why a pinned mock or generator was short of CPU, or None. Its mean share says so
-    when it ran flat out; CFS throttling says so when its demand came in bursts: a
-    process held back in most periods stalls up to a period (100 ms) each time, and its
-    mean can stay under the bar (measured: a 50m mock throttled in nearly every period
-    averaged 82% of its quota)."""
-    if not usage.cpu_limit_cores:
-        return None
-    if usage.cpu_mean_cores is not None:
-        share = usage.cpu_mean_cores / usage.cpu_limit_cores
-        if share > max_cpu:
-            return f"{name} used {share:.0%} of its CPU (max {max_cpu:.0%}): it ran out of CPU"
-    if usage.throttled_ratio is not None and usage.throttled_ratio > max_cpu:
-        return (
-            f"{name} hit its CPU quota in {usage.throttled_ratio:.0%} of CFS periods "
-            f"(max {max_cpu:.0%}): it ran out of CPU"
-        )
-    return None
-
-
-# What a cluster needs for the target's figures, in one sentence a user can act on.
-_METRICS_ADVICE = {
-    "prometheus": (
-        "have Prometheus scrape every kubelet's /metrics/cadvisor (kube-prometheus-stack "
-        "does) and point spec.metrics.prometheusUrl at it"
-    ),
-}
-_METRICS_ADVICE_DEFAULT = "check that the target's cgroup is readable by Plimsoll"
-
-
-def missing_metrics_reason(target: ResourceUsage) -> str:
-    """One sentence: what was missing and what to install or scrape; the queries that
-    went unanswered stay in the report (the step's `target.missing` and `queries`)."""
-    what = "; ".join(dict.fromkeys(without_queries(m) for m in target.missing))
-    advice = _METRICS_ADVICE.get(target.source, _METRICS_ADVICE_DEFAULT)
-    return f"server metrics missing ({what}): {advice}; the queries are in the report"
-
-
-def _criteria(result: StepInput, client: TrialResult, bar: PassWhen) -> list[Criterion]:
-    criteria = [_latency(client, bound) for bound in bar.latency]
-    outcomes = Outcomes()
-    for operation in client.operations.values():
-        outcomes = outcomes + operation.outcomes
-    total = outcomes.total
-    shares = {
-        "transport": (outcomes.transport, bar.errors.transport),
-        "application": (outcomes.application, bar.errors.application),
-        "unexpected": (outcomes.unexpected, bar.errors.unexpected),
-        "shed": (outcomes.shed, bar.max_shed),
-    }
-    for name, (count, bound) in shares.items():
-        measured = count / total if total else None
-        ok = measured is not None and measured <= bound
-        label = "shed answers" if name == "shed" else f"{name} errors"
-        interval = share_interval(count, total)
-        criteria.append(
-            Criterion(
-                name=label,
-                kind=CriterionKind.SHARE,
-                measured=measured,
-                bound=bound,
-                ok=ok,
-                low=interval.low if interval else None,
-                high=interval.high if interval else None,
-                samples=total,
-                marginal=share_straddles(count, total, bound),
-            )
-        )
-    achieved = client.achieved_share
-    if achieved is not None:
-        ok = achieved >= bar.min_achieved
-        criteria.append(
-            Criterion(
-                name=ACHIEVED,
-                kind=CriterionKind.ACHIEVED,
-                measured=achieved,
-                bound=bar.min_achieved,
-                ok=ok,
-            )
-        )
-    if bar.goodput is not None:
-        criteria.append(goodput_criterion(client, bar.goodput))
-    streams = client.streams
-    if bar.healthy_streams and streams.opened + streams.failed_to_open > 0:
-        unhealthy = streams.failed_to_open + streams.dropped + streams.missed_keep_alives
-        criteria.append(
-            Criterion(
-                name="unhealthy streams",
-                kind=CriterionKind.COUNT,
-                measured=unhealthy,
-                bound=0,
-                ok=unhealthy == 0,
-            )
-        )
-    if result.target is not None:
-        crashes = result.target.restarts + result.target.oom_kills
-        criteria.append(
-            Criterion(
-                name="target restarts and OOM kills",
-                kind=CriterionKind.COUNT,
-                measured=crashes,
-                bound=0,
-                ok=crashes == 0,
-            )
-        )
-    for promql in bar.promql:
-        value = result.promql.get(promql.name)
-        if value is None:
-            continue  # already invalid, naming the query
-        limits = (
-            (CriterionKind.AT_MOST, promql.below, operator.le),
-            (CriterionKind.AT_LEAST, promql.above, operator.ge),
-        )
-        for kind, limit, holds in limits:
-            if limit is not None:
-                label = f"{promql.name} {kind.value}"
-                criteria.append(
-                    Criterion(
-                        name=label, kind=kind, measured=value, bound=limit, ok=holds(value, limit)
-                    )
-                )
-    return criteria
-
-
-def _latency(client: TrialResult, bound: LatencyBound) -> Criterion:
-    merged: HdrHistogram = bound_histogram(client, bound)
-    measured = histogram.quantile_ms(merged, bound.quantile)
-    limit = bound.below * 1000.0
-    operation = "all operations" if bound.operation == "*" else bound.operation
-    name = f"p{bound.quantile * 100:g} {bound.metric} latency of {operation}"
-    ok = measured is not None and measured <= limit
-    samples = histogram.count(merged)
-    interval = quantile_interval(
-        bound.quantile, samples, lambda q: histogram.quantile_ms(merged, q)
-    )
-    return Criterion(
-        name=name,
-        kind=CriterionKind.LATENCY,
-        quantile=f"p{bound.quantile * 100:g}",
-        measured=measured,
-        bound=limit,
-        unit="ms",
-        ok=ok,
-        low=interval.low if interval else None,
-        high=interval.high if interval else None,
-        samples=samples,
-        marginal=straddles(interval, limit),
-    )
-
-
-def _floor(result: StepInput, client: TrialResult, noise: Noise) -> Criterion | None:
-    if noise.floor_bound is None:
-        return None
-    # The contention figures already hold the floor at this quantile: decode it only
-    # when the step was judged without them.
-    contention = result.contention
-    measured = (
-        contention.floor_ms if contention is not None else floor_ms(client, noise.floor_quantile)
-    )
-    limit = noise.floor_bound * 1000.0
-    quantile = f"p{noise.floor_quantile * 100:g}"
-    ok = measured is not None and measured <= limit
-    return Criterion(
-        name=f"{quantile} direct-call floor",
-        kind=CriterionKind.FLOOR,
-        quantile=quantile,
-        measured=measured,
-        bound=limit,
-        unit="ms",
-        ok=ok,
-    )
-
-
-# The kinds shown as percentages, and those whose measure must reach the bound.
-_SHARES = frozenset({CriterionKind.SHARE, CriterionKind.ACHIEVED, CriterionKind.GOODPUT})
-_AT_LEAST = frozenset({CriterionKind.ACHIEVED, CriterionKind.GOODPUT, CriterionKind.AT_LEAST})
-
-
-def plain(value: float) -> str:
-    """A number as people write it: "15,400", "45.7", "0.25"; never "1.54e+04"."""
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}" if value else "0"
-
-
-def _describe(criterion: Criterion, client: TrialResult) -> str:
-    if criterion.unit == "ms":
-        measured, bound = f"{plain(criterion.measured or 0)} ms", f"{plain(criterion.bound)} ms"
-    elif criterion.kind in _SHARES:
-        measured, bound = f"{criterion.measured:.2%}", f"{criterion.bound:.2%}"
-    else:
-        measured, bound = plain(criterion.measured or 0), plain(criterion.bound)
-    relation = "<" if criterion.kind in _AT_LEAST else ">"
-    if criterion.ok:
-        relation = "≤" if relation == ">" else "≥"
-    text = f"{criterion.name} {measured} {relation} {bound}"
-    if criterion.marginal and criterion.low is not None and criterion.high is not None:
-        if criterion.unit == "ms":
-            span = f"{plain(criterion.low)}-{plain(criterion.high)} ms"
-        else:
-            span = f"{criterion.low:.2%}-{criterion.high:.2%}"
-        text += f" (95% interval {span} from {criterion.samples:,} samples straddles the bound)"
-    if criterion.kind is CriterionKind.GOODPUT and criterion.samples:
-        good = round((criterion.measured or 0) * criterion.samples)
-        text += f" ({good:,} of {criterion.samples:,} requests answered within every bound)"
-    if criterion.kind is CriterionKind.ACHIEVED:
-        text += (
-            f" ({client.sent_on_time:,} of {client.intended:,} scheduled starts sent within "
-            f"{plain(client.late_tolerance * 1000)} ms of schedule; "
-            f"nominal {client.nominal:,.0f}, {client.dropped_starts:,} dropped)"
-        )
-    return text

@@ -138,7 +138,8 @@ def _judge(
     server: ServerSide,
     contention: Contention,
 ) -> Judgement:
-    from plimsoll.decide.verdict import StepInput, judge
+    from plimsoll.decide.step_input import StepInput
+    from plimsoll.decide.verdict import judge
 
     usage = server.usage
     step = StepInput(
