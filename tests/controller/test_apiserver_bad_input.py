@@ -104,6 +104,11 @@ async def test_a_template_past_the_admins_allow_lists_is_refused_naming_the_valu
     aimed = quickstart("aimed", None)
     aimed["spec"]["target"] = {"url": "http://orders.team-b.svc.cluster.local:8080/"}
     await apiserver.apply(aimed)
+    # Issue 53: a generator image the operator does not run was refused only when the
+    # run started, as a failed run with its namespace made; now before anything is.
+    imaged = quickstart("imaged", None)
+    imaged["spec"]["generators"]["image"] = "someone/else:1"
+    await apiserver.apply(imaged)
     body = quickstart("placed", None)
     body["spec"]["target"]["podTemplate"] = {
         "metadata": {"labels": {"sidecar.istio.io/inject": "true"}},
@@ -128,4 +133,11 @@ async def test_a_template_past_the_admins_allow_lists_is_refused_naming_the_valu
         message
     )
     assert "Helm: externalTargets" in message
+    status = await wait_for(lambda: apiserver.phase_in("imaged", "Failed"), 60, "Failed")
+    condition = _spec_valid(status)
+    assert (condition["status"], condition["reason"]) == ("False", "InvalidSpec")
+    assert "spec.generators.image: image 'someone/else:1' is not one this operator runs" in (
+        condition["message"]
+    )
+    assert "namespace" not in status  # nothing was started
     assert "namespace" not in status

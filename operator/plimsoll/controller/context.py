@@ -55,6 +55,7 @@ class OperatorContext:
             external_targets=options.external_targets,
             api_server_hosts=frozenset({host} if host else ()),
             pod_template=self.template_policy,
+            images=options.images,
         )
 
     def api(self) -> KubeClient:

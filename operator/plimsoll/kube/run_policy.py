@@ -9,8 +9,10 @@ It holds: the admin's limits (`plimsoll.decide.run_limits`); the Prometheus serv
 CR may name and the scoping of its PromQL (`plimsoll.decide.metrics_policy`); and
 `target.url` as written (`plimsoll.decide.target_policy`: link-local, metadata,
 loopback and API server addresses); and what a `podTemplate` may place and label
-(`plimsoll.decide.pod_template_policy`). What only the operator can know is checked again
-where it runs: the host name's resolution, per trial, and its images.
+(`plimsoll.decide.pod_template_policy`); the generator and mock images a CR may pick, when
+the operator's own are known (`images`); and what the Kubernetes platform has not built
+(replay's log has no volume there). What only the operator can know is checked where it
+runs: the host name's resolution, at the run's start and per trial.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from plimsoll.api.resource import CapacityTest
+from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.decide.metrics_policy import metrics_problems
 from plimsoll.decide.pod_template_policy import TemplatePolicy, template_policy_problems
 from plimsoll.decide.run_budget import run_budget
 from plimsoll.decide.run_limits import RunLimits, limit_problems
 from plimsoll.decide.target_policy import external_target_problem, target_url_problem
 from plimsoll.kube.manifests import KNOWN_SHAPES
+from plimsoll.kube.names import Images
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,9 @@ class ClusterPolicy:
     external_targets: Collection[str] = ()  # where a target.url may point: none by default
     api_server_hosts: Collection[str] = ()
     pod_template: TemplatePolicy = field(default_factory=TemplatePolicy)
+    # The operator's images and the others it allows; None: not known here (`plimsoll
+    # validate` from the chart's values), and the operator checks them when it runs.
+    images: Images | None = None
 
 
 def policy_problems(test: CapacityTest, policy: ClusterPolicy) -> list[str]:
@@ -54,9 +61,36 @@ def policy_problems(test: CapacityTest, policy: ClusterPolicy) -> list[str]:
         )
         if url is not None and url not in problems:
             problems.append(url)
-        for problem in template_policy_problems(
-            view.target.pod_template, policy.pod_template, "spec.target.podTemplate"
-        ):
-            if problem not in problems:
-                problems.append(problem)
+        found = [
+            *template_policy_problems(
+                view.target.pod_template, policy.pod_template, "spec.target.podTemplate"
+            ),
+            *(image_problems(view, policy.images) if policy.images is not None else []),
+            replay_not_built(view),
+        ]
+        problems.extend(p for p in dict.fromkeys(found) if p and p not in problems)
     return problems
+
+
+def image_problems(spec: CapacityTestSpec, images: Images) -> list[str]:
+    """The generator and mock images `spec` picks that the operator does not run."""
+    found = [
+        images.refused("spec.generators.image", spec.generators.image),
+        images.refused("spec.upstream.image", spec.upstream.image),
+        *(
+            images.refused(f"spec.upstreams[{i}].image", named.image)
+            for i, named in enumerate(spec.upstreams)
+        ),
+    ]
+    return [problem for problem in found if problem]
+
+
+def replay_not_built(spec: CapacityTestSpec) -> str | None:
+    """Replay reads its log from the generator's file system; on a cluster that needs the
+    log in a volume of the generator pods, which is not built yet: said, not faked."""
+    if spec.workload.replay is None:
+        return None
+    return (
+        "workload.model 'replay' is not built yet on Kubernetes (the generator pods have no "
+        "volume for workload.replay.log): run it with `plimsoll run` on the local platform"
+    )

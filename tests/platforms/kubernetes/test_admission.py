@@ -59,4 +59,3 @@ async def test_every_problem_is_named_at_once() -> None:
 
 async def test_a_plain_spec_has_no_problem() -> None:
     assert await admission.start_problems(_spec(), KubernetesOptions(), set()) == []
-    assert admission.replay_not_built(_spec()) is None

@@ -1,8 +1,10 @@
 """What the Kubernetes platform refuses before it creates anything: a Prometheus the
-operator does not allow, a target URL it may not reach, images a spec may not name, a
-model not built here, a run past the admin's limits. Each check is a pure decision
-(`plimsoll.decide`); this module gathers the facts they need from the cluster and the
-operator's resolver."""
+operator does not allow, a target URL it may not reach (its host name resolved here, as
+the operator sees it), images a spec may not name, a model not built here, a run past
+the admin's limits. The supervisor refuses all but the resolution earlier, into
+`SpecValid` (`plimsoll.kube.run_policy`); the platform asks again at start, so nothing
+from a CR reaches a pod unchecked whoever builds the platform. Each check is one rule,
+written once (`plimsoll.decide`, `run_policy`)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from plimsoll.decide.target_policy import (
     target_url_problem,
 )
 from plimsoll.kube import manifests
+from plimsoll.kube.run_policy import image_problems, replay_not_built
 from plimsoll.platforms.kubernetes.options import KubernetesOptions
 
 # How long the target's host name may take to resolve before the check leaves it to the
@@ -61,7 +64,6 @@ async def start_problems(
     allowed = {*options.allowed_prometheus}
     if options.prometheus_url:
         allowed.add(options.prometheus_url)
-    images = options.images
     problems = [
         *metrics_problems(spec, allowed),
         target_url_problem(
@@ -73,12 +75,7 @@ async def start_problems(
         or external_target_problem(
             spec.target.url, options.external_targets, options.allowed_target_hosts
         ),
-        images.refused("spec.generators.image", spec.generators.image),
-        images.refused("spec.upstream.image", spec.upstream.image),
-        *(
-            images.refused(f"spec.upstreams[{i}].image", named.image)
-            for i, named in enumerate(spec.upstreams)
-        ),
+        *image_problems(spec, options.images),
         replay_not_built(spec),
     ]
     return [problem for problem in problems if problem]
@@ -90,14 +87,3 @@ def budget_problem(
     """Why the run's quota, sized for `every_variant`, would pass the admin's limits."""
     budget = run_budget(every_variant, manifests.KNOWN_SHAPES)
     return "; ".join(budget_problems(budget, options.limits)) or None
-
-
-def replay_not_built(spec: CapacityTestSpec) -> str | None:
-    """Replay reads its log from the generator's file system; on a cluster that needs the
-    log in a volume of the generator pods, which is not built yet: said, not faked."""
-    if spec.workload.replay is None:
-        return None
-    return (
-        "workload.model 'replay' is not built yet on Kubernetes (the generator pods have no "
-        "volume for workload.replay.log): run it with `plimsoll run` on the local platform"
-    )
