@@ -98,6 +98,7 @@ OVERLAPPING = (
     # init's written spec holds the figures its own probe printed, whatever the host
     "cli/test_init.py::test_init_",
     "cli/test_init.py::test_a_404",
+    "cli/test_init_deployment.py",  # a Deployment read, a 1 s probe: what was written
     "controller/test_apiserver_apply.py",  # a second apply writes nothing: object versions
     "run/test_run_metrics_options.py",  # refusals before or at the first step
     "run/test_scrape_check.py",  # refused before any step

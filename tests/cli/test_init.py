@@ -16,6 +16,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,13 @@ http {{
 @pytest.fixture
 def nginx(tmp_path: Path) -> Iterator[str]:
     """A running nginx; its URL."""
+    with running_nginx(tmp_path) as url:
+        yield url
+
+
+@contextmanager
+def running_nginx(tmp_path: Path) -> Iterator[str]:
+    """nginx on a free loopback port, answering 200 everywhere; its URL."""
     port = _free_port()
     conf = nginx_conf(tmp_path / "nginx", port)
     server = subprocess.Popen(
@@ -153,7 +161,8 @@ def test_init_refuses_what_it_cannot_probe_and_what_is_not_built(tmp_path: Path)
     assert image.returncode == 1
     assert "plimsoll init --image: not built yet" in image.stderr
     deployment = plimsoll("init", "--deployment", "shop/api", "--out", str(spec))
-    assert "plimsoll init --deployment: not built yet" in deployment.stderr
+    assert deployment.returncode == 2  # built (tests/cli/test_init_deployment.py): needs --url
+    assert "--deployment needs --url: the probe goes through a port-forward" in deployment.stderr
     both = plimsoll("init", "--url", "http://127.0.0.1:1/", "--command", "x")
     assert both.returncode == 2
     assert "exactly one of --url, --command" in both.stderr

@@ -136,8 +136,9 @@ async def test_a_template_past_the_admins_allow_lists_is_refused_naming_the_valu
     status = await wait_for(lambda: apiserver.phase_in("imaged", "Failed"), 60, "Failed")
     condition = _spec_valid(status)
     assert (condition["status"], condition["reason"]) == ("False", "InvalidSpec")
-    assert "spec.generators.image: image 'someone/else:1' is not one this operator runs" in (
-        condition["message"]
+    assert (
+        "spec.generators.image: image 'someone/else:1' is not one this operator runs"
+        in (condition["message"])
     )
     assert "namespace" not in status  # nothing was started
     assert "namespace" not in status

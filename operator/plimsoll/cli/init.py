@@ -1,11 +1,13 @@
 """`plimsoll init`: a first spec for your own service, from one short probe.
 
-From `--url URL` (a service that runs already) or `--command "..."` (one Plimsoll
-starts for the probe, then stops), it probes the service for a few seconds
+From `--url URL` (a service that runs already), `--command "..."` (one Plimsoll
+starts for the probe, then stops) or `--deployment NS/NAME` (a Deployment the operator
+will copy, probed through the user's port-forward, `init_deployment`), it probes the
+service for a few seconds
 (`init_probe`), derives a start level and a p99 bar (`plimsoll.decide.scaffold`),
 writes a short commented spec (`init_spec`), checks it as `plimsoll validate
 --local` would (the spec is for `plimsoll run` here), and prints what to change.
-`--image` and `--deployment` are not built yet and say so. Exit 0 when the spec was
+`--image` is not built yet and says so. Exit 0 when the spec was
 written, 1 when the service could not be probed, 2 on bad options.
 """
 
@@ -26,6 +28,13 @@ import yaml
 from plimsoll.api.resource import SpecError, load_capacity_test
 from plimsoll.cli.durations import METAVAR, positive_duration
 from plimsoll.cli.exits import EXIT_INCOMPLETE, EXIT_INVALID_SPEC
+from plimsoll.cli.init_deployment import (
+    NEEDS_URL,
+    DeploymentInitError,
+    DeploymentSource,
+    parse_reference,
+    read_source,
+)
 from plimsoll.cli.init_probe import ProbeError, StartedCommand, free_port, probe
 from plimsoll.cli.init_spec import Draft, render, what_to_change
 from plimsoll.decide.scaffold import ProbeFigures, scaffold
@@ -33,10 +42,9 @@ from plimsoll.decide.scaffold import ProbeFigures, scaffold
 CONNECTIONS = 4  # the probe's closed loop: a few, so it measures the service, not a queue
 
 NOT_BUILT = (
-    "plimsoll init {option}: not built yet. Write the spec from `plimsoll init --url` "
-    "against a port-forward of the service (kubectl port-forward), then replace "
-    "target.url with target.fromDeployment (or target.image) and target.resources "
-    "(docs/how-to/own-service.md)."
+    "plimsoll init {option}: not built yet. On a cluster, `plimsoll init --deployment "
+    "NS/NAME --url URL` writes a spec that copies a Deployment; locally, write the spec "
+    "from `plimsoll init --url` or `--command` (docs/how-to/own-service.md)."
 )
 
 
@@ -59,7 +67,20 @@ def init(
     ] = None,
     image: Annotated[str | None, typer.Option(help="A container image (not built yet).")] = None,
     deployment: Annotated[
-        str | None, typer.Option(help="NS/NAME of a Deployment (not built yet).")
+        str | None,
+        typer.Option(
+            help="NS/NAME of a Deployment the operator will copy (read with your kubeconfig); "
+            "with --url of a port-forward to probe it."
+        ),
+    ] = None,
+    container: Annotated[
+        str | None, typer.Option(help="With --deployment: the container, if the pod has several.")
+    ] = None,
+    kubeconfig: Annotated[
+        str | None, typer.Option(help="With --deployment: the kubeconfig (default: $KUBECONFIG).")
+    ] = None,
+    context: Annotated[
+        str | None, typer.Option(help="With --deployment: the kubeconfig context to use.")
     ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="The spec file to write.")] = Path(
         "capacitytest.yaml"
@@ -74,8 +95,12 @@ def init(
         typer.Option(help="With --command: the variable it reads its port from (e.g. PORT)."),
     ] = None,
     path: Annotated[str, typer.Option(help="With --command: the path to probe and request.")] = "/",
-    cpu: Annotated[str, typer.Option(help="With --command: the pod shape's CPU.")] = "1",
-    memory: Annotated[str, typer.Option(help="With --command: the pod shape's memory.")] = "512Mi",
+    cpu: Annotated[
+        str, typer.Option(help="With --command (or a Deployment that sets none): the CPU.")
+    ] = "1",
+    memory: Annotated[
+        str, typer.Option(help="With --command (or a Deployment that sets none): the memory.")
+    ] = "512Mi",
     probe_seconds: Annotated[
         float,
         typer.Option(
@@ -96,17 +121,24 @@ def init(
     """Write a first CapacityTest for your service from one short probe."""
     given = [o for o, v in (("--url", url), ("--command", command), ("--image", image),
                             ("--deployment", deployment)) if v is not None]  # fmt: skip
+    if deployment is not None and url is not None:
+        given.remove("--url")  # the port-forward the Deployment is probed through
     if len(given) != 1:
         raise typer.BadParameter("give exactly one of --url, --command, --image, --deployment")
-    if image is not None or deployment is not None:
+    if image is not None:
         typer.echo(NOT_BUILT.format(option=given[0]), err=True)
         raise typer.Exit(EXIT_INCOMPLETE)
+    source = None
+    if deployment is not None:
+        source = _deployment_source(deployment, url, container, kubeconfig, context, cpu, memory)
     if out.exists() and not force:
         typer.echo(f"{out} exists: choose another --out, or --force to overwrite it", err=True)
         raise typer.Exit(EXIT_INVALID_SPEC)
     invocation = "plimsoll init " + shlex.join(
-        [given[0], url or command or "", *(["--port-env", port_env] if port_env else [])]
-    )
+        [given[0], deployment or url or command or "",
+         *(["--url", url] if deployment and url else []),
+         *(["--port-env", port_env] if port_env else [])]
+    )  # fmt: skip
     if probe_seconds > 60:
         raise typer.BadParameter("--probe-seconds: at most 60s: a probe is a first look")
     seconds = probe_seconds
@@ -136,8 +168,10 @@ def init(
         answered=figures.answered,
         when=datetime.now(UTC),
         statuses=statuses,
-        url=base,
+        url=None if source is not None else base,
         command=argv,
+        deployment=source,
+        probed_url=url if source is not None else None,
         port=port,
         port_env=port_env,
         cpu=cpu,
@@ -154,6 +188,28 @@ def init(
     out.write_text(text)
     for line in what_to_change(draft, str(out)):
         typer.echo(line)
+
+
+def _deployment_source(
+    reference: str,
+    url: str | None,
+    container: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+    cpu: str,
+    memory: str,
+) -> DeploymentSource:
+    """The Deployment read and checked as the operator will copy it, or the exit."""
+    try:
+        if url is None:
+            namespace, name = parse_reference(reference)
+            raise DeploymentInitError(
+                NEEDS_URL.format(namespace=namespace, name=name), invalid=True
+            )
+        return read_source(reference, container, kubeconfig, context, (cpu, memory))
+    except DeploymentInitError as exc:
+        typer.echo(f"plimsoll init: {exc}", err=True)
+        raise typer.Exit(EXIT_INVALID_SPEC if exc.invalid else EXIT_INCOMPLETE) from exc
 
 
 def _probe_command(

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from plimsoll.cli.init_deployment import DeploymentSource
 from plimsoll.decide.scaffold import BAR_FACTOR, BAR_FLOOR, ERROR_FRACTION, START_SHARE, Scaffold
 
 
@@ -35,6 +36,8 @@ class Draft:
     port_env: str | None = None
     cpu: str = "1"
     memory: str = "512Mi"
+    deployment: DeploymentSource | None = None  # or a Deployment the operator copies
+    probed_url: str | None = None  # with a Deployment: the port-forward the probe used
 
 
 def _ms(seconds: float) -> str:
@@ -52,6 +55,21 @@ def _j(value: object) -> str:
 
 
 def _target(draft: Draft) -> list[str]:
+    source = draft.deployment
+    if source is not None:
+        shape = (
+            "the container's own limits (else requests): the shape production runs"
+            if source.shape_from_cluster
+            else "CHANGE: the container sets none; --cpu/--memory gave this"
+        )
+        return [
+            "  target:",
+            f"    # Copied from deployment {source.namespace}/{source.name} when the run starts",
+            "    # (image, command, env, port, readiness path), in a namespace of the run's",
+            "    # own, pinned to `resources` (requests == limits).",
+            f"    fromDeployment: {{name: {_j(source.name)}, container: {_j(source.container)}}}",
+            f"    resources: {{cpu: {_j(source.cpu)}, memory: {_j(source.memory)}}}   # {shape}",
+        ]
     if draft.url is not None:
         return [
             "  target:",
@@ -82,6 +100,16 @@ def _target(draft: Draft) -> list[str]:
     return lines
 
 
+def _how_to_run(draft: Draft) -> list[str]:
+    if draft.deployment is None:
+        return ["# Check it: plimsoll validate --local FILE; find its ceiling: plimsoll run FILE."]
+    return [
+        f"# The probe went through {draft.probed_url} (a port-forward: its hop is in the",
+        "# latency). Check it: kubectl apply --dry-run=server -f FILE; run it on the",
+        "# cluster: kubectl apply -f FILE (the operator copies the Deployment then).",
+    ]
+
+
 def render(draft: Draft) -> str:
     """The spec's text."""
     s = draft.scaffold
@@ -93,12 +121,13 @@ def render(draft: Draft) -> str:
         f"{draft.path} over {draft.connections} connections,",
         f"# {draft.answered:,} answers ({s.probe_rate:,.0f}/s), p50 {_ms(s.probe_p50)}, "
         f"p99 {_ms(s.probe_p99)}, no errors.",
-        "# Check it: plimsoll validate --local FILE; find its ceiling: plimsoll run FILE.",
+        *_how_to_run(draft),
         "# Lines marked CHANGE are guesses only you can correct.",
         "apiVersion: plimsoll.dev/v1alpha1",
         "kind: CapacityTest",
         "metadata:",
         f"  name: {draft.name}",
+        *([f"  namespace: {draft.deployment.namespace}"] if draft.deployment else []),
         "spec:",
     ]
     body = [
@@ -137,5 +166,15 @@ def what_to_change(draft: Draft, file: str) -> list[str]:
         lines.append(
             f"  target.resources   the pod shape to measure (now {draft.cpu} CPU / {draft.memory})"
         )
-    lines.append(f"Then: plimsoll run {file}")
+    source = draft.deployment
+    if source is None:
+        lines.append(f"Then: plimsoll run {file}")
+        return lines
+    lines.append(
+        f"  target.resources   the pod shape to measure (now {source.cpu} CPU / {source.memory}"
+        + (", the container's own)" if source.shape_from_cluster else ", from --cpu/--memory)")
+    )
+    lines.append(
+        f"Then: kubectl apply -f {file}; kubectl get capacitytests -n {source.namespace} -w"
+    )
     return lines

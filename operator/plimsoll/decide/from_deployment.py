@@ -26,6 +26,7 @@ restricted defaults. Pure: the Deployment is passed in as the API server returne
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from plimsoll.api.env_source import EnvSource, KeyRef
@@ -148,3 +149,33 @@ def _env(
                 f"another namespace would read differently: set it under target.env"
             )
     return env, value_from, problems
+
+
+@dataclass(frozen=True)
+class ContainerShape:
+    """The container a Deployment runs, and the shape its limits (else its requests)
+    give; None for a value neither sets."""
+
+    name: str
+    cpu: str | None
+    memory: str | None
+
+
+def container_shape(deployment: dict[str, Any], wanted: str | None) -> ContainerShape:
+    """The container `wanted` (or the pod's only one) and its shape; `plimsoll init
+    --deployment` writes the shape production runs the pod at as the one to measure.
+    DeploymentCopyError when there is no such container, or several and none named."""
+    pod = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
+    where = f"deployment {(deployment.get('metadata') or {}).get('name', '?')}"
+    container, problems = _container(pod.get("containers") or [], wanted, where)
+    if container is None:
+        raise DeploymentCopyError(problems)
+    resources = container.get("resources") or {}
+    limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+    cpu = limits.get("cpu") or requests.get("cpu")
+    memory = limits.get("memory") or requests.get("memory")
+    return ContainerShape(
+        name=str(container.get("name", "")),
+        cpu=str(cpu) if cpu is not None else None,
+        memory=str(memory) if memory is not None else None,
+    )
