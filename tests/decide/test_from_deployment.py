@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 
 from plimsoll.api.target import Target
-from plimsoll.decide.from_deployment import DeploymentCopyError, copied_target
+from plimsoll.decide.from_deployment import (
+    ContainerShape,
+    DeploymentCopyError,
+    container_shape,
+    copied_target,
+)
 
 APP: dict[str, Any] = {
     "name": "app",
@@ -139,3 +144,17 @@ def test_the_model_refuses_from_deployment_beside_image_command_or_url() -> None
             _target(**extra)
     with pytest.raises(ValueError, match="resources"):
         Target.model_validate({"fromDeployment": {"name": "api"}})
+
+
+def test_the_shape_is_the_containers_limits_else_its_requests() -> None:
+    """`plimsoll init --deployment` writes the shape production runs the pod at."""
+    limited = {"name": "app", "image": "a:1", "resources": {"limits": {"cpu": "2", "memory": "1Gi"},
+               "requests": {"cpu": "500m", "memory": "256Mi"}}}  # fmt: skip
+    requested = {"name": "side", "image": "s:1", "resources": {"requests": {"cpu": "100m"}}}
+    assert container_shape(_deployment(limited), None) == ContainerShape("app", "2", "1Gi")
+    # Requests where no limit is set; a value neither gives stays unset for the user.
+    assert container_shape(_deployment(limited, requested), "side") == ContainerShape(
+        "side", "100m", None
+    )
+    with pytest.raises(DeploymentCopyError, match="name the one to test"):
+        container_shape(_deployment(limited, requested), None)
