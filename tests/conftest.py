@@ -91,6 +91,7 @@ OVERLAPPING = (
     "controller/test_apiserver_runs.py::test_queued_runs_start_in_order",
     "controller/test_apiserver_runs.py::test_a_run_past_the_admins_deadline",
     "controller/test_apiserver_runs.py::test_a_failing_setup_job",
+    "controller/test_apiserver_trigger.py",  # a second run starts: when, not how fast
     "images/",  # the builds take the host alone (tests/built_images.py); the rest is I/O
     "run/test_ensure_ready.py",  # the next step waits for a restarted target: an order
     "run/test_variant_comparison.py::test_a_variant_s_workload_reaches",
@@ -225,6 +226,8 @@ END_TO_END = (
     # an operator beside an undecodable CR serving another namespace's test (~40 s).
     "controller/test_apiserver_runs.py::test_a_run_past_the_admins_deadline_ends_failed",
     "controller/test_apiserver_deep_objects.py::test_the_operator_skips_an_undecodable_test",
+    # Issue 58: two whole runs, the second started by a new image (~15 s poll between).
+    "controller/test_apiserver_trigger.py",
 )
 
 

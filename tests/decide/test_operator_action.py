@@ -53,6 +53,23 @@ def test_a_new_schedule_slot_starts_a_finished_run_with_its_reason() -> None:
     assert restart_reason(done, Desired(2, None, "2026-11-30T02:00:00Z")).value == "SpecChanged"
 
 
+def test_a_new_image_of_the_watched_deployment_starts_a_finished_run() -> None:
+    """spec.trigger.onImageChange (issue 58): the image served is part of what is asked."""
+    done = status(Phase.SUCCEEDED).model_copy(update={"trigger_image": "shop/api:1.4"})
+    same = Desired(1, None, trigger_image="shop/api:1.4")
+    assert choose_action(done, same, spec_valid=True) is Action.IDLE
+    new = Desired(1, None, trigger_image="shop/api:1.5")
+    assert choose_action(done, new, spec_valid=True) is Action.START
+    assert restart_reason(done, new).value == "ImageChanged"
+    # Mid-run the newest image wins: the run under way stops and a new one starts.
+    running = done.model_copy(update={"phase": Phase.RUNNING})
+    assert choose_action(running, new, spec_valid=True) is Action.START
+    # A new generation that also brings an image is a spec change first.
+    assert restart_reason(done, Desired(2, None, trigger_image="shop/api:1.5")).value == (
+        "SpecChanged"
+    )
+
+
 def test_an_invalid_spec_is_recorded_once() -> None:
     assert choose_action(None, G1, spec_valid=False) is Action.INVALID
     recorded = CapacityTestStatus(phase=Phase.FAILED, observed_generation=1)

@@ -24,6 +24,7 @@ from plimsoll.api.search_spec import Search, Strategy, Trial
 from plimsoll.api.shapes import Cost, Shapes, shape_name, shape_variant
 from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.target import PodShape, Service, SetupStep, Target
+from plimsoll.api.trigger import Trigger
 from plimsoll.api.unique import raise_duplicates
 from plimsoll.api.upstream import NamedUpstream, Upstream
 from plimsoll.api.validation_errors import one_line
@@ -132,6 +133,9 @@ class CapacityTestSpec(PlimsollModel):
         None, description="Hold each new ceiling against a baseline (see status.regression)."
     )
     schedule: Schedule | None = Field(None, description="Re-run on a cron schedule.")
+    trigger: Trigger | None = Field(
+        None, description="Start a run on an event: the target's Deployment runs a new image."
+    )
     notify: list[Webhook] = Field(
         default_factory=list,
         max_length=8,
@@ -159,6 +163,7 @@ class CapacityTestSpec(PlimsollModel):
             *spec_checks.upstreams_problems(self.upstreams, self.target),
             *spec_checks.fault_problems(self.trial, self.proved_target),
             *spec_checks.proof_problems(self),
+            *spec_checks.trigger_problems(self),
         ]
         if problems:
             raise ValueError("\n".join(problems))

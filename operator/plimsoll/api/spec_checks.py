@@ -177,3 +177,23 @@ def fault_problems(trial: Trial, target: Target) -> list[str]:
                     f"{{at: ..., remove: {{zone: {zone}}}}} before it, or leave the restore out"
                 )
     return problems
+
+
+def trigger_problems(spec: CapacityTestSpec) -> list[str]:
+    """`trigger.onImageChange` watches the Deployment the target copies: a run started by
+    another Deployment's new image would measure an image that did not change."""
+    watched = spec.trigger.on_image_change if spec.trigger is not None else None
+    if watched is None:
+        return []
+    copied = spec.target.from_deployment
+    if copied is None:
+        return [
+            f"trigger.onImageChange: the run measures target.fromDeployment's image; set "
+            f"target.fromDeployment: {{name: {watched.deployment}}}"
+        ]
+    if copied.name != watched.deployment:
+        return [
+            f"trigger.onImageChange.deployment: {watched.deployment!r} is not the Deployment "
+            f"the target copies ({copied.name!r}): name the same one"
+        ]
+    return []

@@ -86,6 +86,7 @@ class Reason(StrEnum):
     RERUN_REQUESTED = "RerunRequested"
     SPEC_CHANGED = "SpecChanged"
     SCHEDULED = "Scheduled"
+    IMAGE_CHANGED = "ImageChanged"  # the watched Deployment runs a new image
     REGRESSED = "Regressed"
     NO_REGRESSION = "NoRegression"
     NO_BASELINE = "NoBaseline"
@@ -326,6 +327,10 @@ class CapacityTestStatus(PlimsollModel):
     rerun_token: str | None = Field(None, description="The plimsoll.dev/rerun value served.")
     scheduled_slot: str | None = Field(
         None, description="The spec.schedule slot this run serves (UTC), if scheduled."
+    )
+    trigger_image: str | None = Field(
+        None,
+        description="The watched Deployment's image this run serves (spec.trigger.onImageChange).",
     )
     history: list[HistoryEntry] = Field(
         default_factory=list, description="The last runs' ceilings, per variant (newest last)."

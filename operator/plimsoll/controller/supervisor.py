@@ -42,6 +42,7 @@ from plimsoll.controller.events import Event, EventRecorder, EventType, phase_ev
 from plimsoll.controller.gate import apply_gate
 from plimsoll.controller.notify import notify_test
 from plimsoll.controller.status import OperatorSink, StatusWriter
+from plimsoll.decide.from_deployment import container_image
 from plimsoll.decide.operator_action import (
     Action,
     Desired,
@@ -56,10 +57,15 @@ from plimsoll.decide.variant_status import pending_variants
 from plimsoll.kube.client import NAMESPACES, KubeClient
 from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
 from plimsoll.kube.run_policy import policy_problems
+from plimsoll.platforms.base import PlatformError
+from plimsoll.platforms.kubernetes.deployment_source import read_deployment
 from plimsoll.platforms.kubernetes.platform import KubernetesPlatform
 
 log = logging.getLogger(__name__)
 _POLL = 0.5
+# How often a watched Deployment's image is read (spec.trigger.onImageChange): a GET each,
+# through the references role the run binds anyway.
+IMAGE_POLL = 15.0
 
 
 def read_status(body: Mapping[str, Any]) -> CapacityTestStatus | None:
@@ -108,6 +114,9 @@ class Supervisor:
         self.platforms: list[KubernetesPlatform] = []
         self._last: _Parsed | None = None
         self.plan_problem: str | None = None
+        # The watched Deployment's image (spec.trigger.onImageChange), read every
+        # IMAGE_POLL seconds: a new one makes a new Desired, hence a new run.
+        self.trigger_image: str | None = None
 
     def _parsed(self) -> _Parsed:
         """The status and schedule, parsed once per change of the live body (kopf updates
@@ -121,7 +130,33 @@ class Supervisor:
         return last
 
     def desired(self) -> Desired:
-        return Desired.of(self.body["metadata"], self._planned_slot())
+        return Desired.of(self.body["metadata"], self._planned_slot(), self.trigger_image)
+
+    async def read_trigger_image(self) -> None:
+        """The image the watched Deployment runs now; kept as it was when it cannot be
+        read (the run's own copy then says why), None without a trigger."""
+        test, _ = self._load()
+        trigger = test.spec.trigger if test is not None else None
+        watched = trigger.on_image_change if trigger is not None else None
+        if test is None or watched is None:
+            self.trigger_image = None
+            return
+        source = test.spec.target.from_deployment
+        identity = self.ctx.options.identity
+        namespace = self.body["metadata"]["namespace"]
+        try:
+            deployment = await read_deployment(
+                self.ctx.api(), namespace, watched.deployment, identity
+            )
+        except PlatformError as exc:
+            log.warning("trigger of %s: %s", self.uid, exc)
+            return
+        self.trigger_image = container_image(deployment, source.container if source else None)
+
+    async def _watch_images(self) -> None:
+        while not self.stopped:
+            await self.stopped.wait(IMAGE_POLL)
+            await self.read_trigger_image()
 
     def _planned_slot(self) -> str | None:
         """`_scheduled_slot`, or the slot already served when planning fails: the failure
@@ -173,6 +208,15 @@ class Supervisor:
         return StatusWriter(self.ctx.api(), meta["namespace"], meta["name"], status, events=events)
 
     async def run(self) -> None:
+        await self.read_trigger_image()  # before the first decision: no run for a None
+        watcher = asyncio.create_task(self._watch_images())
+        try:
+            await self._decide_and_run()
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+
+    async def _decide_and_run(self) -> None:
         while not self.stopped:
             parsed = self._parsed().status
             # A copy: a run writes into its status, and the parsed one must stay as read.
@@ -205,6 +249,7 @@ class Supervisor:
             observed_generation=desired.generation,
             rerun_token=desired.rerun_token,
             scheduled_slot=desired.scheduled_slot,
+            trigger_image=desired.trigger_image,
             conditions=status.conditions if status else [],
             history=status.history if status else [],
         )
@@ -268,6 +313,7 @@ class Supervisor:
                 observed_generation=desired.generation,
                 rerun_token=desired.rerun_token,
                 scheduled_slot=desired.scheduled_slot,
+                trigger_image=desired.trigger_image,
                 run_id=run_id,
                 namespace=run_namespace_name(meta["name"], run_id),
                 start_time=_now(),
@@ -282,7 +328,10 @@ class Supervisor:
             writer.rewrite_all()
             message = f"new run {fresh.run_id} in {fresh.namespace}"
             if status and status.run_id:
-                message += f" ({restart_reason(status, desired).value})"
+                reason = restart_reason(status, desired)
+                message += f" ({reason.value})"
+                if reason is Reason.IMAGE_CHANGED:
+                    message += f": the deployment runs {desired.trigger_image} now"
             writer.condition(ConditionType.SPEC_VALID, ConditionStatus.TRUE, Reason.VALID, "")
             writer.set_phase(Phase.PENDING, message)
             writer.note(phase_event(Phase.PENDING, message))  # a fresh status starts Pending

@@ -179,3 +179,12 @@ def container_shape(deployment: dict[str, Any], wanted: str | None) -> Container
         cpu=str(cpu) if cpu is not None else None,
         memory=str(memory) if memory is not None else None,
     )
+
+
+def container_image(deployment: dict[str, Any], wanted: str | None) -> str | None:
+    """The image of the container `wanted` (or the pod's only one); None when there is no
+    such container or several and none named (the run's copy names that problem)."""
+    pod = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
+    container, _ = _container(pod.get("containers") or [], wanted, "")
+    image = container.get("image") if container is not None else None
+    return str(image) if image else None

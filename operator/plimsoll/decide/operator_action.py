@@ -43,11 +43,22 @@ class Desired:
     generation: int | None
     rerun_token: str | None
     scheduled_slot: str | None = None
+    trigger_image: str | None = None  # the watched Deployment's image (trigger.onImageChange)
 
     @classmethod
-    def of(cls, meta: dict[str, Any], scheduled_slot: str | None = None) -> Desired:
+    def of(
+        cls,
+        meta: dict[str, Any],
+        scheduled_slot: str | None = None,
+        trigger_image: str | None = None,
+    ) -> Desired:
         annotations = meta.get("annotations") or {}
-        return cls(meta.get("generation"), annotations.get(RERUN_ANNOTATION), scheduled_slot)
+        return cls(
+            meta.get("generation"),
+            annotations.get(RERUN_ANNOTATION),
+            scheduled_slot,
+            trigger_image,
+        )
 
 
 def serves(status: CapacityTestStatus | None, desired: Desired) -> bool:
@@ -57,6 +68,7 @@ def serves(status: CapacityTestStatus | None, desired: Desired) -> bool:
         and status.observed_generation == desired.generation
         and status.rerun_token == desired.rerun_token
         and status.scheduled_slot == desired.scheduled_slot
+        and status.trigger_image == desired.trigger_image
         and (status.run_id is not None or status.phase is Phase.FAILED)
     )
 
@@ -76,12 +88,11 @@ def restart_reason(status: CapacityTestStatus | None, desired: Desired) -> Reaso
     """Why a new run replaces an earlier one (for the condition and the event)."""
     if status is not None and status.rerun_token != desired.rerun_token:
         return Reason.RERUN_REQUESTED
-    if (
-        status is not None
-        and status.observed_generation == desired.generation
-        and status.scheduled_slot != desired.scheduled_slot
-    ):
+    same_spec = status is not None and status.observed_generation == desired.generation
+    if same_spec and status is not None and status.scheduled_slot != desired.scheduled_slot:
         return Reason.SCHEDULED
+    if same_spec and status is not None and status.trigger_image != desired.trigger_image:
+        return Reason.IMAGE_CHANGED
     return Reason.SPEC_CHANGED
 
 

@@ -4,6 +4,8 @@ decides what is copied and what is refused)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.decide.from_deployment import DeploymentCopyError, copied_target
 from plimsoll.kube import names
@@ -11,6 +13,36 @@ from plimsoll.kube.client import KubeClient, KubeError
 from plimsoll.kube.grants import GrantError, OperatorIdentity, ensure_bound
 from plimsoll.kube.kinds import DEPLOYMENTS
 from plimsoll.platforms.base import PlatformError
+
+
+async def read_deployment(
+    client: KubeClient, namespace: str, name: str, identity: OperatorIdentity | None
+) -> dict[str, Any]:
+    """The Deployment `name` in `namespace` (the CapacityTest's own), read through the
+    operator's references role there (bound first, `get` only); PlatformError naming why
+    it cannot be read or is not there."""
+    try:
+        if identity is not None and identity.references_role:
+            await ensure_bound(
+                client,
+                identity,
+                namespace,
+                identity.references_role,
+                labels={names.LABEL_MANAGED_BY: names.MANAGER},
+                proof=("secrets", "get"),  # the same role grants deployments get
+            )
+        deployment = await client.get(DEPLOYMENTS, namespace, name)
+    except (KubeError, GrantError) as exc:
+        message = exc.message if isinstance(exc, KubeError) else str(exc)
+        raise PlatformError(
+            f"spec.target.fromDeployment: cannot read deployment {namespace}/{name}: {message}"
+        ) from exc
+    if deployment is None:
+        raise PlatformError(
+            f"spec.target.fromDeployment: no deployment {name!r} in {namespace} "
+            "(it is read from the CapacityTest's own namespace)"
+        )
+    return deployment
 
 
 async def with_deployment_target(
@@ -23,28 +55,7 @@ async def with_deployment_target(
     `namespace` (the CapacityTest's own)."""
     source = spec.target.from_deployment
     assert source is not None
-    try:
-        if identity is not None and identity.references_role:
-            await ensure_bound(
-                client,
-                identity,
-                namespace,
-                identity.references_role,
-                labels={names.LABEL_MANAGED_BY: names.MANAGER},
-                proof=("secrets", "get"),  # the same role grants deployments get
-            )
-        deployment = await client.get(DEPLOYMENTS, namespace, source.name)
-    except (KubeError, GrantError) as exc:
-        message = exc.message if isinstance(exc, KubeError) else str(exc)
-        raise PlatformError(
-            f"spec.target.fromDeployment: cannot read deployment {namespace}/{source.name}:"
-            f" {message}"
-        ) from exc
-    if deployment is None:
-        raise PlatformError(
-            f"spec.target.fromDeployment: no deployment {source.name!r} in {namespace} "
-            "(it is read from the CapacityTest's own namespace)"
-        )
+    deployment = await read_deployment(client, namespace, source.name, identity)
     swapped = {named.env_var for named in spec.upstreams}
     try:
         target = copied_target(spec.target, deployment, swapped)

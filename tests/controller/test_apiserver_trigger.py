@@ -1,0 +1,68 @@
+"""A run on every new image (issue 58, item 2), on the real API server and operator.
+
+A CapacityTest copies a team's Deployment (`target.fromDeployment`) and watches it
+(`trigger.onImageChange`): its first run serves the image the Deployment runs; when
+the team rolls out a new image, the operator starts a new run for it on its own (no
+spec change, no annotation), says why in the event, and records the image served."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.controller.admin_api import wait_for
+from tests.controller.apiserver_fixtures import ApiServer
+from tests.controller.conftest import OperatorProcess, quickstart
+from tests.controller.real_kubelet import RealKubelet
+from tests.controller.test_apiserver_runs import _deployment
+from tests.metrics.conftest import start_prometheus
+
+pytestmark = pytest.mark.slow
+
+FIRST, SECOND = "plimsoll-test/target:dev", "plimsoll-test/target:next"
+
+
+async def test_a_new_image_of_the_watched_deployment_starts_a_run_for_it(
+    apiserver: ApiServer, node_kubelet: RealKubelet, sa_operator: OperatorProcess, tmp_path: Path
+) -> None:
+    namespace = apiserver.namespace
+    deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    await apiserver.api.create(deployments, _deployment("shop-api", namespace))
+    prometheus = await start_prometheus(tmp_path / "prom", [node_kubelet.exporter.address], "500ms")
+    try:
+        sa_operator.start(prometheus=prometheus.url)
+        body = quickstart("release", prometheus.url, levels=[5])
+        body["spec"]["target"] = {
+            "fromDeployment": {"name": "shop-api"},
+            "resources": {"cpu": "250m", "memory": "256Mi"},
+        }
+        body["spec"]["trigger"] = {"onImageChange": {"deployment": "shop-api"}}
+        await apiserver.apply(body)
+        first = await wait_for(
+            lambda: apiserver.phase_in("release", "Succeeded", "Failed"), 120, "the first run"
+        )
+        assert first["triggerImage"] == FIRST, json.dumps(first, indent=1)
+        # The team rolls out a new image: nothing of the CapacityTest changes.
+        rolled = await apiserver.api.get(f"{deployments}/shop-api")
+        assert rolled is not None
+        rolled["spec"]["template"]["spec"]["containers"][0]["image"] = SECOND
+        await apiserver.api.call("PUT", f"{deployments}/shop-api", json=rolled)
+
+        async def second_run_done() -> dict[str, object] | None:
+            status = await apiserver.status("release")
+            served = status.get("triggerImage") == SECOND
+            done = status.get("phase") in ("Succeeded", "Failed")
+            return status if served and done else None
+
+        second = await wait_for(second_run_done, 120, "a run for the new image")
+    finally:
+        prometheus.stop()
+    assert second["runId"] != first["runId"]
+    assert second["phase"] == "Succeeded", json.dumps(second, indent=1) + sa_operator.log()
+    assert second["observedGeneration"] == first["observedGeneration"] == 1
+    started = [
+        e["message"] for e in await apiserver.events("release") if e["reason"] == "RunCreated"
+    ]
+    assert any(f"(ImageChanged): the deployment runs {SECOND} now" in m for m in started), started
