@@ -176,9 +176,36 @@ def ledger_summary(entries: list[HostTime], *, wall_s: float, largest: int = 10)
         f"{sum(e.waited_s for e in entries) / 60:.1f} min",
         f"the {min(largest, len(entries))} largest by time held (set-up included):",
     ]
+    pairing = shared_pairing(entries)
+    if pairing is not None:
+        paired, unpaired = pairing
+        lines.insert(
+            1,
+            f"shared tests ran paired {paired / 60:.1f} min, unpaired {unpaired / 60:.1f} min "
+            "(unpaired: the other worker idle or waiting to run alone)",
+        )
     for entry in sorted(entries, key=lambda e: e.held_s, reverse=True)[:largest]:
         how = "alone" if entry.alone else "shared"
         lines.append(
             f"  {entry.held_s:7.1f} s held {how:6} {entry.waited_s:6.1f} s waited  {entry.nodeid}"
         )
     return lines
+
+
+def shared_pairing(entries: list[HostTime], step: float = 0.5) -> tuple[float, float] | None:
+    """Seconds of wall time in which a shared test held the host beside another shared
+    test (paired), and alone with nothing else held (unpaired); None when the entries do
+    not say when they asked (an old ledger). Unpaired time is what ordering can win back."""
+    if not entries or any(e.asked_at <= 0 for e in entries):
+        return None
+    origin = min(e.asked_at for e in entries)
+    slots = int((max(e.asked_at + e.waited_s + e.held_s for e in entries) - origin) / step) + 1
+    shared, alone = [0] * slots, [0] * slots
+    for entry in entries:
+        began = entry.asked_at + entry.waited_s - origin
+        counts = alone if entry.alone else shared
+        for slot in range(int(began / step), int((began + entry.held_s) / step)):
+            counts[slot] += 1
+    paired = sum(step for s, a in zip(shared, alone, strict=True) if s >= 2)
+    unpaired = sum(step for s, a in zip(shared, alone, strict=True) if s == 1 and a == 0)
+    return paired, unpaired

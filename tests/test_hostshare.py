@@ -17,6 +17,7 @@ from tests.hostshare import (
     ledger_summary,
     read_ledger,
     record,
+    shared_pairing,
 )
 
 
@@ -95,6 +96,23 @@ def test_the_summary_separates_time_held_from_time_waited() -> None:
     assert "100.0 s waited" in lines[2]
     assert lines[3].endswith("tests/c.py::mid")
     assert len(lines) == 4
+
+
+def test_the_summary_says_how_long_shared_tests_ran_paired_and_unpaired() -> None:
+    # a and b share the host for 10 s; b goes on alone 20 s more; c runs alone after.
+    entries = [
+        HostTime("tests/a.py::x", alone=False, waited_s=0.0, held_s=10.0, asked_at=1000.0),
+        HostTime("tests/b.py::y", alone=False, waited_s=0.0, held_s=30.0, asked_at=1000.0),
+        HostTime("tests/c.py::z", alone=True, waited_s=25.0, held_s=5.0, asked_at=1010.0),
+    ]
+    assert shared_pairing(entries) == (10.0, 20.0)
+    lines = ledger_summary(entries, wall_s=40.0, largest=1)
+    assert lines[1] == (
+        "shared tests ran paired 0.2 min, unpaired 0.3 min "
+        "(unpaired: the other worker idle or waiting to run alone)"
+    )
+    # A ledger without the times asked says nothing of it.
+    assert shared_pairing([HostTime("tests/a.py::x", False, 0.0, 1.0)]) is None
 
 
 def test_the_ledger_reads_back_what_each_test_recorded(tmp_path: Path) -> None:

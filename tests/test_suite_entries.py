@@ -1,5 +1,5 @@
-"""Every entry of tests/conftest.py's OVERLAPPING, END_TO_END and TRUTH names something
-that exists: a folder, a module, or a test in that module. An entry left behind by a
+"""Every entry of tests/conftest.py's OVERLAPPING, END_TO_END, TRUTH and LONGEST_FIRST names
+something that exists: a folder, a module, or a test in that module. An entry left behind by a
 renamed or merged test would match nothing and silently move no test at all."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.conftest import END_TO_END, OVERLAPPING, TRUTH
+from tests.conftest import END_TO_END, LONGEST_FIRST, OVERLAPPING, TRUTH
 from tests.localrun import ROOT
 
 ENTRIES = [
@@ -17,6 +17,7 @@ ENTRIES = [
         ("OVERLAPPING", OVERLAPPING),
         ("END_TO_END", END_TO_END),
         ("TRUTH", TRUTH),
+        ("LONGEST_FIRST", LONGEST_FIRST),
     )
     for entry in entries
 ]
