@@ -37,18 +37,18 @@ from plimsoll.decide.notifications import (
     cloud_event,
     slack_body,
 )
-from plimsoll.decide.target_policy import is_address, target_host, target_url_problem
+from plimsoll.decide.target_policy import target_host, target_url_problem
 from plimsoll.kube.client import SECRETS, KubeClient, KubeError
 from plimsoll.kube.consented import UnreadableSourceError, read_consented
 from plimsoll.kube.grants import OperatorIdentity, ensure_bound
 from plimsoll.kube.names import LABEL_MANAGED_BY, MANAGER
+from plimsoll.platforms.kubernetes.admission import resolve_host
 
 log = logging.getLogger(__name__)
 
 ATTEMPTS = 4
 NOTIFY_FAILED = "NotifyFailed"  # the Warning Event's reason
 TIMEOUT = 10.0  # seconds per attempt
-_RESOLVE_TIMEOUT = 5.0
 
 
 class NotifyError(Exception):
@@ -80,25 +80,13 @@ async def webhook_url(client: KubeClient, namespace: str, webhook: Webhook, fiel
         raise NotifyError(f"{what}: the value of key {ref.key!r} is not text") from exc
 
 
-async def _resolved(host: str) -> list[str]:
-    if is_address(host):
-        return []
-    try:
-        infos = await asyncio.wait_for(
-            asyncio.get_running_loop().getaddrinfo(host, None), _RESOLVE_TIMEOUT
-        )
-    except (OSError, UnicodeError, TimeoutError):
-        return []
-    return sorted({str(info[4][0]) for info in infos})
-
-
 async def url_problem(url: str, field: str, policy: Policy) -> str | None:
     """Why this webhook URL may not be called (the rules of target.url); None if fine."""
     shown = f"{field}.urlFrom (its value)"
     if urlsplit(url).scheme not in ("http", "https"):
         return f"{shown} is not an http(s) URL"
     host = target_host(url)
-    resolved = await _resolved(host) if host else []
+    resolved = await resolve_host(host) if host else []
     return target_url_problem(
         url, policy.api_server_hosts, policy.allowed_hosts, resolved, field=shown, shown="it"
     )

@@ -45,7 +45,14 @@ async def resolved(url: str | None) -> list[str]:
     [] for an IP literal or a name it cannot resolve (an operator outside the cluster does
     not see the cluster's DNS: the generators check again at each trial)."""
     host = target_host(url) if url is not None else None
-    if host is None or is_address(host):
+    return await resolve_host(host) if host is not None else []
+
+
+async def resolve_host(host: str) -> list[str]:
+    """`host`'s addresses as the operator's resolver sees them, within a few seconds; []
+    for an IP literal or a name it cannot resolve. Also asked for a webhook's host
+    (`plimsoll.controller.notify`): one resolver, one timeout."""
+    if is_address(host):
         return []
     try:
         infos = await asyncio.wait_for(
