@@ -35,6 +35,7 @@ from tests.controller.apiserver_fixtures import (
 )
 from tests.controller.fake_cluster import FakeCluster
 from tests.controller.kubelet import Kubelet
+from tests.kube.flaky_server import FlakyServer
 
 TARGET_APP = Path(__file__).with_name("target_app.py")
 TEST_AGENT = "plimsoll-tests"  # the test's own calls, told apart from the operator's
@@ -265,3 +266,13 @@ def calls_outside_rbac(cluster: Cluster) -> list[tuple[str, str, str]]:
         if attributes is not None and not allows(*attributes):
             outside.append(attributes)
     return sorted(set(outside))
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FlakyServer]:
+    """An API server stand-in on 127.0.0.1 that records what is written (and can be told
+    to fail): what the status writers and the report's ConfigMap send, read back."""
+    flaky = FlakyServer()
+    await flaky.start()
+    yield flaky
+    await flaky.stop()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
@@ -108,14 +107,6 @@ def _run(operations: int = 0) -> list[StepResult]:
         results.append(_result(len(results), action.level, action.attempt, operations))
         records.append(record_of(results[-1]))
     return results
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FlakyServer]:
-    flaky = FlakyServer()
-    await flaky.start()
-    yield flaky
-    await flaky.stop()
 
 
 async def test_a_200_step_run_keeps_a_small_status_that_resumes_the_same(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -24,14 +23,6 @@ from tests.kube.flaky_server import FlakyServer
 from tests.reportfixtures import Run, make_report
 
 OWNER = {"metadata": {"name": "edge", "namespace": "perf", "uid": "u-1"}}
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FlakyServer]:
-    flaky = FlakyServer()
-    await flaky.start()
-    yield flaky
-    await flaky.stop()
 
 
 @pytest.mark.parametrize("held", [True, False])

@@ -7,9 +7,6 @@ not its derivation lines (those stay in the report)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-
-import pytest
 
 from plimsoll.api.report import Outcome
 from plimsoll.api.sizing import SizingSpec
@@ -22,14 +19,6 @@ from tests.kube.flaky_server import FlakyServer
 from tests.reportfixtures import Run, make_report
 
 OWNER = {"metadata": {"name": "edge", "namespace": "perf", "uid": "u-1"}}
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FlakyServer]:
-    flaky = FlakyServer()
-    await flaky.start()
-    yield flaky
-    await flaky.stop()
 
 
 async def test_the_plan_reaches_the_status_compacted(server: FlakyServer) -> None:

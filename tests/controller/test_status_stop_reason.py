@@ -7,10 +7,7 @@ once, when the reason came in a second write)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
-
-import pytest
 
 from plimsoll.api.report import Outcome
 from plimsoll.api.status import CapacityTestStatus, Phase
@@ -20,14 +17,6 @@ from tests.kube.flaky_server import FlakyServer
 from tests.reportfixtures import Run, make_report
 
 OWNER = {"metadata": {"name": "edge", "namespace": "perf", "uid": "u-1"}}
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FlakyServer]:
-    flaky = FlakyServer()
-    await flaky.start()
-    yield flaky
-    await flaky.stop()
 
 
 async def _finish(server: FlakyServer, reason: str | None) -> list[dict[str, Any]]:
