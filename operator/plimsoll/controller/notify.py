@@ -18,7 +18,6 @@ import base64
 import binascii
 import json
 import logging
-import os
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -40,9 +39,8 @@ from plimsoll.decide.notifications import (
 from plimsoll.decide.target_policy import target_host, target_url_problem
 from plimsoll.kube.client import SECRETS, KubeClient, KubeError
 from plimsoll.kube.consented import UnreadableSourceError, read_consented
-from plimsoll.kube.grants import OperatorIdentity, ensure_bound
-from plimsoll.kube.names import LABEL_MANAGED_BY, MANAGER
-from plimsoll.platforms.kubernetes.admission import resolve_host
+from plimsoll.kube.grants import OperatorIdentity, bind_references_role
+from plimsoll.platforms.kubernetes.admission import api_server_hosts, resolve_host
 
 log = logging.getLogger(__name__)
 
@@ -170,19 +168,11 @@ async def notify_test(
         if writer.events is not None:
             await writer.events.post(Event(EventType.WARNING, NOTIFY_FAILED, message))
 
-    if identity is not None and identity.references_role:
-        try:
-            await ensure_bound(
-                client,
-                identity,
-                namespace,
-                identity.references_role,
-                labels={LABEL_MANAGED_BY: MANAGER},
-                proof=("secrets", "get"),
-            )
-        except KubeError as exc:
-            await warn(f"spec.notify: the Secrets of {namespace} cannot be read: {exc.message}")
-            return
-    hosts = {urlsplit(client.server).hostname or "", os.environ.get("KUBERNETES_SERVICE_HOST", "")}
-    policy = Policy(api_server_hosts=hosts - {""}, allowed_hosts=allowed_hosts)
+    try:
+        await bind_references_role(client, identity, namespace)
+    except KubeError as exc:
+        await warn(f"spec.notify: the Secrets of {namespace} cannot be read: {exc.message}")
+        return
+    hosts = api_server_hosts(client.server)
+    policy = Policy(api_server_hosts=hosts, allowed_hosts=allowed_hosts)
     await notify(client, namespace, webhooks, found, policy, warn)

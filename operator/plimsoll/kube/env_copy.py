@@ -23,8 +23,8 @@ from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.kube import manifests
 from plimsoll.kube.client import CONFIG_MAPS, SECRETS, KubeClient
 from plimsoll.kube.consented import UnreadableSourceError, read_consented
-from plimsoll.kube.grants import OperatorIdentity, ensure_bound
-from plimsoll.kube.names import LABEL_MANAGED_BY, MANAGER, RunIdentity
+from plimsoll.kube.grants import OperatorIdentity, bind_references_role
+from plimsoll.kube.names import RunIdentity
 
 
 class ValueSourceError(Exception):
@@ -42,15 +42,7 @@ async def copy_references(
     if not owners:
         return {}
     namespace = run.owner_namespace
-    if identity is not None and identity.references_role:
-        await ensure_bound(
-            client,
-            identity,
-            namespace,
-            identity.references_role,
-            labels={LABEL_MANAGED_BY: MANAGER},
-            proof=("secrets", "get"),
-        )
+    await bind_references_role(client, identity, namespace)
     data: dict[str, str] = {}
     for owner, refs in owners.items():
         where = (

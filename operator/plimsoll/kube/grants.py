@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from plimsoll.kube.client import ROLE_BINDINGS, ConflictError, KubeClient, KubeError
+from plimsoll.kube.names import LABEL_MANAGED_BY, MANAGER
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 # How long a new RoleBinding may take to reach the API server's authorizer (it follows
@@ -133,3 +134,22 @@ async def _until_allowed(client: KubeClient, namespace: str, resource: str, verb
                 f"{verb} {resource} there after {BINDING_SETTLE_SECONDS:g} s"
             )
         await asyncio.sleep(0.2)
+
+
+async def bind_references_role(
+    client: KubeClient, identity: OperatorIdentity | None, namespace: str
+) -> None:
+    """The operator's references role bound in `namespace` (a CapacityTest's own) before
+    it reads a Secret, ConfigMap or Deployment there: `valueFrom`, `notify`'s URL and
+    `target.fromDeployment` ask through it. Nothing to bind without one (the operator
+    then reads with its own rights)."""
+    if identity is None or not identity.references_role:
+        return
+    await ensure_bound(
+        client,
+        identity,
+        namespace,
+        identity.references_role,
+        labels={LABEL_MANAGED_BY: MANAGER},
+        proof=("secrets", "get"),  # the same role grants deployments get
+    )

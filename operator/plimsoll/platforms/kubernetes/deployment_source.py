@@ -8,9 +8,8 @@ from typing import Any
 
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.decide.from_deployment import DeploymentCopyError, copied_target
-from plimsoll.kube import names
 from plimsoll.kube.client import KubeClient, KubeError
-from plimsoll.kube.grants import GrantError, OperatorIdentity, ensure_bound
+from plimsoll.kube.grants import GrantError, OperatorIdentity, bind_references_role
 from plimsoll.kube.kinds import DEPLOYMENTS
 from plimsoll.platforms.base import PlatformError
 
@@ -22,15 +21,7 @@ async def read_deployment(
     operator's references role there (bound first, `get` only); PlatformError naming why
     it cannot be read or is not there."""
     try:
-        if identity is not None and identity.references_role:
-            await ensure_bound(
-                client,
-                identity,
-                namespace,
-                identity.references_role,
-                labels={names.LABEL_MANAGED_BY: names.MANAGER},
-                proof=("secrets", "get"),  # the same role grants deployments get
-            )
+        await bind_references_role(client, identity, namespace)
         deployment = await client.get(DEPLOYMENTS, namespace, name)
     except (KubeError, GrantError) as exc:
         message = exc.message if isinstance(exc, KubeError) else str(exc)
