@@ -168,3 +168,62 @@ def test_a_many_threaded_target_waiting_for_its_own_threads_is_not_a_busy_host()
         "0.04 cores of the host (busy: 0.2 or more): its own threads waited for each other, "
         "more of them runnable than the CPUs it may use"
     )
+
+
+def test_signals_the_tests_own_pieces_explain_are_named_not_a_busy_host() -> None:
+    """The floor, the generators' wait and their late starts, felt while the generator,
+    the mock and the target filled a 2-CPU host and no other program was busy (issue 51:
+    the edge example at 3,200 requests/s was called noisy four times on a quiet host)."""
+    full = Figures(
+        **(
+            QUIET.__dict__
+            | {
+                "target_cpu_cores": 0.42,
+                "floor_ms": 12.7,
+                "start_lag_p99_ms": 25.0,
+                "equipment_cpu_cores": {"generator": 1.1, "mock": 0.35},
+                "host_cpus": 2,
+                "foreign_cpu_cores": 0.03,
+            }
+        )
+    )
+    bound = FloorBound(7.4, "derived")
+    contention = assess(full, bound)
+    assert contention.busy is False
+    assert contention.signals == []
+    assert contention.busy_by == []
+    assert contention.pieces_held_host is True
+    assert contention.not_the_host is not None
+    assert contention.not_the_host.startswith(
+        "the generators' starts left late: p99 start lag 25.0 ms (quiet: under 10 ms); "
+        "the direct-call floor took 12.7 ms > 7.4 ms (derived), while Plimsoll's own "
+        "equipment (generator 1.10, mock 0.35 cores) and the target used 1.87 of the host's "
+        "2 CPUs"
+    )
+    # Another program busy beside them: the host was busy, as before.
+    hogged = assess(Figures(**(full.__dict__ | {"foreign_cpu_cores": 0.9})), bound)
+    assert hogged.busy is True
+    assert hogged.pieces_held_host is False
+    # The pieces left room: the signals are the host's.
+    roomy = {"equipment_cpu_cores": {"generator": 0.3, "mock": 0.1}}
+    assert assess(Figures(**(full.__dict__ | roomy)), bound).busy is True
+    # Not measured on the target's host (a cluster): the signals decide, as before.
+    elsewhere = {"host_cpus": None, "equipment_cpu_cores": None, "foreign_cpu_cores": None}
+    assert assess(Figures(**(full.__dict__ | elsewhere)), bound).busy is True
+
+
+def test_a_wait_the_equipment_explains_marks_the_pieces_and_the_own_threads_do_not() -> None:
+    crowded = Figures(
+        **(
+            QUIET.__dict__
+            | {
+                "target_cpu_wait_cores": 0.4,
+                "equipment_cpu_cores": {"generator": 1.0, "mock": 0.3},
+                "host_cpus": 2,
+                "foreign_cpu_cores": 0.05,
+            }
+        )
+    )
+    assert assess(crowded, NO_BOUND).pieces_held_host is True
+    own = Figures(**(crowded.__dict__ | {"equipment_cpu_cores": {"generator": 0.2}}))
+    assert assess(own, NO_BOUND).pieces_held_host is False

@@ -403,6 +403,35 @@ def test_a_target_the_host_starved_or_one_with_room_stays_noisy() -> None:
     assert judge(throttled, loose, NOISE, GENERATORS).verdict is Verdict.PASS
 
 
+def test_a_failure_while_the_tests_own_pieces_filled_the_host_is_invalid() -> None:
+    """Issue 51: the edge example at 3,200 requests/s on two cores, the target 58% idle,
+    the floor slow because the generator and the mock held the CPUs: no busy host (it is
+    not repeated into the same pieces) and not the target's failure (its ceiling would
+    be the host's): invalid, and the search keeps what passed below."""
+    bar = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.005)])  # fails at 8 ms
+    held = Contention(
+        busy=False,
+        pieces_held_host=True,
+        not_the_host="the direct-call floor took 12.7 ms > 7.4 ms (derived), while "
+        "Plimsoll's own equipment (generator 1.10, mock 0.35 cores) and the target used "
+        "1.87 of the host's 2 CPUs: the test's own pieces held them",
+    )
+    roomy = throttled_target(cpu_mean_cores=0.42, cpu_limit_cores=1.0, throttled_ratio=0.0)
+    judgement = judge(step(target=roomy, contention=held), bar, NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.INVALID
+    [reason] = judgement.reasons
+    assert reason.startswith("p99 total latency of all operations 8")
+    assert "generator 1.10, mock 0.35 cores" in reason
+    assert "what passed below is a lower bound" in reason
+    # The target's own saturation explains it: the target's failure, as on a quiet host.
+    saturated = step(target=throttled_target(), contention=held)
+    assert judge(saturated, bar, NOISE, GENERATORS).verdict is Verdict.FAIL
+    # Nothing failed: a pass is a pass, whoever held the CPUs.
+    assert judge(step(target=roomy, contention=held), PassWhen(), NOISE, GENERATORS).verdict is (
+        Verdict.PASS
+    )
+
+
 def spread(count: int, low_ms: float, high_ms: float) -> str:
     """`count` samples evenly from low_ms to high_ms."""
     h = histogram.new_histogram()

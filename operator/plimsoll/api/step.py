@@ -155,6 +155,12 @@ class Contention(PlimsollModel):
         "generators and mocks held the CPUs, or no other program ran (its own threads "
         "waited for each other).",
     )
+    pieces_held_host: bool = Field(
+        False,
+        description="The busy signals felt the test's own pieces (Plimsoll's generators and "
+        "mocks beside the target) filling the host's CPUs, no other program: a failure "
+        "the target's own saturation does not explain is then invalid, not the target's.",
+    )
     busy: bool = False
     signals: list[str] = Field(default_factory=list, description="What showed the host busy.")
     busy_by: list[BusySignal] = Field(

@@ -134,26 +134,36 @@ def _per_slice_ms(wait: float | None, slices: int | None) -> float | None:
     return wait * 1000.0 / slices if slices > 0 else 0.0
 
 
-def _not_the_host(figures: Figures, wait: float) -> str | None:
+def _not_the_host(figures: Figures, wait: float) -> tuple[str | None, bool]:
     """Whose the target's wait was when not another program's: a sentence naming
-    Plimsoll's equipment or the target's own threads; None when another program may
-    have held the CPU (or nothing on the host was measured)."""
+    Plimsoll's equipment (True beside it) or the target's own threads (False); None
+    when another program may have held the CPU (or nothing on the host was measured)."""
     foreign = figures.foreign_cpu_cores
     if foreign is not None and foreign >= FOREIGN_BUSY:
-        return None
-    equipment = _equipment_held(figures, wait)
-    if equipment is not None or foreign is None:
-        return equipment
+        return None, False
+    pieces = _pieces_full(figures)
+    if pieces is not None:
+        return (
+            f"the target waited for a CPU {wait:.0%} of its runnable time while {pieces}: {_THEIRS}"
+        ), True
+    if foreign is None:
+        return None, False
     return (
         f"the target waited for a CPU {wait:.0%} of its runnable time, but other programs "
         f"used only {foreign:.2f} cores of the host (busy: {FOREIGN_BUSY:g} or more): its "
         "own threads waited for each other, more of them runnable than the CPUs it may use"
-    )
+    ), False
 
 
-def _equipment_held(figures: Figures, wait: float) -> str | None:
-    """The sentence naming Plimsoll's own equipment as what held the CPUs the target
-    waited for, or None when it does not explain the wait (or was not measured here)."""
+_THEIRS = (
+    "the test's own pieces held them, not a busy host (give the generators and mocks CPUs "
+    "of their own for a cleaner measurement)"
+)
+
+
+def _pieces_full(figures: Figures) -> str | None:
+    """Plimsoll's equipment and the target using `EQUIPMENT_FULL` of the host's CPUs, in
+    words naming each piece's share; None when they left room (or were not measured)."""
     pieces, cpus, used = figures.equipment_cpu_cores, figures.host_cpus, figures.target_cpu_cores
     if not pieces or not cpus or used is None:
         return None
@@ -162,10 +172,8 @@ def _equipment_held(figures: Figures, wait: float) -> str | None:
         return None
     named = ", ".join(f"{name} {cores:.2f}" for name, cores in sorted(pieces.items()))
     return (
-        f"the target waited for a CPU {wait:.0%} of its runnable time while Plimsoll's own "
-        f"equipment ({named} cores) and the target used {used + theirs:.2f} of the host's "
-        f"{cpus} CPUs: the test's own pieces held them, not a busy host (give the "
-        "generators and mocks CPUs of their own for a cleaner measurement)"
+        f"Plimsoll's own equipment ({named} cores) and the target used {used + theirs:.2f} "
+        f"of the host's {cpus} CPUs"
     )
 
 
@@ -178,8 +186,9 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
     throttled = figures.target_throttled_ratio
     starved = throttled is None or throttled < THROTTLED_MOST
     not_the_host: str | None = None
+    pieces_held = False  # the test's own pieces held the host's CPUs the signals felt
     if target is not None and target > TARGET_WAIT and starved:
-        not_the_host = _not_the_host(figures, target)
+        not_the_host, pieces_held = _not_the_host(figures, target)
         if not_the_host is None:
             foreign = figures.foreign_cpu_cores
             others = "" if foreign is None else f"; other programs used {foreign:.2f} cores"
@@ -207,6 +216,14 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
             f"({bound.basis})"
         )
         busy_by.append(BusySignal.FLOOR)
+    foreign = figures.foreign_cpu_cores
+    pieces = _pieces_full(figures)
+    if signals and pieces is not None and (foreign is None or foreign < FOREIGN_BUSY):
+        # No other program was busy, and the run's own pieces filled the host: the
+        # floor, the generators' wait and their late starts were the test's own doing.
+        own = f"{'; '.join(signals)}, while {pieces}: {_THEIRS}"
+        not_the_host = own if not_the_host is None else f"{not_the_host}; {own}"
+        signals, busy_by, pieces_held = [], [], True
     unreadable = list(figures.unreadable)
     if target is None:
         why = figures.target_wait_unread or "not readable on this platform"
@@ -227,6 +244,7 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
         floor_bound_basis=bound.basis,
         foreign_cpu_cores=figures.foreign_cpu_cores,
         not_the_host=not_the_host,
+        pieces_held_host=pieces_held,
         busy=bool(signals),
         signals=signals,
         busy_by=busy_by,

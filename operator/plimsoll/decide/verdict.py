@@ -27,6 +27,11 @@ Precedence:
    or it used its quota) and the target did not wait for a CPU outside its
    throttling, the failure is the target's whatever the floor says: a host that
    gave the target all its quota did not make it smaller.
+   And where the host's CPU is read (local runs) and no other program was busy, signals
+   that the test's own pieces explain (its generators, mocks and target filling the
+   host's CPUs: `Contention.pieces_held_host`) are no busy host: a failure then that
+   the target's own saturation does not explain is invalid (the pieces may have
+   failed the bar, and would again), and the search stops with what passed below.
 4. fail: every criterion that failed definitely (its 95% confidence interval,
    `plimsoll.decide.confidence`, lies above the bound), with its measured value
    and its bound.
@@ -170,6 +175,31 @@ def _own_saturation_on_a_busy_host(facts: Facts) -> Judgement | None:
     return Judgement(verdict=Verdict.FAIL, reasons=reasons, criteria=facts.criteria)
 
 
+def _pieces_held_the_host(facts: Facts) -> Judgement | None:
+    """invalid: a failure while the test's own pieces filled the host's CPUs (no other
+    program busy), which the target's own saturation does not explain. The generators
+    and mocks may have failed the bar, not the target: a fail would put the host's
+    limit in the target's ceiling; noisy would repeat the step into the same pieces."""
+    contention = facts.contention
+    if contention is None or not contention.pieces_held_host:
+        return None
+    failed = facts.failed(definite=False)
+    if not failed:
+        return None
+    if _own_saturation(facts.result, facts.attribution, facts.bar) is not None:
+        return None  # the target's own: judged on merit
+    shown = "; ".join(describe(c, facts.client) for c in failed)
+    return Judgement(
+        verdict=Verdict.INVALID,
+        reasons=[
+            f"{shown}, but {contention.not_the_host}. This host cannot load the target "
+            "harder without its measuring pieces becoming the limit: what passed below is "
+            "a lower bound (run the generators elsewhere: a cluster, or a larger host)"
+        ],
+        criteria=facts.criteria,
+    )
+
+
 def _stalled_floor(facts: Facts) -> Judgement | None:
     """2. noisy: the direct-call floor passed its bound, or had no samples."""
     floor = facts.floor
@@ -211,6 +241,7 @@ RULES: tuple[Callable[[Facts], Judgement | None], ...] = (
     _untrusted,
     _out_of_memory,
     _own_saturation_on_a_busy_host,
+    _pieces_held_the_host,
     _stalled_floor,
     _busy_host,
     _merit,
