@@ -67,7 +67,12 @@ def test_only_the_operators_own_role_is_bound_and_it_holds_no_pod_or_secret_righ
     bound = {
         b["roleRef"]["name"] for b in items if b["kind"] in ("RoleBinding", "ClusterRoleBinding")
     }
-    assert not bound & {"plimsoll-run", "plimsoll-report", "plimsoll-references"}
+    assert not bound & {
+        "plimsoll-run",
+        "plimsoll-report",
+        "plimsoll-references",
+        "plimsoll-contract",
+    }
 
 
 @pytest.mark.parametrize("mode", ["default", "namespaced"])
@@ -76,7 +81,7 @@ def test_the_operator_may_bind_exactly_its_own_roles(mode: str) -> None:
     [bind] = [r for r in roles["plimsoll"]["rules"] if "bind" in r["verbs"]]
     wanted = ["plimsoll-run"]
     if mode != "namespaced":
-        wanted += ["plimsoll-report", "plimsoll-references"]
+        wanted += ["plimsoll-report", "plimsoll-references", "plimsoll-contract"]
     assert (bind["resources"], bind["verbs"], bind["resourceNames"]) == (
         ["clusterroles"],
         ["bind"],
@@ -93,6 +98,7 @@ def test_cluster_mode_places_each_group() -> None:
     assert _rules(roles["plimsoll-run"]["rules"]) == _rules(rbac.RULES["runs"])
     assert _rules(roles["plimsoll-report"]["rules"]) == _rules(rbac.RULES["report"])
     assert _rules(roles["plimsoll-references"]["rules"]) == _rules(rbac.RULES["references"])
+    assert _rules(roles["plimsoll-contract"]["rules"]) == _rules(rbac.RULES["contract"])
     assert not of_kind(objects(), "Role")
     assert not of_kind(objects(), "RoleBinding")
 
@@ -110,7 +116,10 @@ def test_namespaced_mode_grants_capacity_tests_and_reports_only_in_listed_namesp
     assert set(namespaced) == set(bindings) == {"team-a", "team-b"}
     for namespace, role in namespaced.items():
         assert _rules(role["rules"]) == _rules(
-            rbac.RULES["watched"] + rbac.RULES["report"] + rbac.RULES["references"]
+            rbac.RULES["watched"]
+            + rbac.RULES["report"]
+            + rbac.RULES["references"]
+            + rbac.RULES["contract"]
         )
         binding = bindings[namespace]
         assert binding["roleRef"]["kind"] == "Role"
@@ -135,6 +144,8 @@ def test_the_operator_is_told_who_it_is_and_what_it_binds(mode: str) -> None:
     assert env["PLIMSOLL_REPORT_ROLE"] == ("" if mode == "namespaced" else "plimsoll-report")
     references = "" if mode == "namespaced" else "plimsoll-references"
     assert env["PLIMSOLL_REFERENCES_ROLE"] == references
+    contract = "" if mode == "namespaced" else "plimsoll-contract"
+    assert env["PLIMSOLL_CONTRACT_ROLE"] == contract
 
 
 def test_every_rule_is_granted_somewhere() -> None:
@@ -177,7 +188,7 @@ def _policy(values: dict[str, Any]) -> dict[str, Any]:
     return policy
 
 
-def test_the_admission_policy_is_on_by_default_and_covers_all_three_bindable_roles() -> None:
+def test_the_admission_policy_is_on_by_default_and_covers_every_bindable_role() -> None:
     """The CEL itself is proven on the real API server (tests/controller/test_apiserver_rbac.py);
     here: on by default, off only when asked, and each role and namespace list in place."""
     assert not [
@@ -185,13 +196,16 @@ def test_the_admission_policy_is_on_by_default_and_covers_all_three_bindable_rol
         for o in objects({"rbac": {"admissionPolicy": False}})
         if o["kind"].startswith("ValidatingAdmissionPolicy")
     ]
-    _, run, serving, created, subjects = _policy({})["spec"]["validations"]
+    _, run, serving, deployments, created, subjects = _policy({})["spec"]["validations"]
     assert "'plimsoll-run'" in run["expression"]
     assert "namespaceObject" in run["expression"]
-    assert '["plimsoll-report","plimsoll-references"]' in serving["expression"]
+    assert '["plimsoll-report","plimsoll-references","plimsoll-contract"]' in serving["expression"]
     protected = '["kube-system","kube-public","kube-node-lease","plimsoll-system"]'
     assert f"!(request.namespace in {protected})" in serving["expression"]
     assert "kube-system" in serving["message"]
+    # Issue 58, item 5: a Deployment changed only in its plimsoll.dev/ annotations.
+    assert "object.spec == oldObject.spec" in deployments["expression"]
+    assert "plimsoll.dev/" in deployments["message"]
     # Issue 52, item 5: a namespace created or changed stays its own and restricted, and a
     # binding has the operator itself as its only subject.
     assert "request.operation == 'DELETE'" in created["expression"]

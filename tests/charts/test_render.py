@@ -103,6 +103,7 @@ def test_default_objects() -> None:
         "ClusterRole",
         "ClusterRole",
         "ClusterRole",
+        "ClusterRole",
         "ClusterRoleBinding",
         "Deployment",
         "NetworkPolicy",

@@ -28,6 +28,7 @@ from tests.controller.admin_api import wait_for
 from tests.controller.apiserver_fixtures import RELEASE_NAMESPACE, ApiServer
 from tests.controller.conftest import OperatorProcess, forbidden, quickstart
 from tests.controller.real_kubelet import RealKubelet
+from tests.controller.test_apiserver_runs import _deployment
 from tests.metrics.conftest import start_prometheus
 
 pytestmark = pytest.mark.slow
@@ -424,17 +425,54 @@ async def test_the_admission_policy_keeps_the_operator_to_its_own_namespaces(
                 assert "may bind roles only to itself" in other.stderr, other.stderr
         finally:
             plane.kubectl("delete", "namespace", owned, "--wait=false", check=False)
-        # A whole run, whose namespace the operator creates, binds in, and deletes.
+        # Issue 58, item 5: with its contract role bound, the operator may change a
+        # Deployment's plimsoll.dev/ annotations and nothing else of it.
+        namespace = apiserver.namespace
+        deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+        await apiserver.api.create(deployments, _deployment("shop-api", namespace))
+        plane.kubectl(
+            "create", "rolebinding", "plimsoll-contract", "--clusterrole=plimsoll-contract",
+            f"--serviceaccount={RELEASE_NAMESPACE}:plimsoll", "-n", namespace,
+        )  # fmt: skip
+        ours = as_operator(
+            "annotate", "deployment", "shop-api", "plimsoll.dev/capacity-state=unproven",
+            "-n", namespace,
+        )  # fmt: skip
+        assert ours.returncode == 0, ours.stderr
+        for change in (
+            ["annotate", "deployment", "shop-api", "team.example/owner=mallory"],
+            ["label", "deployment", "shop-api", "app.kubernetes.io/part-of=evil"],
+            ["set", "image", "deployment/shop-api", "app=registry.example/evil:1"],
+        ):
+            refused = as_operator(*change, "-n", namespace)
+            assert refused.returncode != 0, f"it could {' '.join(change)}"
+            assert "only in its plimsoll.dev/ annotations" in refused.stderr, refused.stderr
+        plane.kubectl("delete", "rolebinding", "plimsoll-contract", "-n", namespace)
+        # A whole run, whose namespace the operator creates, binds in, and deletes, and
+        # whose proven capacity it writes onto the Deployment it copied, as the policy lets it.
         prometheus = await start_prometheus(
             tmp_path / "prom", [node_kubelet.exporter.address], "500ms"
         )
         try:
             sa_operator.start(prometheus=prometheus.url)
-            await apiserver.apply(quickstart("guarded", prometheus.url, levels=[20]))
+            guarded = quickstart("guarded", prometheus.url, levels=[20, 400])
+            guarded["spec"]["target"] = {
+                "fromDeployment": {"name": "shop-api"},
+                "resources": {"cpu": "250m", "memory": "256Mi"},
+            }
+            guarded["spec"]["contract"] = {"annotate": True}
+            guarded["spec"]["workload"]["timeout"] = "1s"  # the failing level ends promptly
+            await apiserver.apply(guarded)
             status = await wait_for(
                 lambda: apiserver.phase_in("guarded", "Succeeded", "Failed"), 150, "a finished run"
             )
             assert status["phase"] == "Succeeded", json.dumps(status, indent=1) + sa_operator.log()
+            annotated = await wait_for(
+                lambda: _annotation(apiserver, deployments, "proven"), 20, "the contract"
+            )
+            contract = json.loads(annotated["plimsoll.dev/capacity"])
+            assert contract["proven"]["runId"] == status["runId"]
+            assert contract["proven"]["ceiling"] == status["ceiling"]["level"]
             await apiserver.remove_all()
             assert await apiserver.namespace_gone(status["namespace"])
         finally:
@@ -443,3 +481,10 @@ async def test_the_admission_policy_keeps_the_operator_to_its_own_namespaces(
         for item in policy:
             plane.kubectl("delete", item["kind"], item["metadata"]["name"], check=False)
     assert forbidden(sa_operator) == [], sa_operator.log()
+
+
+async def _annotation(apiserver: ApiServer, deployments: str, state: str) -> dict[str, str] | None:
+    """The shop-api Deployment's annotations once its contract's state is `state`."""
+    deployment = await apiserver.api.get(f"{deployments}/shop-api") or {}
+    annotations = (deployment.get("metadata") or {}).get("annotations") or {}
+    return annotations if annotations.get("plimsoll.dev/capacity-state") == state else None

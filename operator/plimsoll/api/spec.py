@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 
 from plimsoll.api import spec_checks
 from plimsoll.api.base import PlimsollModel
+from plimsoll.api.contract import Contract
 from plimsoll.api.gate import Regression, Schedule
 from plimsoll.api.generators import Generators
 from plimsoll.api.measuring import Attribution, ExtraMetric, Metrics, Noise
@@ -136,6 +137,11 @@ class CapacityTestSpec(PlimsollModel):
     trigger: Trigger | None = Field(
         None, description="Start a run on an event: the target's Deployment runs a new image."
     )
+    contract: Contract | None = Field(
+        None,
+        description="Keep the proven capacity on the Deployment the target copies: "
+        "annotations, and 'unproven' once it runs an image no run has passed for.",
+    )
     notify: list[Webhook] = Field(
         default_factory=list,
         max_length=8,
@@ -164,6 +170,7 @@ class CapacityTestSpec(PlimsollModel):
             *spec_checks.fault_problems(self.trial, self.proved_target),
             *spec_checks.proof_problems(self),
             *spec_checks.trigger_problems(self),
+            *spec_checks.contract_problems(self),
         ]
         if problems:
             raise ValueError("\n".join(problems))

@@ -197,3 +197,21 @@ def trigger_problems(spec: CapacityTestSpec) -> list[str]:
             f"the target copies ({copied.name!r}): name the same one"
         ]
     return []
+
+
+def contract_problems(spec: CapacityTestSpec) -> list[str]:
+    """`contract.annotate` writes onto the Deployment the target copies: without one there
+    is nothing to annotate, and a spec comparing variants proves no one shape of it."""
+    if spec.contract is None or not spec.contract.annotate:
+        return []
+    if spec.target.from_deployment is None:
+        return [
+            "contract.annotate: the contract is written on the Deployment the target copies; "
+            "set target.fromDeployment: {name: <deployment>}"
+        ]
+    if spec.compared_variants or spec.shapes is not None:
+        return [
+            "contract.annotate: a spec comparing variants or shapes proves no one shape of "
+            "the Deployment; annotate from a CapacityTest without variants or shapes"
+        ]
+    return []

@@ -14,6 +14,8 @@ The groups, as `charts/plimsoll/templates/rbac.yaml` grants them:
   namespace it creates, never cluster-wide (`plimsoll.kube.grants`);
 - `references`: reading what `valueFrom` names: in that Role (namespaced), or a
   ClusterRole bound in a CapacityTest's namespace when its spec has one;
+- `contract`: annotating the Deployment the target copies (`contract.annotate`): in
+  that Role (namespaced), or a ClusterRole bound where a CapacityTest asks for it;
 - `proxy`: `pods/proxy`, added to the run role only when the operator reaches the
   generators through the API server (`rbac.podProxy`).
 `tests/controller` runs the operator on a real API server as the chart's
@@ -128,6 +130,14 @@ RULES: dict[str, list[dict[str, Any]]] = {
     "references": [
         {"apiGroups": [""], "resources": ["secrets", "configmaps"], "verbs": ["get"]},
         {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"]},
+    ],
+    # Writing the proven capacity onto the Deployment the target copies
+    # (`contract.annotate`): in the watched namespaces' Role (namespaced mode), or a
+    # ClusterRole the operator binds in a CapacityTest's namespace when its spec asks
+    # (cluster-wide mode). RBAC cannot narrow `patch` to annotations; the chart's
+    # admission policy refuses any change but to the plimsoll.dev/ annotations.
+    "contract": [
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "patch"]},
     ],
     # The run ClusterRole, bound nowhere by the chart: the operator binds it in each
     # run namespace it creates.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from plimsoll.api.contract import CapacityContract, ContractState
 from plimsoll.api.status import CapacityTestStatus, Phase, VariantState
 
 GAUGES = (
@@ -62,6 +63,8 @@ class _Result:
 class ResultGauges:
     results: dict[tuple[str, str], _Result] = field(default_factory=dict)
     last_success: dict[tuple[str, str], float] = field(default_factory=dict)
+    # (namespace, deployment) -> its capacity contract (spec.contract.annotate)
+    contracts: dict[tuple[str, str], CapacityContract] = field(default_factory=dict)
 
     def record(self, namespace: str, name: str, status: CapacityTestStatus) -> None:
         ceilings = _ceilings(status)
@@ -71,6 +74,10 @@ class ResultGauges:
         )
         if status.phase is Phase.SUCCEEDED and status.completion_time is not None:
             self.last_success[(namespace, name)] = status.completion_time.timestamp()
+
+    def record_contract(self, namespace: str, deployment: str, contract: CapacityContract) -> None:
+        """What a Deployment's contract says now, as written or read by the operator."""
+        self.contracts[(namespace, deployment)] = contract
 
     def forget(self, namespace: str, name: str) -> None:
         self.results.pop((namespace, name), None)
@@ -116,4 +123,30 @@ class ResultGauges:
             f'name="{_label(name)}"}} {at:.0f}'
             for (ns, name), at in sorted(self.last_success.items())
         ]
+        return lines + self._contract_lines()
+
+    def _contract_lines(self) -> list[str]:
+        lines = [
+            "# HELP plimsoll_contract_proven 1 while a Deployment runs the image its capacity "
+            "was proven for, 0 once it runs one no run has passed for (spec.contract).",
+            "# TYPE plimsoll_contract_proven gauge",
+        ]
+        for (namespace, deployment), contract in sorted(self.contracts.items()):
+            labels = f'namespace="{_label(namespace)}",deployment="{_label(deployment)}"'
+            proven = int(contract.state is ContractState.PROVEN)
+            lines.append(f"plimsoll_contract_proven{{{labels}}} {proven}")
+        lines += [
+            "# HELP plimsoll_contract_ceiling The last proven ceiling on a Deployment "
+            "(spec.contract), for whichever image it was proven.",
+            "# TYPE plimsoll_contract_ceiling gauge",
+        ]
+        for (namespace, deployment), contract in sorted(self.contracts.items()):
+            proof = contract.proven
+            if proof is None:
+                continue
+            lines.append(
+                f'plimsoll_contract_ceiling{{namespace="{_label(namespace)}",'
+                f'deployment="{_label(deployment)}",unit="{_label(proof.unit)}",'
+                f'limited_by="{proof.limited_by.value}"}} {proof.ceiling}'
+            )
         return lines

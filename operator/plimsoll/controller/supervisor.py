@@ -38,11 +38,11 @@ from plimsoll.api.status import (
 )
 from plimsoll.api.step import StepRecord
 from plimsoll.controller.context import OperatorContext
+from plimsoll.controller.deployment_watch import IMAGE_POLL, DeploymentWatch
 from plimsoll.controller.events import Event, EventRecorder, EventType, phase_event
 from plimsoll.controller.gate import apply_gate
 from plimsoll.controller.notify import notify_test
 from plimsoll.controller.status import OperatorSink, StatusWriter
-from plimsoll.decide.from_deployment import container_image
 from plimsoll.decide.operator_action import (
     Action,
     Desired,
@@ -57,15 +57,10 @@ from plimsoll.decide.variant_status import pending_variants
 from plimsoll.kube.client import NAMESPACES, KubeClient
 from plimsoll.kube.names import LABEL_OWNER_UID, RunIdentity, run_namespace_name
 from plimsoll.kube.run_policy import policy_problems
-from plimsoll.platforms.base import PlatformError
-from plimsoll.platforms.kubernetes.deployment_source import read_deployment
 from plimsoll.platforms.kubernetes.platform import KubernetesPlatform
 
 log = logging.getLogger(__name__)
 _POLL = 0.5
-# How often a watched Deployment's image is read (spec.trigger.onImageChange): a GET each,
-# through the references role the run binds anyway.
-IMAGE_POLL = 15.0
 
 
 def read_status(body: Mapping[str, Any]) -> CapacityTestStatus | None:
@@ -114,9 +109,8 @@ class Supervisor:
         self.platforms: list[KubernetesPlatform] = []
         self._last: _Parsed | None = None
         self.plan_problem: str | None = None
-        # The watched Deployment's image (spec.trigger.onImageChange), read every
-        # IMAGE_POLL seconds: a new one makes a new Desired, hence a new run.
-        self.trigger_image: str | None = None
+        # The Deployment the target copies, when the spec watches it (trigger, contract).
+        self.deployment = DeploymentWatch(ctx, _plain(body))
 
     def _parsed(self) -> _Parsed:
         """The status and schedule, parsed once per change of the live body (kopf updates
@@ -130,33 +124,14 @@ class Supervisor:
         return last
 
     def desired(self) -> Desired:
-        return Desired.of(self.body["metadata"], self._planned_slot(), self.trigger_image)
+        return Desired.of(
+            self.body["metadata"], self._planned_slot(), self.deployment.trigger_image
+        )
 
-    async def read_trigger_image(self) -> None:
-        """The image the watched Deployment runs now; kept as it was when it cannot be
-        read (the run's own copy then says why), None without a trigger."""
-        test, _ = self._load()
-        trigger = test.spec.trigger if test is not None else None
-        watched = trigger.on_image_change if trigger is not None else None
-        if test is None or watched is None:
-            self.trigger_image = None
-            return
-        source = test.spec.target.from_deployment
-        identity = self.ctx.options.identity
-        namespace = self.body["metadata"]["namespace"]
-        try:
-            deployment = await read_deployment(
-                self.ctx.api(), namespace, watched.deployment, identity
-            )
-        except PlatformError as exc:
-            log.warning("trigger of %s: %s", self.uid, exc)
-            return
-        self.trigger_image = container_image(deployment, source.container if source else None)
-
-    async def _watch_images(self) -> None:
+    async def _watch_deployment(self) -> None:
         while not self.stopped:
             await self.stopped.wait(IMAGE_POLL)
-            await self.read_trigger_image()
+            await self.deployment.read(self._load()[0])
 
     def _planned_slot(self) -> str | None:
         """`_scheduled_slot`, or the slot already served when planning fails: the failure
@@ -208,8 +183,9 @@ class Supervisor:
         return StatusWriter(self.ctx.api(), meta["namespace"], meta["name"], status, events=events)
 
     async def run(self) -> None:
-        await self.read_trigger_image()  # before the first decision: no run for a None
-        watcher = asyncio.create_task(self._watch_images())
+        # Before the first decision: no run for a trigger image not read yet.
+        await self.deployment.read(self._load()[0])
+        watcher = asyncio.create_task(self._watch_deployment())
         try:
             await self._decide_and_run()
         finally:
@@ -402,6 +378,7 @@ class Supervisor:
             unit=test.spec.unit,
             identity=self.ctx.options.identity,
         )
+        self.platforms = []  # this run's: the contract and the images read from them
         make: Callable[[Variant | None], KubernetesPlatform] = lambda v: self._make_platform(  # noqa: E731
             v, writer.status
         )
@@ -457,6 +434,8 @@ class Supervisor:
     async def _after_run(self, test: Any, writer: StatusWriter) -> None:
         meta = self.body["metadata"]
         self.ctx.metrics.record_result(meta["namespace"], meta["name"], writer.status)
+        copied = next((p.copied_target for p in self.platforms if p.copied_target), None)
+        await self.deployment.prove(test, writer.status, copied)
         if not test.spec.cleanup.keeps(writer.status.phase is Phase.SUCCEEDED):
             await delete_run_namespaces(self.ctx.api(), self.uid)
 

@@ -48,6 +48,10 @@ class OperatorIdentity:
     report_role: str | None = None  # ClusterRole bound where a report is written
     # ClusterRole bound in a CapacityTest's namespace when its spec has `valueFrom`
     references_role: str | None = None
+    # ClusterRole bound in a CapacityTest's namespace when its spec has contract.annotate:
+    # patching the Deployment's plimsoll.dev/ annotations (the chart's admission policy
+    # refuses any other change)
+    contract_role: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> OperatorIdentity | None:
@@ -65,7 +69,8 @@ class OperatorIdentity:
             )
         report_role = env.get("PLIMSOLL_REPORT_ROLE", "").strip() or None
         references_role = env.get("PLIMSOLL_REFERENCES_ROLE", "").strip() or None
-        return cls(account, namespace, run_role, report_role, references_role)
+        contract_role = env.get("PLIMSOLL_CONTRACT_ROLE", "").strip() or None
+        return cls(account, namespace, run_role, report_role, references_role, contract_role)
 
     def subject(self) -> dict[str, str]:
         return {"kind": "ServiceAccount", "name": self.service_account, "namespace": self.namespace}
@@ -90,10 +95,10 @@ async def ensure_bound(
     role: str,
     *,
     labels: Mapping[str, str],
-    proof: tuple[str, str],
+    proof: tuple[str, str] | tuple[str, str, str],
 ) -> None:
     """Bind `role` to the operator in `namespace` (or adopt the same binding), then wait
-    until the API server lets the operator do `proof` (resource, verb) there."""
+    until the API server lets the operator do `proof` (resource, verb[, API group]) there."""
     body = role_binding(identity, namespace, role, labels)
     try:
         await client.create(body)
@@ -114,15 +119,16 @@ async def ensure_bound(
     await _until_allowed(client, namespace, *proof)
 
 
-async def _until_allowed(client: KubeClient, namespace: str, resource: str, verb: str) -> None:
+async def _until_allowed(
+    client: KubeClient, namespace: str, resource: str, verb: str, group: str = ""
+) -> None:
     deadline = time.monotonic() + BINDING_SETTLE_SECONDS
+    attributes = {"namespace": namespace, "resource": resource, "verb": verb, "group": group}
     review = {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SelfSubjectAccessReview",
         "metadata": {},
-        "spec": {
-            "resourceAttributes": {"namespace": namespace, "resource": resource, "verb": verb}
-        },
+        "spec": {"resourceAttributes": attributes},
     }
     while True:
         answer = await client.create(review)
@@ -152,4 +158,21 @@ async def bind_references_role(
         identity.references_role,
         labels={LABEL_MANAGED_BY: MANAGER},
         proof=("secrets", "get"),  # the same role grants deployments get
+    )
+
+
+async def bind_contract_role(
+    client: KubeClient, identity: OperatorIdentity | None, namespace: str
+) -> None:
+    """The operator's contract role bound in `namespace` (a CapacityTest's own) before it
+    annotates the Deployment there (`contract.annotate`). Nothing to bind without one."""
+    if identity is None or not identity.contract_role:
+        return
+    await ensure_bound(
+        client,
+        identity,
+        namespace,
+        identity.contract_role,
+        labels={LABEL_MANAGED_BY: MANAGER},
+        proof=("deployments", "patch", "apps"),
     )

@@ -29,6 +29,7 @@ from typing import Any
 
 from plimsoll.api.faults import Fault
 from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.api.target import Target
 from plimsoll.api.upstream import mock_role
 from plimsoll.kube import boundaries, manifests, names, network_policies, ownership
 from plimsoll.kube.client import PODS, KubeClient, KubeError
@@ -78,6 +79,9 @@ class KubernetesPlatform:
         self._replacements = ReplacementBudget()
         self._generator_count = 1  # pods generator-0 .. count-1; auto adds, never removes
         self.target_image: str | None = None  # the image digest the kubelet reported
+        # The target as copied from target.fromDeployment (its image as the Deployment
+        # names it, the shape it ran at), for the Deployment's contract.
+        self.copied_target: Target | None = None
 
     def detach(self) -> None:
         """The operator is exiting mid-run: `stop` leaves every pod for the next one."""
@@ -146,6 +150,7 @@ class KubernetesPlatform:
             spec = await with_deployment_target(
                 self._client, spec, self.run.owner_namespace, self._options.identity
             )
+            self.copied_target = spec.target
         self._spec = spec
         self._generator_count = spec.generators.fixed_replicas
         run, limit = self.run, self._options.ready_timeout
