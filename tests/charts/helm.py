@@ -53,14 +53,30 @@ def render(values: dict[str, Any] | None = None, *, name: str = RELEASE) -> dict
     return chart.render(values or {}, name=name, namespace=NAMESPACE)
 
 
-def objects(values: dict[str, Any] | None = None, *, name: str = RELEASE) -> list[dict[str, Any]]:
-    """Every Kubernetes object the chart renders for these values."""
+def rendered(values: dict[str, Any] | None = None, *, name: str = RELEASE) -> list[dict[str, Any]]:
+    """Every object the chart renders for these values, its hooks included."""
     found: list[dict[str, Any]] = []
     for path, text in sorted(render(values, name=name).items()):
         if path.endswith("NOTES.txt"):
             continue
         found.extend(doc for doc in yaml.safe_load_all(text) if doc)
     return found
+
+
+def is_hook(item: dict[str, Any]) -> bool:
+    return "helm.sh/hook" in ((item.get("metadata") or {}).get("annotations") or {})
+
+
+def objects(values: dict[str, Any] | None = None, *, name: str = RELEASE) -> list[dict[str, Any]]:
+    """The objects `helm install` applies as the release (hooks, such as `helm test`'s,
+    are applied only when their moment comes: `hooks`)."""
+    return [item for item in rendered(values, name=name) if not is_hook(item)]
+
+
+def hooks(values: dict[str, Any] | None = None, *, name: str = RELEASE) -> list[dict[str, Any]]:
+    """The chart's hook objects (`helm test`'s), in the order Helm applies them."""
+    found = [item for item in rendered(values, name=name) if is_hook(item)]
+    return sorted(found, key=lambda i: int(i["metadata"]["annotations"]["helm.sh/hook-weight"]))
 
 
 def of_kind(items: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

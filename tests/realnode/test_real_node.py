@@ -39,7 +39,7 @@ from plimsoll.api.comparison import Band, Difference
 from plimsoll.api.report import RunReport
 from plimsoll.decide.difference import band_of, difference
 from plimsoll.decide.step_summary import record_of
-from tests.charts.helm import render
+from tests.charts.helm import hooks, render
 from tests.controller import control_plane
 from tests.controller.control_plane import ControlPlane, require_control_plane
 from tests.hostshare import alone_on_host
@@ -94,7 +94,10 @@ def _install_chart(cluster: Cluster) -> None:
     )
     values = {"prometheus": {"url": cluster.facts.prometheus_url}}
     rendered = render(values, name=RELEASE)
-    manifests = "\n---\n".join(t for p, t in sorted(rendered.items()) if not p.endswith(".txt"))
+    # As `helm install` does: the release's objects, not `helm test`'s hooks.
+    manifests = "\n---\n".join(
+        t for p, t in sorted(rendered.items()) if not p.endswith(".txt") and "/tests/" not in p
+    )
     cluster.kubectl("apply", "-n", OPERATOR_NS, "-f", "-", stdin=manifests)
     cluster.kubectl(
         "rollout", "status", f"deployment/{RELEASE}", "-n", OPERATOR_NS, "--timeout=180s"
@@ -191,6 +194,26 @@ def _wait_done(cluster: Cluster, name: str, seconds: float) -> dict[str, Any]:
 def _report(cluster: Cluster, name: str) -> RunReport:
     found = cluster.kubectl("get", "configmap", f"{name}-report", "-n", "default", "-o", "json")
     return RunReport.model_validate_json(json.loads(found.stdout)["data"]["report.json"])
+
+
+def test_helm_test_says_this_clusters_network_plugin_does_not_enforce_network_policy(
+    cluster: Cluster,
+) -> None:
+    """`helm test` (issue 52, item 5): the node's CNI bridge ignores NetworkPolicy, so the
+    chart's probe reaches the port its policy denies and fails saying so. Its hooks
+    are applied in Helm's order (weight), as `helm test` applies them."""
+    for item in hooks({"prometheus": {"url": cluster.facts.prometheus_url}}, name=RELEASE):
+        cluster.kubectl("apply", "-n", OPERATOR_NS, "-f", "-", stdin=yaml.safe_dump(item))
+    probe = f"{RELEASE}-netpol-probe"
+    deadline = time.monotonic() + 120
+    phase = ""
+    while time.monotonic() < deadline and phase not in ("Succeeded", "Failed"):
+        time.sleep(2)
+        found = cluster.kubectl("get", "pod", probe, "-n", OPERATOR_NS, "-o", "json")
+        phase = json.loads(found.stdout).get("status", {}).get("phase", "")
+    log = cluster.kubectl("logs", probe, "-n", OPERATOR_NS).stdout
+    assert phase == "Failed", (phase, log)
+    assert "NetworkPolicy is NOT enforced on this cluster" in log, log
 
 
 def test_a_trial_too_short_for_cadvisor_is_refused_before_provisioning(cluster: Cluster) -> None:
