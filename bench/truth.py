@@ -32,7 +32,8 @@ Three measurements, each against an answer known before the run:
    100 ms periods, the quota, the service time measured from the target's own
    passing steps as CPU seconds per answered request), fed Poisson arrivals of the
    same trial length. Each level Plimsoll tried is judged by the simulation too,
-   and the attribution must be cpu. `--only poisson` runs this part alone.
+   and the attribution must be cpu. `--only poisson` runs this part alone, `--only shaped`
+   the cases of 5-7.
 
 Prints each step and the figures, then one JSON line: cpu_truth_rps,
 cpu_found_rps, cpu_error_pct, poisson_false_fails, stream_truth_kib,
@@ -419,8 +420,11 @@ async def main() -> dict[str, Any]:
 
 if __name__ == "__main__":
     os.chdir(ROOT)  # the specs name their commands relative to the repository
+    scratch = Path(tempfile.mkdtemp(prefix="plimsoll-truth-"))
     if sys.argv[1:] == ["--only", "poisson"]:
-        figures = asyncio.run(poisson_main(Path(tempfile.mkdtemp(prefix="plimsoll-truth-"))))
+        figures = asyncio.run(poisson_main(scratch))
+    elif sys.argv[1:] == ["--only", "shaped"]:
+        figures = asyncio.run(shaped_cases(run, scratch))
     else:
         figures = asyncio.run(main())
     print(json.dumps(figures))
