@@ -148,7 +148,51 @@ def test_a_change_an_earlier_verdict_named_is_not_new_again() -> None:
     history = remember(
         [], [entry(i, level, "api:1") for i, level in enumerate(noisy(means)[: run + 1])], 50
     )
-    again = judge_changepoints(history, "default", f"r{run}", CHANGEPOINT, reported={"r14"})
+    again = judge_changepoints(
+        history, "default", f"r{run}", CHANGEPOINT, reported={("ceiling", "r14")}
+    )
     assert not again.regressed
     assert again.changepoints[-1].run_id == "r14"
     assert "no new change with this run" in again.message
+
+
+def costly(run: int, level: int, cpu: float) -> HistoryEntry:
+    return entry(run, level, "api:2.6.0" if run < 14 else "api:2.7.0").model_copy(
+        update={"cpu_per_unit": cpu}
+    )
+
+
+def test_a_cost_that_rises_while_the_ceiling_holds_regresses_and_names_the_cost() -> None:
+    """Issue 58, item 1: a release that costs 15% more CPU per request, its ceiling held
+    (a faster node, a looser bar): the ceiling's series shows nothing, the cost's does."""
+    levels = noisy([1000.0] * 20, seed=3)
+    cpu = [c / 1000 for c in noisy([2.0 * 1000] * 14 + [2.3 * 1000] * 6, seed=5)]
+    history: list[HistoryEntry] = []
+    verdicts = []
+    for run in range(20):
+        history = remember(history, [costly(run, levels[run], cpu[run])], 50)
+        verdicts.append((run, judge_changepoints(history, "default", f"r{run}", CHANGEPOINT)))
+    flagged = [(run, v) for run, v in verdicts if v.regressed]
+    assert len(flagged) == 1, [v.message for _, v in verdicts]
+    run, verdict = flagged[0]
+    assert 14 <= run <= 17
+    [point] = [p for p in verdict.changepoints if p.metric == "CPU per unit"]
+    assert point.run_id == "r14"
+    assert point.image == "api:2.7.0"
+    assert 0.12 <= point.change <= 0.18
+    assert point.sentence.startswith("CPU per unit +15%")
+    assert "regressed: a new significant rise in cost" in verdict.message
+    assert not [p for p in verdict.changepoints if p.metric == "ceiling"]
+
+
+def test_a_cost_that_falls_is_a_change_never_a_regression() -> None:
+    levels = noisy([1000.0] * 20, seed=3)
+    cpu = [c / 1000 for c in noisy([2.3 * 1000] * 14 + [2.0 * 1000] * 6, seed=5)]
+    history: list[HistoryEntry] = []
+    messages = []
+    for run in range(20):
+        history = remember(history, [costly(run, levels[run], cpu[run])], 50)
+        verdict = judge_changepoints(history, "default", f"r{run}", CHANGEPOINT)
+        assert not verdict.regressed, verdict.message
+        messages.append(verdict.message)
+    assert any("CPU per unit −13%" in m and "a new drop" in m for m in messages), messages

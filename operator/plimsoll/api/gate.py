@@ -171,13 +171,26 @@ class HistoryEntry(PlimsollModel):
     generation: int | None = Field(
         None, description="The CapacityTest's metadata.generation the run measured."
     )
+    cpu_per_unit: float | None = Field(
+        None,
+        description="The target's CPU per unit of load: the slope of its CPU over the passing "
+        "levels, in cores per request/s (CPU-seconds a request) or per user; None when not "
+        "measured.",
+    )
+    memory_per_unit: float | None = Field(
+        None,
+        description="The target's peak memory per unit of load: the slope over the passing "
+        "levels, in bytes; None when not measured.",
+    )
 
 
 class Changepoint(PlimsollModel):
     """Where one variant's history moved: the run that starts a significant change."""
 
     variant: str = Field("default", description="The variant whose history changed.")
-    metric: str = Field("ceiling", description="The measure that changed.")
+    metric: str = Field(
+        "ceiling", description="The measure that changed: ceiling, CPU per unit or memory per unit."
+    )
     run_id: str = Field(description="The first run after the change.")
     index: int = Field(description="Its place in the variant's kept history, 0 the oldest.")
     runs: int = Field(description="How many complete runs the history held.")

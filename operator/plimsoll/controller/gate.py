@@ -26,6 +26,7 @@ from plimsoll.decide.regression import (
     judge_regression,
     remember,
 )
+from plimsoll.decide.unit_costs import slopes
 
 
 def apply_gate(
@@ -57,12 +58,15 @@ def apply_gate(
             finished,
             image=images.get(c.variant),
             generation=status.observed_generation,
+            costs=slopes([s for s in report.steps if s.variant == c.variant]),
         )
         for c in ceilings
     ]
     status.history = remember(status.history, entries, spec.history_limit)
     if policy is not None and policy.method is RegressionMethod.CHANGEPOINT:
-        reported = {v.variant: {p.run_id for p in v.changepoints} for v in status.regression}
+        reported = {
+            v.variant: {(p.metric, p.run_id) for p in v.changepoints} for v in status.regression
+        }
         verdicts = [
             judge_changepoints(
                 status.history, c.variant, status.run_id, policy, reported.get(c.variant, set())
@@ -72,8 +76,12 @@ def apply_gate(
         report.changepoints = [p for v in verdicts for p in v.changepoints]
     status.regression = verdicts
     status.change = change_column(verdicts)
-    if policy is None:
-        return
+    if policy is not None:
+        _regressed_condition(writer, verdicts)
+
+
+def _regressed_condition(writer: StatusWriter, verdicts: list[RegressionStatus]) -> None:
+    """The Regressed condition (and, when true, a Warning event) from the verdicts."""
     regressed = [v for v in verdicts if v.regressed]
     if regressed:
         message = "; ".join(v.message for v in regressed)

@@ -14,13 +14,18 @@ Pure: the operator hands in `status.history` with the latest run already remembe
   latest run made significant (a permutation test cannot call a single run significant:
   a drop shows with the run that confirms it); a drop already reported is not reported
   again by every later run, nor when it dips under the threshold for a run and returns.
-- Only the ceilings are judged: the history keeps no per-unit costs.
+- Beside the ceiling, the target's CPU and memory per unit of load (`HistoryEntry.
+  cpu_per_unit`, `memory_per_unit`: the report's slopes, `plimsoll.decide.unit_costs`)
+  are series of their own (`METRICS`): a release that costs 15% more CPU per request
+  while a faster node keeps the ceiling is a change too. For a cost the worse way is
+  up; `Regressed` is set when any series' last change is new and the worse way.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from statistics import fmean, variance
 
 from plimsoll.api.gate import (
@@ -41,6 +46,24 @@ _T95 = {
     25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000,
     120: 1.980,
 }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One series the method watches: its name, how a run gives its value, and which way
+    is worse (-1: down, for the ceiling; +1: up, for a cost)."""
+
+    name: str
+    value: Callable[[HistoryEntry], float | None]
+    worse: int
+
+
+CEILING = Metric("ceiling", lambda e: float(e.level) if e.level is not None else None, -1)
+METRICS = (
+    CEILING,
+    Metric("CPU per unit", lambda e: e.cpu_per_unit, +1),
+    Metric("memory per unit", lambda e: e.memory_per_unit, +1),
+)
 
 
 def _t95(df: float) -> float:
@@ -90,9 +113,12 @@ def _splits(levels: Sequence[float], policy: Regression) -> list[Split]:
     return e_divisive(levels, significance=policy.significance, permutations=policy.permutations)
 
 
-def changepoints_of(runs: Sequence[HistoryEntry], policy: Regression) -> list[Changepoint]:
-    """Every significant change in `runs` (one variant's series), oldest first."""
-    levels = [float(e.level or 0) for e in runs]
+def changepoints_of(
+    runs: Sequence[HistoryEntry], policy: Regression, metric: Metric = CEILING
+) -> list[Changepoint]:
+    """Every significant change of `metric` in `runs` (one variant's series, the runs
+    that measured it), oldest first."""
+    levels = [metric.value(e) or 0.0 for e in runs]
     splits = _splits(levels, policy)
     edges = [0, *(s.index for s in splits), len(levels)]
     points = []
@@ -102,13 +128,14 @@ def changepoints_of(runs: Sequence[HistoryEntry], policy: Regression) -> list[Ch
         entry = runs[split.index]
         point = Changepoint(
             variant=entry.variant,
+            metric=metric.name,
             run_id=entry.run_id,
             index=split.index,
             runs=len(levels),
             image=entry.image,
             generation=entry.generation,
-            before=round(mean_b, 2),
-            after=round(mean_a, 2),
+            before=_rounded(mean_b),
+            after=_rounded(mean_a),
             change=round(mean_a / mean_b - 1, 4) if mean_b else 0.0,
             margin=None if (m := margin_of(before, after)) is None else round(m, 4),
             pvalue=round(split.pvalue, 4),
@@ -117,18 +144,60 @@ def changepoints_of(runs: Sequence[HistoryEntry], policy: Regression) -> list[Ch
     return points
 
 
-def judge_changepoints(
-    history: Sequence[HistoryEntry],
-    variant: str,
+def _rounded(mean: float) -> float:
+    """Two decimals for a ceiling; four significant digits for a cost (cores per request
+    are thousandths)."""
+    return round(mean, 2) if abs(mean) >= 1 else float(f"{mean:.4g}")
+
+
+@dataclass(frozen=True)
+class _Latest:
+    """One metric's last change, and whether the latest run made it new and worse."""
+
+    point: Changepoint
+    new: bool
+    worse: bool
+
+
+def _latest_change(
+    runs: Sequence[HistoryEntry],
+    metric: Metric,
     run_id: str,
     policy: Regression,
-    reported: Collection[str] = (),
-) -> RegressionStatus:
-    """The verdict on `run_id` of `variant`, from the history that already holds it.
-    `reported`: the runs earlier verdicts named as starting a change (a change near the
-    threshold may drop out for a run and come back: it is not new then)."""
-    runs = series_of(history, variant)
-    points = changepoints_of(runs, policy)
+    reported: Collection[tuple[str, str]],
+) -> tuple[list[Changepoint], _Latest | None]:
+    """`metric`'s changes over the runs that measured it, and its last one when the
+    latest run (`run_id`) is among them."""
+    measured = [e for e in runs if metric.value(e) is not None]
+    points = changepoints_of(measured, policy, metric)
+    if not points or len(measured) < 2 or measured[-1].run_id != run_id:
+        return points, None
+    values = [metric.value(e) or 0.0 for e in measured[:-1]]
+    earlier = {s.index for s in _splits(values, policy)}
+    last = points[-1]
+    new = last.index not in earlier and (metric.name, last.run_id) not in reported
+    worse = new and last.change * metric.worse > 0
+    return points, _Latest(last, new, worse)
+
+
+def _verdict(latest: _Latest) -> str:
+    up = latest.point.change > 0
+    if latest.worse:
+        return (
+            "regressed: a new significant rise in cost"
+            if up
+            else ("regressed: a new significant drop")
+        )
+    if not latest.new:
+        return "no new change with this run"
+    return "a new rise" if up else "a new drop"
+
+
+def _without_verdict(
+    variant: str, runs: Sequence[HistoryEntry], run_id: str, points: list[Changepoint]
+) -> RegressionStatus | None:
+    """The status when there is nothing to judge: the latest run has no complete ceiling,
+    or no earlier one to compare with; None when there is."""
     method = RegressionMethod.CHANGEPOINT
     latest = runs[-1] if runs else None
     if latest is None or latest.run_id != run_id:
@@ -138,46 +207,63 @@ def judge_changepoints(
             changepoints=points,
             message=f"{variant}: the latest run has no complete ceiling: no changepoint verdict",
         )
-    current = latest.level
     if len(runs) < 2:
         return RegressionStatus(
             variant=variant,
             method=method,
-            current=current,
+            current=latest.level,
             changepoints=points,
             message=f"{variant}: no earlier complete run to compare with yet",
         )
-    earlier = {s.index for s in _splits([float(e.level or 0) for e in runs[:-1]], policy)}
-    last = points[-1] if points else None
-    if last is None:
+    return None
+
+
+def judge_changepoints(
+    history: Sequence[HistoryEntry],
+    variant: str,
+    run_id: str,
+    policy: Regression,
+    reported: Collection[tuple[str, str]] = (),
+) -> RegressionStatus:
+    """The verdict on `run_id` of `variant`, from the history that already holds it.
+    `reported`: the (metric, run) changes earlier verdicts named (a change near the
+    threshold may drop out for a run and come back: it is not new then)."""
+    runs = series_of(history, variant)
+    found = [_latest_change(runs, m, run_id, policy, reported) for m in METRICS]
+    points = [p for series, _ in found for p in series]
+    early = _without_verdict(variant, runs, run_id, points)
+    if early is not None:
+        return early
+    current = runs[-1].level
+    costs = [
+        f"latest change {c.point.sentence} (p = {c.point.pvalue:.3f}): {_verdict(c)}"
+        for _, c in found[1:]
+        if c is not None
+    ]
+    ceiling = found[0][1]
+    regressed = any(c is not None and c.worse for _, c in found)
+    if ceiling is None:
         mean = fmean(float(e.level or 0) for e in runs[:-1])
         change = (current or 0) / mean - 1 if mean else 0.0
-        return RegressionStatus(
-            variant=variant,
-            method=method,
-            baseline=round(mean),
-            current=current,
-            change=round(change, 4),
-            message=f"{variant}: no significant change in the last {len(runs)} runs "
+        baseline = round(mean)
+        message = (
+            f"{variant}: no significant change in the last {len(runs)} runs "
             f"(p > {policy.significance:g}); {current} against a mean of {mean:,.0f} before "
-            f"({_percent(change)})",
+            f"({_percent(change)})"
         )
-    new = last.index not in earlier and last.run_id not in reported
-    regressed = new and last.change < 0
-    verdict = (
-        "regressed: a new significant drop"
-        if regressed
-        else "a new rise"
-        if new
-        else "no new change with this run"
-    )
+    else:
+        last = ceiling.point
+        baseline, change = round(last.before), last.change
+        message = (
+            f"{variant}: latest change {last.sentence} (p = {last.pvalue:.3f}): {_verdict(ceiling)}"
+        )
     return RegressionStatus(
         variant=variant,
-        method=method,
+        method=RegressionMethod.CHANGEPOINT,
         regressed=regressed,
-        baseline=round(last.before),
+        baseline=baseline,
         current=current,
-        change=last.change,
+        change=round(change, 4),
         changepoints=points,
-        message=f"{variant}: latest change {last.sentence} (p = {last.pvalue:.3f}): {verdict}",
+        message="; ".join([message, *costs]),
     )

@@ -177,6 +177,34 @@ def _pieces_full(figures: Figures) -> str | None:
     )
 
 
+def _generator_and_floor_signals(
+    figures: Figures, generator_wait_ms: float | None, bound: FloorBound
+) -> list[tuple[str, BusySignal]]:
+    """The busy signals felt beside the target: the generators' wait for a CPU, their
+    late starts, and the direct-call floor over its bound."""
+    found = []
+    if generator_wait_ms is not None and generator_wait_ms > GENERATOR_WAIT_MS:
+        found.append((
+            f"the generators waited {generator_wait_ms:,.2f} ms for a CPU each time they woke "
+            f"(quiet: under {GENERATOR_WAIT_MS:g} ms)",
+            BusySignal.GENERATOR_WAIT,
+        ))  # fmt: skip
+    lag = figures.start_lag_p99_ms
+    if lag is not None and lag > START_LAG_MS:
+        found.append((
+            f"the generators' starts left late: p99 start lag {lag:,.1f} ms "
+            f"(quiet: under {START_LAG_MS:g} ms)",
+            BusySignal.START_LAG,
+        ))  # fmt: skip
+    if figures.floor_ms is not None and bound.ms is not None and figures.floor_ms > bound.ms:
+        found.append((
+            f"the direct-call floor took {figures.floor_ms:,.1f} ms > {bound.ms:,.1f} ms "
+            f"({bound.basis})",
+            BusySignal.FLOOR,
+        ))  # fmt: skip
+    return found
+
+
 def assess(figures: Figures, bound: FloorBound) -> Contention:
     """The step's contention record: each figure, and whether the host was busy."""
     target = _share(figures.target_cpu_wait_cores, figures.target_cpu_cores)
@@ -197,25 +225,9 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
                 f"(quiet: under {TARGET_WAIT:.0%}){others}"
             )
             busy_by.append(BusySignal.TARGET_WAIT)
-    if generator is not None and generator > GENERATOR_WAIT_MS:
-        signals.append(
-            f"the generators waited {generator:,.2f} ms for a CPU each time they woke "
-            f"(quiet: under {GENERATOR_WAIT_MS:g} ms)"
-        )
-        busy_by.append(BusySignal.GENERATOR_WAIT)
-    lag = figures.start_lag_p99_ms
-    if lag is not None and lag > START_LAG_MS:
-        signals.append(
-            f"the generators' starts left late: p99 start lag {lag:,.1f} ms "
-            f"(quiet: under {START_LAG_MS:g} ms)"
-        )
-        busy_by.append(BusySignal.START_LAG)
-    if figures.floor_ms is not None and bound.ms is not None and figures.floor_ms > bound.ms:
-        signals.append(
-            f"the direct-call floor took {figures.floor_ms:,.1f} ms > {bound.ms:,.1f} ms "
-            f"({bound.basis})"
-        )
-        busy_by.append(BusySignal.FLOOR)
+    for signal, kind in _generator_and_floor_signals(figures, generator, bound):
+        signals.append(signal)
+        busy_by.append(kind)
     foreign = figures.foreign_cpu_cores
     pieces = _pieces_full(figures)
     if signals and pieces is not None and (foreign is None or foreign < FOREIGN_BUSY):
@@ -236,7 +248,7 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
         target_cpu_wait=target,
         target_cpu_wait_source=figures.target_cpu_wait_source,
         generator_wait_ms=generator,
-        start_lag_p99_ms=lag,
+        start_lag_p99_ms=figures.start_lag_p99_ms,
         late_tolerance_ms=figures.late_tolerance_ms,
         host_steal_share=figures.host_steal_share,
         floor_ms=figures.floor_ms,

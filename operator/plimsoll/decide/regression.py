@@ -23,6 +23,7 @@ from plimsoll.api.comparison import Band
 from plimsoll.api.gate import HistoryEntry, Regression, RegressionStatus
 from plimsoll.api.status import RANGE_FIELDS, Ceiling
 from plimsoll.decide.difference import band_of, regressed
+from plimsoll.decide.unit_costs import Slopes
 
 PREVIOUS, BEST = "previous", "best"
 
@@ -121,6 +122,7 @@ def entry_of(
     *,
     image: str | None = None,
     generation: int | None = None,
+    costs: Slopes | None = None,
 ) -> HistoryEntry:
     return HistoryEntry(
         run_id=run_id,
@@ -130,6 +132,8 @@ def entry_of(
         **ceiling.range_fields(),
         image=image,
         generation=generation,
+        cpu_per_unit=costs.cpu_cores if costs is not None else None,
+        memory_per_unit=costs.memory_bytes if costs is not None else None,
     )
 
 

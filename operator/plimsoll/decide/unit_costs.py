@@ -11,6 +11,7 @@ measures before the search, is listed beside them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from plimsoll.api.report import RunReport, UnitCost
 from plimsoll.api.step import StepResult, Verdict
@@ -27,8 +28,20 @@ def least_squares_slope(points: Sequence[tuple[float, float]]) -> float | None:
     return cov / var
 
 
-def _variant_costs(variant: str, steps: Sequence[StepResult], unit: str) -> list[UnitCost]:
-    per = "user" if unit == "users" else "request/s"
+@dataclass(frozen=True)
+class Slopes:
+    """One variant's costs per unit of load, from its passing steps: the figures the
+    report shows (`unit_costs`) and the gate remembers with each run (`HistoryEntry`)."""
+
+    cpu_cores: float | None = None  # cores per request/s (CPU-seconds a request) or per user
+    memory_bytes: float | None = None  # working-set bytes per request/s or per user
+    cpu_points: int = 0
+    memory_points: int = 0
+
+
+def slopes(steps: Sequence[StepResult]) -> Slopes:
+    """The least-squares slopes of the target's CPU and peak memory over the level of
+    `steps`' passing ones (one variant's); None where fewer than two levels were read."""
     passing = [s for s in steps if s.judgement.verdict is Verdict.PASS and s.target is not None]
     memory = [
         (float(s.level), float(s.target.memory_max_bytes))
@@ -40,9 +53,15 @@ def _variant_costs(variant: str, steps: Sequence[StepResult], unit: str) -> list
         for s in passing
         if s.target is not None and s.target.cpu_mean_cores is not None
     ]
+    return Slopes(least_squares_slope(cpu), least_squares_slope(memory), len(cpu), len(memory))
+
+
+def _variant_costs(variant: str, steps: Sequence[StepResult], unit: str) -> list[UnitCost]:
+    per = "user" if unit == "users" else "request/s"
+    found = slopes(steps)
     costs: list[UnitCost] = []
     basis = f"slope over {{n}} passing steps ({variant})"
-    memory_slope = least_squares_slope(memory)
+    memory_slope = found.memory_bytes
     if memory_slope is not None:
         costs.append(
             UnitCost(
@@ -50,10 +69,10 @@ def _variant_costs(variant: str, steps: Sequence[StepResult], unit: str) -> list
                 name=f"memory per {per}",
                 value=round(memory_slope, 1),
                 unit="bytes",
-                basis=basis.format(n=len(memory)),
+                basis=basis.format(n=found.memory_points),
             )
         )
-    cpu_slope = least_squares_slope(cpu)
+    cpu_slope = found.cpu_cores
     if cpu_slope is not None:
         # cores per request/s is CPU-seconds per request: shown in milliseconds.
         name, value, shown = (
@@ -67,7 +86,7 @@ def _variant_costs(variant: str, steps: Sequence[StepResult], unit: str) -> list
                 name=name,
                 value=round(value, 4),
                 unit=shown,
-                basis=basis.format(n=len(cpu)),
+                basis=basis.format(n=found.cpu_points),
             )
         )
     return costs
