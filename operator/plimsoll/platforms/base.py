@@ -62,19 +62,12 @@ class PlatformError(RuntimeError):
     """A piece could not be started or stopped; the message says which and why."""
 
 
-class Platform(Protocol):
-    name: str  # "local" or "kubernetes", recorded in the report
+class StartedRun(Protocol):
+    """A platform's run once its pieces are up: what the runner asks of it around each
+    trial. It exists only after `Platform.start`, so none of its methods can be asked too
+    early, and each reads what the start made without asking whether it ran."""
 
-    async def start(
-        self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
-    ) -> Endpoints:
-        """Start services, the mock, the target (pinned) and the generators; wait until ready;
-        run the target's setup steps. Idempotent: pieces already running are adopted.
-        `spec` is this variant's spec and `every_variant` every variant's, this one among
-        them, as the runner derived them once (`CapacityTestSpec.variant_specs`): a platform
-        reads every piece from `spec`, and only what spans the whole run (the Kubernetes
-        namespace's quota) from `every_variant`."""
-        ...
+    endpoints: Endpoints  # as started; the runner keeps the latest (`run.equipment`)
 
     async def ensure_ready(self) -> None:
         """Called before every trial: wait while the target restarts (after an OOM kill or a
@@ -97,8 +90,24 @@ class Platform(Protocol):
         """The source the runner asks for each trial window's resource usage."""
         ...
 
+
+class Platform(Protocol):
+    name: str  # "local" or "kubernetes", recorded in the report
+
+    async def start(
+        self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
+    ) -> StartedRun:
+        """Start services, the mock, the target (pinned) and the generators; wait until ready;
+        run the target's setup steps. Idempotent: pieces already running are adopted.
+        `spec` is this variant's spec and `every_variant` every variant's, this one among
+        them, as the runner derived them once (`CapacityTestSpec.variant_specs`): a platform
+        reads every piece from `spec`, and only what spans the whole run (the Kubernetes
+        namespace's quota) from `every_variant`."""
+        ...
+
     async def stop(self, *, keep: bool) -> None:
-        """Stop and remove everything started (`keep=True` leaves it for inspection)."""
+        """Stop and remove everything started, even by a start that failed half-way
+        (`keep=True` leaves it for inspection)."""
         ...
 
 
@@ -114,8 +123,8 @@ class MetricsBeforeStart(Protocol):
 
 @runtime_checkable
 class ScalesGenerators(Protocol):
-    """A platform that can add generators during a run (`generators.replicas: auto`):
-    the local one (processes) and Kubernetes (pods). `generators_sized_by_default` says
+    """A started run that can add generators (`generators.replicas: auto`): the local
+    platform's (processes) and Kubernetes' (pods). `generators_sized_by_default` says
     whether an unset `replicas` means auto there."""
 
     generators_sized_by_default: bool

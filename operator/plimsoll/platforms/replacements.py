@@ -2,7 +2,7 @@
 
 A generator or mock that dies mid-trial (evicted, OOM-killed, deleted by hand) makes
 that trial invalid; both platforms start it again before the retry
-(`Platform.replace_lost`). A piece that keeps dying is not a passing fault but a
+(`StartedRun.replace_lost`). A piece that keeps dying is not a passing fault but a
 broken setup (a node that evicts everything, a generator too small for its share):
 past `MAX_REPLACEMENTS` the run stops with the range found, saying what died.
 """

@@ -148,9 +148,9 @@ async def _one_trial(
         spec, _ = await fit_before_start(spec, platform.metrics_before_start(spec))
     records = [r for r in report.records if r.variant == variant]
     try:  # a platform that failed half-way still has pieces to stop
-        endpoints = await platform.start(spec, every_variant)
+        started = await platform.start(spec, every_variant)
         equipment = Equipment(
-            platform, sink, report, counterfactual_name(variant, trial), endpoints
+            started, sink, report, counterfactual_name(variant, trial), started.endpoints
         )
         await equipment.prepare()
         endpoints = await equipment.size(spec, trial.level, records)
@@ -163,7 +163,7 @@ async def _one_trial(
             attempt=1,
             floor_bound=floor_bound(spec.noise.floor_bound, records),
         )
-        result = await run_step(spec, endpoints, platform.metrics(), plan)
+        result = await run_step(spec, endpoints, started.metrics(), plan)
         return invalid_if_lost(result, await equipment.lost())
     finally:
         await asyncio.shield(platform.stop(keep=False))

@@ -1,8 +1,8 @@
 """The run's side of dead generators and mocks: notice them, replace them, tell the user.
 
 `plimsoll.run.variant` asks `Equipment` around every trial. Before a trial,
-`prepare` waits while the target restarts and has the platform start again any
-generator or mock that died (`Platform.replace_lost`), each replacement going to
+`prepare` waits while the target restarts and has the started run start again any
+generator or mock that died (`StartedRun.replace_lost`), each replacement going to
 the report's warnings and the progress sink; the endpoints it returns carry the
 new addresses. After a trial, `lost` names what died meanwhile: a trial that
 lost a generator (its share was never sent) or the mock (the target's calls
@@ -23,7 +23,7 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import StepRecord
 from plimsoll.decide.generator_count import GeneratorCount, generators_for
-from plimsoll.platforms.base import Endpoints, Platform, ScalesGenerators
+from plimsoll.platforms.base import Endpoints, ScalesGenerators, StartedRun
 from plimsoll.run.progress import ProgressSink
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Equipment:
-    platform: Platform
+    started: StartedRun
     sink: ProgressSink
     report: RunReport
     variant: str
@@ -39,8 +39,8 @@ class Equipment:
 
     async def prepare(self) -> Endpoints:
         """Before a trial: the target back up, dead generators and mocks started again."""
-        await self.platform.ensure_ready()
-        restored = await self.platform.replace_lost(self.endpoints)
+        await self.started.ensure_ready()
+        restored = await self.started.replace_lost(self.endpoints)
         for line in restored.replaced:
             self.report.warnings.append(f"{self.variant}: {line}")
             await self.sink.equipment_replaced(line)
@@ -49,17 +49,17 @@ class Equipment:
 
     async def lost(self) -> list[str]:
         """After a trial: each generator or mock that is gone, with why."""
-        return [f"{piece} {why}" for piece, why in (await self.platform.lost_equipment()).items()]
+        return [f"{piece} {why}" for piece, why in (await self.started.lost_equipment()).items()]
 
     def sizing(
         self, spec: CapacityTestSpec, level: int, records: Sequence[StepRecord]
     ) -> GeneratorCount | None:
         """The generators a step at `level` gets, when this run sizes them; None when it
         does not (a fixed count, or a platform that cannot add generators)."""
-        platform = self.platform
-        if not isinstance(platform, ScalesGenerators):
+        started = self.started
+        if not isinstance(started, ScalesGenerators):
             return None
-        if not spec.generators.sized(platform.generators_sized_by_default):
+        if not spec.generators.sized(started.generators_sized_by_default):
             return None
         return generators_for(level, records, len(self.endpoints.generator_urls), spec.generators)
 
@@ -75,9 +75,9 @@ class Equipment:
         plan = self.sizing(spec, level, records)
         if plan is None or plan.count <= len(self.endpoints.generator_urls):
             return self.endpoints
-        assert isinstance(self.platform, ScalesGenerators)  # `sizing` checked it
+        assert isinstance(self.started, ScalesGenerators)  # `sizing` checked it
         placed = len(self.endpoints.placement)
-        self.endpoints = await self.platform.scale_generators(self.endpoints, plan.count)
+        self.endpoints = await self.started.scale_generators(self.endpoints, plan.count)
         line = f"generators ({self.variant}): {plan.reason}"
         log.info("%s", line)
         self.report.placement.append(line)

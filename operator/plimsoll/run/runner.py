@@ -116,7 +116,8 @@ async def _search_variant(
     succeeded = False
     endpoints: Endpoints | None = None
     try:
-        endpoints = await platform.start(spec, list(specs.values()))
+        started = await platform.start(spec, list(specs.values()))
+        endpoints = started.endpoints
         report.warnings.extend(w for w in endpoints.warnings if w not in report.warnings)
         advice = [*workload_warnings(spec.workload), *bar_warnings(spec.pass_when)]
         report.warnings.extend(w for w in advice if w not in report.warnings)
@@ -128,7 +129,7 @@ async def _search_variant(
             problem = await check_client_ips(endpoints, spec.workload)
             if problem is not None:
                 raise RunStoppedError(problem)
-        metrics = platform.metrics()
+        metrics = started.metrics()
         interval = await check_scrape_window(spec, metrics)
         if interval is not None:
             note = f"metrics: Prometheus scrape interval {interval:g} s ({name})"
@@ -136,7 +137,7 @@ async def _search_variant(
                 report.placement.append(note)
         await probe_streams(spec, name, endpoints, metrics, interval, report)
         await sink.phase(Phase.RUNNING, f"searching for the ceiling ({name})")
-        equipment = Equipment(platform, sink, report, name, endpoints)
+        equipment = Equipment(started, sink, report, name, endpoints)
         try:
             ceiling = await run_variant(spec, name, equipment, metrics, sink, history, report)
         finally:

@@ -14,14 +14,16 @@ from plimsoll.api import load_capacity_test
 from plimsoll.api.faults import Fault
 from plimsoll.kube import manifests
 from plimsoll.kube.client import PODS, KubeClient
-from plimsoll.platforms.kubernetes.platform import KubernetesPlatform
+from plimsoll.platforms.base import Endpoints
+from plimsoll.platforms.kubernetes.run_objects import RunObjects
+from plimsoll.platforms.kubernetes.started import KubernetesRun
 from tests.api.test_spec_errors import MINIMAL
 from tests.controller.fake_cluster import FakeCluster
 from tests.platforms.kubernetes.test_variant_children import NS, identity, platform
 
 
 @pytest.fixture
-async def started() -> AsyncIterator[tuple[KubernetesPlatform, KubeClient, FakeCluster]]:
+async def started() -> AsyncIterator[tuple[KubernetesRun, KubeClient, FakeCluster]]:
     shape = {"cpu": "250m", "memory": "64Mi"}
     target = {"image": "t:1", "resources": shape, "replicas": 4, "zones": ["a", "b", "c"]}
     spec = load_capacity_test({**MINIMAL, "spec": {**MINIMAL["spec"], "target": target}}).spec
@@ -31,9 +33,12 @@ async def started() -> AsyncIterator[tuple[KubernetesPlatform, KubeClient, FakeC
         await made.apply(manifests.namespace(identity("default")))
         for index in range(4):
             await made.apply(manifests.target_pod(made.run, spec, index))
-        made._spec = spec  # as start() leaves it, without a kubelet to make pods ready
+        # The started run as start() makes it, without a kubelet to make pods ready.
+        pods = [{"metadata": {"name": f"target-{index}"}} for index in range(4)]
+        objects = RunObjects(api, made.run, made._options)
+        endpoints = Endpoints("http://target", "http://mock", [])
         try:
-            yield made, api, emulator
+            yield KubernetesRun(objects, spec, pods, endpoints, generator_count=1), api, emulator
         finally:
             await api.aclose()
 
@@ -43,7 +48,7 @@ async def _names(api: KubeClient) -> list[str]:
 
 
 async def test_remove_deletes_the_zones_pods_at_once(
-    started: tuple[KubernetesPlatform, KubeClient, FakeCluster],
+    started: tuple[KubernetesRun, KubeClient, FakeCluster],
 ) -> None:
     made, api, emulator = started
     taken = await made.fire(Fault.model_validate({"at": "3s", "remove": {"zone": "a"}}))
@@ -55,7 +60,7 @@ async def test_remove_deletes_the_zones_pods_at_once(
 
 
 async def test_kill_takes_the_last_running_replicas_and_never_one_twice(
-    started: tuple[KubernetesPlatform, KubeClient, FakeCluster],
+    started: tuple[KubernetesRun, KubeClient, FakeCluster],
 ) -> None:
     made, api, _ = started
     kill = Fault.model_validate({"at": "3s", "kill": {"replicas": 1}})

@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from plimsoll.api.spec import CapacityTestSpec
-from plimsoll.decide.from_deployment import DeploymentCopyError, copied_target
-from plimsoll.kube.client import KubeClient, KubeError
-from plimsoll.kube.grants import GrantError, OperatorIdentity, bind_references_role
+from plimsoll.decide.from_deployment import copied_target
+from plimsoll.kube.client import KubeClient
+from plimsoll.kube.grants import OperatorIdentity, bind_references_role
 from plimsoll.kube.kinds import DEPLOYMENTS
 from plimsoll.platforms.base import PlatformError
+from plimsoll.platforms.kubernetes.errors import platform_errors
 
 
 async def read_deployment(
@@ -20,14 +21,9 @@ async def read_deployment(
     """The Deployment `name` in `namespace` (the CapacityTest's own), read through the
     operator's references role there (bound first, `get` only); PlatformError naming why
     it cannot be read or is not there."""
-    try:
+    with platform_errors(f"spec.target.fromDeployment: cannot read deployment {namespace}/{name}"):
         await bind_references_role(client, identity, namespace)
         deployment = await client.get(DEPLOYMENTS, namespace, name)
-    except (KubeError, GrantError) as exc:
-        message = exc.message if isinstance(exc, KubeError) else str(exc)
-        raise PlatformError(
-            f"spec.target.fromDeployment: cannot read deployment {namespace}/{name}: {message}"
-        ) from exc
     if deployment is None:
         raise PlatformError(
             f"spec.target.fromDeployment: no deployment {name!r} in {namespace} "
@@ -48,8 +44,6 @@ async def with_deployment_target(
     assert source is not None
     deployment = await read_deployment(client, namespace, source.name, identity)
     swapped = {named.env_var for named in spec.upstreams}
-    try:
+    with platform_errors():
         target = copied_target(spec.target, deployment, swapped)
-    except DeploymentCopyError as exc:
-        raise PlatformError(str(exc)) from exc
     return spec.model_copy(update={"target": target})

@@ -1,6 +1,6 @@
 """Restarts and OOM kills within a trial window, read from the pods' own status.
 
-`KubernetesPlatform.metrics()` hands a `PodStatusRestarts` to the Prometheus source,
+`KubernetesRun.metrics()` hands a `PodStatusRestarts` to the Prometheus source,
 which asks it when Prometheus has no kube-state-metrics series
 (`kube_pod_container_status_restarts_total`): a cluster whose Prometheus scrapes only
 the kubelets' cAdvisor has none, and every step would otherwise be invalid although

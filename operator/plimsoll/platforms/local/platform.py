@@ -27,10 +27,9 @@ import os
 import secrets
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from plimsoll.api.faults import Fault
 from plimsoll.api.host import HostDescription
 from plimsoll.api.spec import CapacityTestSpec, SetupStep
 from plimsoll.api.trial import CONTROL_TOKEN_ENV
@@ -40,7 +39,7 @@ from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.sampler import Sampler
 from plimsoll.metrics.source import ROLE_HOST, ROLE_TARGET, MetricsSource
-from plimsoll.platforms.base import Endpoints, PlatformError, Restored, TargetRoom
+from plimsoll.platforms.base import Endpoints, PlatformError, TargetRoom
 from plimsoll.platforms.local.exported import (
     LocalExport,
     LocalSourceWithRestarts,
@@ -53,8 +52,8 @@ from plimsoll.platforms.local.pieces import missing_value_from, start_services
 from plimsoll.platforms.local.pinning import PinnedGroup
 from plimsoll.platforms.local.processes import ManagedProcess, cpu_list, free_port, wait_ready
 from plimsoll.platforms.local.restarter import Restarter
+from plimsoll.platforms.local.started import LocalRun
 from plimsoll.platforms.local.target import Replica, start_target
-from plimsoll.platforms.replacements import ReplacementBudget
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +79,6 @@ class _GeneratorLaunch:
 
 class LocalPlatform:
     name = "local"
-    generators_sized_by_default = True  # a generator is a process started in a second
 
     def __init__(
         self,
@@ -107,7 +105,6 @@ class LocalPlatform:
         self.prometheus: PrometheusSource | None = None
         self.scrape_wait = scrape_wait
         self.equipment: list[tuple[str, ManagedProcess, str]] = []  # role, process, URL
-        self._replacements = ReplacementBudget()
         # Roles measured through their own cgroup: a replacement joins the same group.
         self._pinned_equipment: set[str] = set()
         self.mock_urls: dict[str, str] = {}  # by role: "mock", "mock-auth", ...
@@ -201,22 +198,68 @@ class LocalPlatform:
         memory = meminfo_bytes("MemAvailable")  # what a new program could take
         return TargetRoom(cpus / replicas, None if memory is None else memory // replicas)
 
-    async def start(
-        self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
-    ) -> Endpoints:
-        del every_variant  # nothing here spans variants: each runs its own processes
-        launcher = self.launcher
-        warnings, placement = launcher.warnings, launcher.placement
-        workdir = launcher.workdir.resolve()
+    def _base_env(self) -> dict[str, str]:
+        """What every process starts with: ours, its work directory, and our interpreter
+        first on its PATH (as an activated virtualenv would: `python` is the one running
+        us)."""
+        workdir = self.launcher.workdir.resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-        base_env = {
+        return {
             **os.environ,
             "PLIMSOLL_WORKDIR": str(workdir),
-            # As an activated virtualenv would: `python` is the interpreter running us.
             "PATH": os.pathsep.join(
                 [str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)]
             ),
         }
+
+    async def _start_targets(
+        self, spec: CapacityTestSpec, env: dict[str, str], mock_url: str, cpus: set[int] | None
+    ) -> str:
+        """Every replica of the target, pinned; the URL the generators send to (an existing
+        service's, redacted, when there is nothing to start)."""
+        launcher = self.launcher
+        if spec.target.url is not None:
+            target_url = redact_url(spec.target.url.rstrip("/"))
+            launcher.warnings.append(
+                f"target {target_url} is an existing service: nothing was started or pinned; "
+                "its shape and resources are unknown unless metrics are configured"
+            )
+            launcher.placement.append(f"target: existing service at {target_url} (not started)")
+            return target_url
+        for index in range(spec.target.replicas):
+            self.replicas.append(await start_target(launcher, spec, env, mock_url, cpus, index))
+        self.restarter = self.replicas[0].restarter
+        return self.replicas[0].url
+
+    async def _metrics_source(self, spec: CapacityTestSpec) -> MetricsSource:
+        """The samplers started, the host's total among them (what other programs took,
+        `decide.contention`); Prometheus once it has scraped the exporter, when given."""
+        launcher = self.launcher
+        launcher.source.add(ROLE_HOST, Sampler.for_host())
+        launcher.source.start()
+        export = launcher.export
+        if self.prometheus_url is None or export is None:
+            return LocalSourceWithRestarts(launcher.source, self.restarter)
+        services = [s.name for s in spec.services]
+        self.prometheus = prometheus_source(
+            self.prometheus_url, self.run_id, spec, services, [u.name for u in spec.upstreams]
+        )
+        if spec.target.url is not None:  # nothing of ours to select: no target series
+            del self.prometheus.selectors[ROLE_TARGET]
+        await await_scraped(self.prometheus, export.exporter, within=self.scrape_wait)
+        launcher.placement.append(
+            f"metrics: Prometheus {self.prometheus_url}, scraping "
+            f"{export.exporter.url} (namespace {self.run_id!r})"
+        )
+        return self.prometheus
+
+    async def start(
+        self, spec: CapacityTestSpec, every_variant: Sequence[CapacityTestSpec]
+    ) -> LocalRun:
+        del every_variant  # nothing here spans variants: each runs its own processes
+        launcher = self.launcher
+        warnings, placement = launcher.warnings, launcher.placement
+        base_env = self._base_env()
         self.teardown = list(spec.target.teardown)
         missing = missing_value_from(spec, base_env)
         if missing is not None:
@@ -230,7 +273,6 @@ class LocalPlatform:
             warnings.append(f"only {len(available)} CPU(s): generators share the target's CPUs")
 
         service_env = await start_services(launcher, spec.services, base_env)
-
         mock_url = await self._start_mock(None, spec.upstream, base_env, other_cpus)
         # Each named mock (auth, metering) is a process of its own, measured as its own role.
         mock_env = {
@@ -239,52 +281,11 @@ class LocalPlatform:
             )
             for named in spec.upstreams
         }
-
-        if spec.target.url is not None:
-            target_url = redact_url(spec.target.url.rstrip("/"))
-            warnings.append(
-                f"target {target_url} is an existing service: nothing was started or pinned; "
-                "its shape and resources are unknown unless metrics are configured"
-            )
-            placement.append(f"target: existing service at {target_url} (not started)")
-        else:
-            env = {**base_env, **service_env, **mock_env}
-            for index in range(spec.target.replicas):
-                self.replicas.append(
-                    await start_target(launcher, spec, env, mock_url, target_cpus, index)
-                )
-            target_url = self.replicas[0].url
-            self.restarter = self.replicas[0].restarter
-
-        # A fresh secret per run: another local user cannot drive (or hijack) these
-        # generators, which accept trials on a loopback port anyone here can reach.
-        token = secrets.token_urlsafe(24)
-        generators = spec.generators
-        # Sized (replicas: auto, the default here): one worker per generator process, so
-        # the count the runner asks for is the count of processes sending load.
-        sized = generators.sized(auto_by_default=self.generators_sized_by_default)
-        processes = 1 if sized else (generators.fixed_processes or 1)
-        self._generator_launch = _GeneratorLaunch(
-            {**base_env, CONTROL_TOKEN_ENV: token}, other_cpus, processes
-        )
-        urls = [await self._start_generator(i) for i in range(generators.fixed_replicas)]
-        # The host's total beside the pieces: what other programs took (decide.contention).
-        launcher.source.add(ROLE_HOST, Sampler.for_host())
-        launcher.source.start()
-        export = launcher.export
-        if self.prometheus_url is not None and export is not None:
-            services = [s.name for s in spec.services]
-            self.prometheus = prometheus_source(
-                self.prometheus_url, self.run_id, spec, services, [u.name for u in spec.upstreams]
-            )
-            if spec.target.url is not None:  # nothing of ours to select: no target series
-                del self.prometheus.selectors[ROLE_TARGET]
-            await await_scraped(self.prometheus, export.exporter, within=self.scrape_wait)
-            placement.append(
-                f"metrics: Prometheus {self.prometheus_url}, scraping "
-                f"{export.exporter.url} (namespace {self.run_id!r})"
-            )
-        return Endpoints(
+        env = {**base_env, **service_env, **mock_env}
+        target_url = await self._start_targets(spec, env, mock_url, target_cpus)
+        token, urls = await self._start_generators(spec, base_env, other_cpus)
+        source = await self._metrics_source(spec)
+        endpoints = Endpoints(
             target_url,
             mock_url,
             urls,
@@ -293,9 +294,34 @@ class LocalPlatform:
             control_token=token,
             floor_url=self.floor_url,
             replica_urls=[r.url for r in self.replicas] if len(self.replicas) > 1 else [],
-            faults=self if self.replicas else None,
             target_pinned=all(r.pinned for r in self.replicas) if self.replicas else None,
         )
+        return LocalRun(
+            launcher,
+            self.replicas,
+            self.equipment,
+            self._pinned_equipment,
+            source,
+            self._start_generator,
+            endpoints,
+        )
+
+    async def _start_generators(
+        self, spec: CapacityTestSpec, base_env: dict[str, str], cpus: set[int] | None
+    ) -> tuple[str, list[str]]:
+        """The run's first generators; (their control token, their URLs)."""
+        # A fresh secret per run: another local user cannot drive (or hijack) these
+        # generators, which accept trials on a loopback port anyone here can reach.
+        token = secrets.token_urlsafe(24)
+        generators = spec.generators
+        # Sized (replicas: auto, the default here): one worker per generator process, so
+        # the count the runner asks for is the count of processes sending load.
+        sized = generators.sized(auto_by_default=LocalRun.generators_sized_by_default)
+        processes = 1 if sized else (generators.fixed_processes or 1)
+        self._generator_launch = _GeneratorLaunch(
+            {**base_env, CONTROL_TOKEN_ENV: token}, cpus, processes
+        )
+        return token, [await self._start_generator(i) for i in range(generators.fixed_replicas)]
 
     async def _start_generator(self, index: int) -> str:
         """Start generator number `index` (a control server of its own); its URL."""
@@ -311,75 +337,6 @@ class LocalPlatform:
             f"CPUs {cpu_list(launch.cpus)}"
         )
         return url
-
-    async def scale_generators(self, endpoints: Endpoints, count: int) -> Endpoints:
-        """Start generators until `count` answer (never stops one: a run does not scale
-        down); the endpoints with every generator's URL."""
-        urls = list(endpoints.generator_urls)
-        while len(urls) < count:
-            urls.append(await self._start_generator(len(urls)))
-        return replace(endpoints, generator_urls=urls)
-
-    async def ensure_ready(self) -> None:
-        """Before each trial: bring back the replicas a fault killed, wait out a restart
-        of the target; raise if it cannot run."""
-        for replica in self.replicas:
-            replica.restarter.release()
-        for replica in self.replicas:
-            await replica.restarter.ensure_ready(within=120)
-
-    async def fire(self, fault: Fault) -> list[str]:
-        """SIGKILL the replicas `fault` names, held down until the next trial or a
-        `restore`; the roles killed. `kill` takes the last running ones, `remove` every one
-        in the zone; `restore` starts the zone's dead replicas again and returns them once
-        they answer (the generators route to them again as they listen)."""
-        if fault.restore is not None:
-            back = [
-                r for r in self.replicas if r.zone == fault.restore.zone and not r.process.running
-            ]
-            for replica in back:
-                replica.restarter.release()
-            for replica in back:
-                await replica.restarter.ensure_ready(within=60)
-            return [r.role for r in back]
-        running = [r for r in self.replicas if r.process.running]
-        if fault.kill is not None:
-            victims = running[len(running) - fault.kill.replicas :]
-        elif fault.remove is not None:
-            victims = [r for r in running if r.zone == fault.remove.zone]
-        else:
-            victims = []
-        for replica in victims:
-            replica.restarter.hold()
-            await replica.process.kill()
-        return [r.role for r in victims]
-
-    async def lost_equipment(self) -> dict[str, str]:
-        return {
-            role: f"exited (code {process.returncode})"
-            for role, process, _ in self.equipment
-            if process.returncode is not None
-        }
-
-    async def replace_lost(self, endpoints: Endpoints) -> Restored:
-        """Before each trial: start again, on the same port, any mock or generator process
-        that exited (killed, crashed), within the variant's budget; the URLs stay the same."""
-        replaced: list[str] = []
-        for role, process, url in self.equipment:
-            if process.returncode is None:
-                continue
-            replaced.append(self._replacements.spend(role, f"exited (code {process.returncode})"))
-            log.warning("%s", replaced[-1])
-            await process.start()
-            await wait_ready(process, url=f"{url}/healthz", within=30)
-            if role not in self._pinned_equipment:
-                await self.launcher.rewatch_process_group(role, process.pid or 0)
-        return Restored(endpoints, replaced)
-
-    def metrics(self) -> MetricsSource:
-        if self.prometheus is not None:
-            return self.prometheus
-        return LocalSourceWithRestarts(self.launcher.source, self.restarter)
 
     async def stop(self, *, keep: bool) -> None:
         """Stops every process (always: a local process left running is an orphan); `keep`

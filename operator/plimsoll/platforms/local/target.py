@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plimsoll.api.spec import CapacityTestSpec
+from plimsoll.api.target import Target
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.pieces import target_command
@@ -46,6 +47,25 @@ def replica_role(index: int) -> str:
     return target_replica(index)
 
 
+def _replica_port(target: Target) -> int:
+    """The port a replica listens on: a free one it learns from `target.portEnv`, else
+    `target.port` when nothing listens there; PlatformError naming the fix otherwise."""
+    port = target.port
+    if target.replicas > 1 and target.port_env is None:
+        raise PlatformError(
+            f"target.replicas: {target.replicas} replicas cannot share port {port} on one "
+            "machine: set target.portEnv so each replica gets a free port"
+        )
+    if target.port_env is not None:
+        return free_port()  # the target learns it from its env: no clash with anything
+    if not port_is_free(port):
+        raise PlatformError(
+            f"port {port} (target.port) is already in use on 127.0.0.1: stop whatever "
+            "listens there, or set target.portEnv so Plimsoll can pick a free port"
+        )
+    return port
+
+
 async def start_target(
     launcher: Launcher,
     spec: CapacityTestSpec,
@@ -61,19 +81,7 @@ async def start_target(
     target = spec.target
     role = replica_role(index)
     zone = target.zones[index % len(target.zones)] if target.zones else None
-    port = target.port
-    if target.replicas > 1 and target.port_env is None:
-        raise PlatformError(
-            f"target.replicas: {target.replicas} replicas cannot share port {port} on one "
-            "machine: set target.portEnv so each replica gets a free port"
-        )
-    if target.port_env is not None:
-        port = free_port()  # the target learns it from its env: no clash with anything
-    elif not port_is_free(port):
-        raise PlatformError(
-            f"port {port} (target.port) is already in use on 127.0.0.1: stop whatever "
-            "listens there, or set target.portEnv so Plimsoll can pick a free port"
-        )
+    port = _replica_port(target)
     env = {**env, **own_env, target.upstream_env: mock_url}
     if target.port_env is not None:
         env[target.port_env] = str(port)
