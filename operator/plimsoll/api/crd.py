@@ -51,6 +51,32 @@ def _resolve(ref: str, defs: dict[str, Any]) -> dict[str, Any]:
     return dict(defs[name])
 
 
+def _structural_key(key: str, value: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    """One keyword of a node in structural form: the keys it becomes (none, one or two)."""
+    if key == "properties":
+        return {key: {name: structural_schema(sub, defs) for name, sub in value.items()}}
+    if key == "items":
+        return {key: structural_schema(value, defs)}
+    if key == "patternProperties":
+        # A map whose keys have a pattern (env names): the API server has no
+        # patternProperties, so the values' schema stays and the models check the keys.
+        (values,) = value.values()
+        return {"additionalProperties": structural_schema(values, defs)}
+    if key == "additionalProperties":
+        if value is False:
+            return {}  # implied by `properties` in a structural schema
+        if value is True or value == {}:
+            return {"x-kubernetes-preserve-unknown-fields": True}
+        return {key: structural_schema(value, defs)}
+    if key == "exclusiveMinimum" and not isinstance(value, bool):
+        return {"minimum": value, "exclusiveMinimum": True}
+    if key == "exclusiveMaximum" and not isinstance(value, bool):
+        return {"maximum": value, "exclusiveMaximum": True}
+    if key == "const":
+        return {"enum": [value]}
+    return {key: value}
+
+
 def structural_schema(node: Any, defs: dict[str, Any]) -> Any:
     """Rewrite one JSON Schema node (recursively) into Kubernetes' structural form."""
     if isinstance(node, list):
@@ -73,34 +99,8 @@ def structural_schema(node: Any, defs: dict[str, Any]) -> Any:
         node = {**structural_schema(options[0], defs), **node}
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _DROPPED_KEYS:
-            continue
-        if key == "properties":
-            out[key] = {name: structural_schema(sub, defs) for name, sub in value.items()}
-        elif key == "items":
-            out[key] = structural_schema(value, defs)
-        elif key == "patternProperties":
-            # A map whose keys have a pattern (env names): the API server has no
-            # patternProperties, so the values' schema stays and the models check the keys.
-            (values,) = value.values()
-            out["additionalProperties"] = structural_schema(values, defs)
-        elif key == "additionalProperties":
-            if value is False:
-                continue  # implied by `properties` in a structural schema
-            if value is True or value == {}:
-                out["x-kubernetes-preserve-unknown-fields"] = True
-            else:
-                out[key] = structural_schema(value, defs)
-        elif key == "exclusiveMinimum" and not isinstance(value, bool):
-            out["minimum"] = value
-            out["exclusiveMinimum"] = True
-        elif key == "exclusiveMaximum" and not isinstance(value, bool):
-            out["maximum"] = value
-            out["exclusiveMaximum"] = True
-        elif key == "const":
-            out["enum"] = [value]
-        else:
-            out[key] = value
+        if key not in _DROPPED_KEYS:
+            out.update(_structural_key(key, value, defs))
     if (
         out.get("type") == "object"
         and "properties" not in out

@@ -142,22 +142,9 @@ def init(
     if probe_seconds > 60:
         raise typer.BadParameter("--probe-seconds: at most 60s: a probe is a first look")
     seconds = probe_seconds
-    base: str | None = None
-    argv: list[str] | None = None
-    try:
-        if url is not None:
-            base, probed_path = _split_url(url)
-            figures, statuses = asyncio.run(probe(base + probed_path, seconds, CONNECTIONS))
-        else:
-            assert command is not None
-            argv = shlex.split(command)
-            if not argv:
-                raise typer.BadParameter("--command is empty")
-            probed_path = path
-            figures, statuses = _probe_command(argv, port, port_env, path, seconds, startup_timeout)
-    except ProbeError as exc:
-        typer.echo(f"plimsoll init: {exc}", err=True)
-        raise typer.Exit(EXIT_INCOMPLETE) from exc
+    base, probed_path, argv, (figures, statuses) = _probed(
+        url, command, port, port_env, path, seconds, startup_timeout
+    )
     draft = Draft(
         name=name,
         invocation=invocation,
@@ -177,17 +164,53 @@ def init(
         cpu=cpu,
         memory=memory,
     )
-    text = render(draft)
+    text = _checked(render(draft))
+    out.write_text(text)
+    for line in what_to_change(draft, str(out)):
+        typer.echo(line)
+
+
+def _probed(
+    url: str | None,
+    command: str | None,
+    port: int,
+    port_env: str | None,
+    path: str,
+    seconds: float,
+    within: float,
+) -> tuple[str | None, str, list[str] | None, tuple[ProbeFigures, list[int]]]:
+    """Probe the service at `url`, or `command` started for it; (the base URL probed, the
+    path, the command's argv, the figures and statuses), or the exit."""
+    try:
+        if url is not None:
+            base, probed_path = _split_url(url)
+            return (
+                base,
+                probed_path,
+                None,
+                asyncio.run(probe(base + probed_path, seconds, CONNECTIONS)),
+            )
+        assert command is not None
+        argv = shlex.split(command)
+        if not argv:
+            raise typer.BadParameter("--command is empty")
+        return None, path, argv, _probe_command(argv, port, port_env, path, seconds, within)
+    except ProbeError as exc:
+        typer.echo(f"plimsoll init: {exc}", err=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from exc
+
+
+def _checked(text: str) -> str:
+    """`text` once it loads as a CapacityTest, or the exit naming what an option made
+    invalid (a name, a shape)."""
     try:
         load_capacity_test(yaml.safe_load(text))
-    except SpecError as exc:  # an option's value (a name, a shape): say which
+    except SpecError as exc:
         typer.echo("plimsoll init: the spec would be invalid:", err=True)
         for line in exc.problems:
             typer.echo(f"  {line}", err=True)
         raise typer.Exit(EXIT_INVALID_SPEC) from exc
-    out.write_text(text)
-    for line in what_to_change(draft, str(out)):
-        typer.echo(line)
+    return text
 
 
 def _deployment_source(

@@ -84,30 +84,9 @@ def _report_markdown(report: RunReport) -> str:
     return text
 
 
-async def write_report_config_map(
-    client: KubeClient,
-    owner: dict[str, Any],
-    report: RunReport,
-    identity: OperatorIdentity | None = None,
-) -> str:
-    """The report as a ConfigMap owned by the CapacityTest (garbage-collected with it).
-
-    Cluster-wide, the operator holds no ConfigMap right anywhere by default: it binds
-    its report role in the CapacityTest's namespace first (`plimsoll.kube.grants`), so
-    it can write ConfigMaps only where someone created a CapacityTest."""
-    meta = owner["metadata"]
-    if identity is not None and identity.report_role:
-        await ensure_bound(
-            client,
-            identity,
-            meta["namespace"],
-            identity.report_role,
-            labels={"app.kubernetes.io/managed-by": "plimsoll"},
-            proof=("configmaps", "create"),
-        )
-    name = f"{meta['name']}-report"[:253]
-    fitted = fit_report(report)
-    body = {
+def _config_map(meta: dict[str, Any], name: str, fitted: RunReport) -> dict[str, Any]:
+    """The report's ConfigMap, owned by the CapacityTest `meta` describes."""
+    return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
@@ -133,6 +112,31 @@ async def write_report_config_map(
             "report.md": _report_markdown(fitted),
         },
     }
+
+
+async def write_report_config_map(
+    client: KubeClient,
+    owner: dict[str, Any],
+    report: RunReport,
+    identity: OperatorIdentity | None = None,
+) -> str:
+    """The report as a ConfigMap owned by the CapacityTest (garbage-collected with it).
+
+    Cluster-wide, the operator holds no ConfigMap right anywhere by default: it binds
+    its report role in the CapacityTest's namespace first (`plimsoll.kube.grants`), so
+    it can write ConfigMaps only where someone created a CapacityTest."""
+    meta = owner["metadata"]
+    if identity is not None and identity.report_role:
+        await ensure_bound(
+            client,
+            identity,
+            meta["namespace"],
+            identity.report_role,
+            labels={"app.kubernetes.io/managed-by": "plimsoll"},
+            proof=("configmaps", "create"),
+        )
+    name = f"{meta['name']}-report"[:253]
+    body = _config_map(meta, name, fit_report(report))
     existing = await client.get(CONFIG_MAPS, meta["namespace"], name)
     owners = (existing or {}).get("metadata", {}).get("ownerReferences") or []
     if existing is not None and not any(o.get("uid") == meta.get("uid") for o in owners):

@@ -37,35 +37,9 @@ ACHIEVED = "achieved share of schedule"
 
 
 def criteria_of(result: StepInput, client: TrialResult, bar: PassWhen) -> list[Criterion]:
+    """Every criterion of `bar` this step can be judged on, in the bar's order."""
     criteria = [_latency(client, bound) for bound in bar.latency]
-    outcomes = Outcomes()
-    for operation in client.operations.values():
-        outcomes = outcomes + operation.outcomes
-    total = outcomes.total
-    shares = {
-        "transport": (outcomes.transport, bar.errors.transport),
-        "application": (outcomes.application, bar.errors.application),
-        "unexpected": (outcomes.unexpected, bar.errors.unexpected),
-        "shed": (outcomes.shed, bar.max_shed),
-    }
-    for name, (count, bound) in shares.items():
-        measured = count / total if total else None
-        ok = measured is not None and measured <= bound
-        label = "shed answers" if name == "shed" else f"{name} errors"
-        interval = share_interval(count, total)
-        criteria.append(
-            Criterion(
-                name=label,
-                kind=CriterionKind.SHARE,
-                measured=measured,
-                bound=bound,
-                ok=ok,
-                low=interval.low if interval else None,
-                high=interval.high if interval else None,
-                samples=total,
-                marginal=share_straddles(count, total, bound),
-            )
-        )
+    criteria += _shares(client, bar)
     achieved = client.achieved_share
     if achieved is not None:
         ok = achieved >= bar.min_achieved
@@ -83,26 +57,52 @@ def criteria_of(result: StepInput, client: TrialResult, bar: PassWhen) -> list[C
     streams = client.streams
     if bar.healthy_streams and streams.opened + streams.failed_to_open > 0:
         unhealthy = streams.failed_to_open + streams.dropped + streams.missed_keep_alives
-        criteria.append(
-            Criterion(
-                name="unhealthy streams",
-                kind=CriterionKind.COUNT,
-                measured=unhealthy,
-                bound=0,
-                ok=unhealthy == 0,
-            )
-        )
+        criteria.append(_none_allowed("unhealthy streams", unhealthy))
     if result.target is not None:
         crashes = result.target.restarts + result.target.oom_kills
+        criteria.append(_none_allowed("target restarts and OOM kills", crashes))
+    return criteria + _promql(result, bar)
+
+
+def _none_allowed(name: str, count: int) -> Criterion:
+    return Criterion(name=name, kind=CriterionKind.COUNT, measured=count, bound=0, ok=count == 0)
+
+
+def _shares(client: TrialResult, bar: PassWhen) -> list[Criterion]:
+    """The errors of each kind and the shed answers, as shares of every request."""
+    outcomes = Outcomes()
+    for operation in client.operations.values():
+        outcomes = outcomes + operation.outcomes
+    total = outcomes.total
+    shares = {
+        "transport": (outcomes.transport, bar.errors.transport),
+        "application": (outcomes.application, bar.errors.application),
+        "unexpected": (outcomes.unexpected, bar.errors.unexpected),
+        "shed": (outcomes.shed, bar.max_shed),
+    }
+    criteria = []
+    for name, (count, bound) in shares.items():
+        measured = count / total if total else None
+        interval = share_interval(count, total)
         criteria.append(
             Criterion(
-                name="target restarts and OOM kills",
-                kind=CriterionKind.COUNT,
-                measured=crashes,
-                bound=0,
-                ok=crashes == 0,
+                name="shed answers" if name == "shed" else f"{name} errors",
+                kind=CriterionKind.SHARE,
+                measured=measured,
+                bound=bound,
+                ok=measured is not None and measured <= bound,
+                low=interval.low if interval else None,
+                high=interval.high if interval else None,
+                samples=total,
+                marginal=share_straddles(count, total, bound),
             )
         )
+    return criteria
+
+
+def _promql(result: StepInput, bar: PassWhen) -> list[Criterion]:
+    """Each PromQL bound the step has a value for (a missing one is already invalid)."""
+    criteria = []
     for promql in bar.promql:
         value = result.promql.get(promql.name)
         if value is None:
@@ -113,10 +113,13 @@ def criteria_of(result: StepInput, client: TrialResult, bar: PassWhen) -> list[C
         )
         for kind, limit, holds in limits:
             if limit is not None:
-                label = f"{promql.name} {kind.value}"
                 criteria.append(
                     Criterion(
-                        name=label, kind=kind, measured=value, bound=limit, ok=holds(value, limit)
+                        name=f"{promql.name} {kind.value}",
+                        kind=kind,
+                        measured=value,
+                        bound=limit,
+                        ok=holds(value, limit),
                     )
                 )
     return criteria

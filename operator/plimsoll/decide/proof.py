@@ -69,6 +69,32 @@ def _rates(loads: list[ReplicaLoad]) -> str:
     return rates[0] if len(rates) == 1 else ", ".join(rates[:-1]) + " and " + rates[-1]
 
 
+def _after_fault(
+    outcome: FaultOutcome,
+    slices: list[TimelineSlice],
+    spec: CapacityTestSpec,
+    bar_text: str,
+    failures: str,
+) -> tuple[float | None, list[str], list[ReplicaLoad]]:
+    """(the worst p99 after the fault, the sentence's parts about it, what each replica
+    left carried)."""
+    after_fault = [w for w in outcome.windows if w.name != "before"]
+    worst = [w.p99_ms for w in after_fault if w.p99_ms is not None]
+    p99 = max(worst) if worst else None
+    back = (
+        f", back within it after {outcome.recovery_s:.1f} s"
+        if outcome.recovery_s is not None
+        else ", and never came back"
+    )
+    told = [f"with {outcome.fault}, p99 rose to {_ms(p99)}{bar_text}{back}, and {failures}"]
+    target = spec.target
+    remaining = remaining_load(slices, outcome, list(target.zones), target.replicas)
+    if remaining:
+        left = f"the {len(remaining)} left" if len(remaining) > 1 else "the one left"
+        told.append(f"{left} carried {_rates(remaining)} {unit_words(spec.unit, short=True)}")
+    return p99, told, remaining
+
+
 def prove(spec: CapacityTestSpec, step: StepResult | None, why_not: str = "") -> Proof:
     """The proof of `spec` (as it ran) from its step; `why_not` says why no step was judged."""
     level = spec.search.level or 0
@@ -78,15 +104,8 @@ def prove(spec: CapacityTestSpec, step: StepResult | None, why_not: str = "") ->
     who = _who(target.replicas, zones)
     bar = p99_bound_ms(spec.pass_when)
     base = {"level": level, "unit": spec.unit, "replicas": target.replicas, "zones": zones}
-    if (
-        step is None
-        or step.client is None
-        or step.judgement.verdict
-        not in (
-            Verdict.PASS,
-            Verdict.FAIL,
-        )
-    ):
+    judged = (Verdict.PASS, Verdict.FAIL)
+    if step is None or step.client is None or step.judgement.verdict not in judged:
         verdict = step.judgement.verdict.value if step is not None else "not run"
         reasons = list(step.judgement.reasons) if step is not None else []
         why = why_not or "; ".join(reasons) or verdict
@@ -107,20 +126,8 @@ def prove(spec: CapacityTestSpec, step: StepResult | None, why_not: str = "") ->
         parts[0] += f" for {step.duration:g} s"
         parts.append(f"p99 {_ms(p99)}{bar_text} and {failures}")
     else:
-        after_fault = [w for w in outcome.windows if w.name != "before"]
-        worst = [w.p99_ms for w in after_fault if w.p99_ms is not None]
-        p99 = max(worst) if worst else None
-        back = (
-            f", back within it after {outcome.recovery_s:.1f} s"
-            if outcome.recovery_s is not None
-            else ", and never came back"
-        )
-        rose = f"p99 rose to {_ms(p99)}{bar_text}{back}"
-        parts.append(f"with {outcome.fault}, {rose}, and {failures}")
-        remaining = remaining_load(slices, outcome, zones, target.replicas)
-        if remaining:
-            left = f"the {len(remaining)} left" if len(remaining) > 1 else "the one left"
-            parts.append(f"{left} carried {_rates(remaining)} {units}")
+        p99, told, remaining = _after_fault(outcome, slices, spec, bar_text, failures)
+        parts += told
     parts.append("it held" if held else "it did not hold")
     sentence = "; ".join(parts) + "."
     return Proof(

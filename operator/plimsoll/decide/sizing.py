@@ -140,36 +140,62 @@ def _store_figures(sizing: SizingInput, store: StoreSizing, load: float) -> _Sto
     return _Store(rate, cores, shards, keys, raw, total, timeout)
 
 
+def _spread(sizing: SizingInput, needed: int) -> tuple[int, int]:
+    """(pods per zone, pods left after losing a zone, or all of them when none may be
+    lost)."""
+    zones = sizing.zones
+    if zones > 1 and sizing.survive_zone_loss:
+        per_zone = math.ceil(needed / (zones - 1))
+        return per_zone, per_zone * (zones - 1)
+    per_zone = math.ceil(needed / zones)
+    return per_zone, per_zone * zones
+
+
+def _streams(sizing: SizingInput, surviving: int) -> tuple[int | None, int | None, float]:
+    """(streams per pod, the per-pod stream cap, the cap's memory), where streams are given."""
+    if not sizing.streams:
+        return None, None, 0.0
+    streams_per_pod = math.ceil(sizing.streams / surviving)
+    stream_cap = math.ceil(streams_per_pod * sizing.stream_headroom)
+    return streams_per_pod, stream_cap, stream_cap * (sizing.memory_per_stream or 0)
+
+
+def _in_flight(sizing: SizingInput, per_pod_load: float) -> tuple[float | None, int | None, float]:
+    """(requests in flight per pod by Little's law, the cap with bursts, its memory), for
+    a request rate with a known upstream latency."""
+    if sizing.upstream_latency is None or sizing.unit != "rps":
+        return None, None, 0.0
+    concurrent = per_pod_load * sizing.upstream_latency
+    in_flight = math.ceil(concurrent * sizing.burst)
+    return concurrent, in_flight, in_flight * (sizing.memory_per_in_flight or 0)
+
+
+def _backstop(sizing: SizingInput) -> tuple[float | None, int | None]:
+    """(the busiest client's rate with headroom, the per-pod rate limit rounded up)."""
+    if sizing.busiest_client is None:
+        return None, None
+    wanted = sizing.busiest_client * sizing.backstop_headroom
+    return wanted, int(nice_up(wanted))
+
+
+def _log_sampling(sizing: SizingInput, load: float) -> tuple[float | None, float | None]:
+    """(access-log bytes per second unsampled, the sample rate that fits the budget)."""
+    if not (sizing.log_bytes_per_request and sizing.log_budget and sizing.unit == "rps"):
+        return None, None
+    volume = load * sizing.log_bytes_per_request
+    return volume, min(1.0, nice_down(sizing.log_budget / volume))
+
+
 def _figures(sizing: SizingInput) -> _Figures:
     """The arithmetic of the plan, in the order a planner does it by hand."""
     load = sizing.peak * sizing.growth
     usable = sizing.per_pod * sizing.utilisation
     needed = max(1, math.ceil(load / usable))
     zones = sizing.zones
-    if zones > 1 and sizing.survive_zone_loss:
-        per_zone = math.ceil(needed / (zones - 1))
-        surviving = per_zone * (zones - 1)
-    else:
-        per_zone = math.ceil(needed / zones)
-        surviving = per_zone * zones
+    per_zone, surviving = _spread(sizing, needed)
     per_pod_load = load / surviving
-
-    streams_per_pod = stream_cap = None
-    stream_memory = 0.0
-    if sizing.streams:
-        streams_per_pod = math.ceil(sizing.streams / surviving)
-        stream_cap = math.ceil(streams_per_pod * sizing.stream_headroom)
-        if sizing.memory_per_stream:
-            stream_memory = stream_cap * sizing.memory_per_stream
-
-    concurrent = None
-    in_flight = None
-    in_flight_memory = 0.0
-    if sizing.upstream_latency is not None and sizing.unit == "rps":
-        concurrent = per_pod_load * sizing.upstream_latency
-        in_flight = math.ceil(concurrent * sizing.burst)
-        if sizing.memory_per_in_flight:
-            in_flight_memory = in_flight * sizing.memory_per_in_flight
+    streams_per_pod, stream_cap, stream_memory = _streams(sizing, surviving)
+    concurrent, in_flight, in_flight_memory = _in_flight(sizing, per_pod_load)
 
     # Modeled users hold their memory while connected: the users a pod carries after a
     # zone loss, at the measured memory per user.
@@ -182,15 +208,8 @@ def _figures(sizing: SizingInput) -> _Figures:
         if sizing.pod_memory:
             fits = memory <= sizing.pod_memory
 
-    wanted = backstop = None
-    if sizing.busiest_client is not None:
-        wanted = sizing.busiest_client * sizing.backstop_headroom
-        backstop = int(nice_up(wanted))
-
-    volume = sample = None
-    if sizing.log_bytes_per_request and sizing.log_budget and sizing.unit == "rps":
-        volume = load * sizing.log_bytes_per_request
-        sample = min(1.0, nice_down(sizing.log_budget / volume))
+    wanted, backstop = _backstop(sizing)
+    volume, sample = _log_sampling(sizing, load)
 
     return _Figures(
         load=load,
@@ -292,24 +311,8 @@ def _memory_prose(out: _Lines, f: _Figures) -> None:
     out.line("pod memory", derivation, verdict, *(cost for _, cost in used), "pod_memory")
 
 
-def _prose(sizing: SizingInput, f: _Figures) -> list[SizingLine]:
-    """The plan's lines: each figure with the derivation a reader can check by hand."""
-    out = _Lines(sizing)
-    grown = f"{_n(sizing.peak)} × {sizing.growth:g} = {_n(f.load)}; " if sizing.growth != 1 else ""
-    out.line(
-        "pods for the load",
-        f"{_n(sizing.per_pod)} {sizing.unit} per pod × {sizing.utilisation:.0%} "
-        f"≈ {_n(f.usable)} per pod; {grown}{_n(f.load)} ÷ {_n(f.usable)}",
-        f"{f.needed} pods",
-        "per_pod",
-    )
-    zones = sizing.zones
-    if zones > 1 and sizing.survive_zone_loss:
-        out.line(
-            "placement",
-            f"losing 1 of {zones} zones must leave {f.needed}: ⌈{f.needed} ÷ {zones - 1}⌉ per zone",
-            f"{f.per_zone * zones} pods, {f.per_zone} per zone",
-        )
+def _concurrency_prose(out: _Lines, sizing: SizingInput, f: _Figures) -> None:
+    """The per-pod caps on open streams and requests in flight, where the plan has them."""
     if f.stream_cap is not None and f.streams_per_pod is not None:
         derivation = (
             f"{sizing.streams:,} streams ÷ {f.surviving} pods left after a zone loss = "
@@ -335,6 +338,27 @@ def _prose(sizing: SizingInput, f: _Figures) -> list[SizingLine]:
                 f"≈ {_mib(f.in_flight_memory)}"
             )
         out.line("in-flight cap", derivation, f"{f.in_flight:,} per pod", "memory_per_in_flight")
+
+
+def _prose(sizing: SizingInput, f: _Figures) -> list[SizingLine]:
+    """The plan's lines: each figure with the derivation a reader can check by hand."""
+    out = _Lines(sizing)
+    grown = f"{_n(sizing.peak)} × {sizing.growth:g} = {_n(f.load)}; " if sizing.growth != 1 else ""
+    out.line(
+        "pods for the load",
+        f"{_n(sizing.per_pod)} {sizing.unit} per pod × {sizing.utilisation:.0%} "
+        f"≈ {_n(f.usable)} per pod; {grown}{_n(f.load)} ÷ {_n(f.usable)}",
+        f"{f.needed} pods",
+        "per_pod",
+    )
+    zones = sizing.zones
+    if zones > 1 and sizing.survive_zone_loss:
+        out.line(
+            "placement",
+            f"losing 1 of {zones} zones must leave {f.needed}: ⌈{f.needed} ÷ {zones - 1}⌉ per zone",
+            f"{f.per_zone * zones} pods, {f.per_zone} per zone",
+        )
+    _concurrency_prose(out, sizing, f)
     _memory_prose(out, f)
     if sizing.store is not None and f.store is not None:
         _store_prose(out, sizing.store, f, f.store)

@@ -61,6 +61,22 @@ class SampleBuffer:
         return [s for s in self._samples if start <= s.at <= end]
 
 
+def _throttling(usage: ResourceUsage, first: Sample, last: Sample, limits: Limits) -> None:
+    """The share of CFS periods throttled between two samples, and how long each stall
+    lasted. Without a quota there is no throttling to report: None there means "not
+    applicable"."""
+    if first.periods is None or last.periods is None or limits.cpu_cores is None:
+        return
+    periods = last.periods - first.periods
+    throttled = (last.throttled or 0) - (first.throttled or 0)
+    # No period elapsed means the group never ran under its quota: nothing throttled.
+    usage.throttled_ratio = throttled / periods if periods > 0 else 0.0
+    usage.cfs_period_ms = limits.cfs_period_ms
+    if first.throttled_seconds is not None and last.throttled_seconds is not None:
+        stalled = max(last.throttled_seconds - first.throttled_seconds, 0.0)
+        usage.throttled_stall_ms = stalled * 1000.0 / throttled if throttled > 0 else 0.0
+
+
 def summarise(
     samples: Iterable[Sample],
     window: Window,
@@ -108,17 +124,7 @@ def summarise(
     usage.memory_mean_bytes = round(sum(sets) / len(sets))
     usage.memory_max_bytes = max(sets)
 
-    if first.periods is not None and last.periods is not None and limits.cpu_cores is not None:
-        periods = last.periods - first.periods
-        throttled = (last.throttled or 0) - (first.throttled or 0)
-        # No period elapsed means the group never ran under its quota: nothing throttled.
-        usage.throttled_ratio = throttled / periods if periods > 0 else 0.0
-        usage.cfs_period_ms = limits.cfs_period_ms
-        if first.throttled_seconds is not None and last.throttled_seconds is not None:
-            stalled = max(last.throttled_seconds - first.throttled_seconds, 0.0)
-            usage.throttled_stall_ms = stalled * 1000.0 / throttled if throttled > 0 else 0.0
-    # Without a quota there is no throttling to report: None there means "not applicable".
-
+    _throttling(usage, first, last, limits)
     _cpu_wait(usage, first, last, span)
 
     if first.oom_kills is None or last.oom_kills is None:

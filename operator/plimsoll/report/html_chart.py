@@ -221,6 +221,28 @@ def operations_chart(report: RunReport) -> Chart | None:
     )
 
 
+def _limit_lines(
+    figure: go.Figure, shape: PodShape, levels: list[int], variant: str, variants: list[str]
+) -> None:
+    """The pod's CPU and memory limits as dashed lines across the levels it ran."""
+    for column, label, value in (
+        (1, f"limit {format_cpu(shape.cpu)}", shape.cpu),
+        (2, f"limit {format_bytes(shape.memory)}", shape.memory / 2**20),
+    ):
+        figure.add_trace(
+            go.Scatter(
+                x=[min(levels), max(levels)],
+                y=[value, value],
+                mode="lines",
+                line=LIMIT_LINE,
+                name=_named(label, variant, variants),
+                hoverinfo="name",
+            ),
+            row=1,
+            col=column,
+        )
+
+
 def resources_chart(report: RunReport) -> Chart | None:
     """The target's mean CPU and peak memory by level, beside the pod's limits."""
     pairs = _pairs(report)
@@ -256,24 +278,8 @@ def resources_chart(report: RunReport) -> Chart | None:
             )
         shape = _shape_of(report, specs, variant)
         levels = [r.level for r in mine]
-        if shape is None or not levels:
-            continue
-        for column, label, value in (
-            (1, f"limit {format_cpu(shape.cpu)}", shape.cpu),
-            (2, f"limit {format_bytes(shape.memory)}", shape.memory / 2**20),
-        ):
-            figure.add_trace(
-                go.Scatter(
-                    x=[min(levels), max(levels)],
-                    y=[value, value],
-                    mode="lines",
-                    line=LIMIT_LINE,
-                    name=_named(label, variant, variants),
-                    hoverinfo="name",
-                ),
-                row=1,
-                col=column,
-            )
+        if shape is not None and levels:
+            _limit_lines(figure, shape, levels, variant, variants)
     if not figure.data:
         return None
     _layout(figure, f"level ({unit})", "")

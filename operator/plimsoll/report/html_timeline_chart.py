@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.step import StepResult
+from plimsoll.api.timeline import TimelinePoint
 from plimsoll.report.html_chart import BAR_LINE, BROKEN, Chart, bound_title
 from plimsoll.report.timeline_chart import LOG_SCALE_RATIO, drawn_steps, timeline_points
 
@@ -29,22 +30,15 @@ def _replica_rates(step: StepResult) -> list[list[float]]:
     ]
 
 
-def timeline_chart(report: RunReport, step: StepResult) -> Chart:
-    series = timeline_points(step)
-    middles = [p.start + p.seconds / 2 for p in series]
-    replicas = _replica_rates(step)
-    rows = 3 if replicas else 2
-    titles = ["latency (ms)", "sent per second"] + (
-        ["sent per second, per replica"] * bool(replicas)
-    )
-    figure = make_subplots(
-        rows=rows,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.08,
-        row_heights=[0.5, 0.25, 0.25][:rows] if replicas else [0.65, 0.35],
-        subplot_titles=titles,
-    )
+def _latency_row(
+    figure: go.Figure,
+    report: RunReport,
+    step: StepResult,
+    series: list[TimelinePoint],
+    middles: list[float],
+) -> int:
+    """p50 and p99 over the window, the bar's merged latency bounds, and each fault with
+    its recovery shaded, in the first row; how many bounds it drew."""
     for label, values in (("p50", [p.p50_ms for p in series]), ("p99", [p.p99_ms for p in series])):
         drawn = [(x, v) for x, v in zip(middles, values, strict=True) if v is not None]
         if drawn:
@@ -77,11 +71,17 @@ def timeline_chart(report: RunReport, step: StepResult) -> Chart:
     highest_bar = max((b.below * 1000 for b in merged_bars), default=0.0)
     if latencies and highest_bar > LOG_SCALE_RATIO * top:
         figure.update_yaxes(type="log", row=1, col=1)  # a far bar flattens the data otherwise
+    _fault_marks(figure, step, max(top, highest_bar))
+    return len(merged_bars)
+
+
+def _fault_marks(figure: go.Figure, step: StepResult, height: float) -> None:
+    """Each fault as a dotted line up to `height`, shaded until p99 was back."""
     for fault in step.faults:
         figure.add_trace(
             go.Scatter(
                 x=[fault.at, fault.at],
-                y=[0, max(top, highest_bar)],
+                y=[0, height],
                 mode="lines",
                 line={"color": "black", "dash": "dot", "width": 1},
                 name=f"fault: {fault.fault}",
@@ -101,26 +101,52 @@ def timeline_chart(report: RunReport, step: StepResult) -> Chart:
                 row=1,
                 col=1,
             )
+
+
+def _error_marks(figure: go.Figure, middles: list[float], series: list[TimelinePoint]) -> None:
+    """The slices that had errors, crossed on the rate row with their count."""
+    failed = [(x, p) for x, p in zip(middles, series, strict=True) if p.errors]
+    if not failed:
+        return
+    figure.add_trace(
+        go.Scatter(
+            x=[x for x, _ in failed],
+            y=[p.rate for _, p in failed],
+            mode="markers+text",
+            marker={"symbol": "x", "color": BROKEN, "size": 9},
+            text=[str(p.errors) for _, p in failed],
+            textposition="top center",
+            name="slice with errors (count)",
+        ),
+        row=2,
+        col=1,
+    )
+
+
+def timeline_chart(report: RunReport, step: StepResult) -> Chart:
+    """One step's latency, sending rate (and each replica's) over its measured window."""
+    series = timeline_points(step)
+    middles = [p.start + p.seconds / 2 for p in series]
+    replicas = _replica_rates(step)
+    rows = 3 if replicas else 2
+    titles = ["latency (ms)", "sent per second"] + (
+        ["sent per second, per replica"] * bool(replicas)
+    )
+    figure = make_subplots(
+        rows=rows,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        row_heights=[0.5, 0.25, 0.25][:rows] if replicas else [0.65, 0.35],
+        subplot_titles=titles,
+    )
+    bars = _latency_row(figure, report, step, series, middles)
     figure.add_trace(
         go.Scatter(x=middles, y=[p.rate for p in series], mode="lines", name="achieved rate"),
         row=2,
         col=1,
     )
-    failed = [(x, p) for x, p in zip(middles, series, strict=True) if p.errors]
-    if failed:
-        figure.add_trace(
-            go.Scatter(
-                x=[x for x, _ in failed],
-                y=[p.rate for _, p in failed],
-                mode="markers+text",
-                marker={"symbol": "x", "color": BROKEN, "size": 9},
-                text=[str(p.errors) for _, p in failed],
-                textposition="top center",
-                name="slice with errors (count)",
-            ),
-            row=2,
-            col=1,
-        )
+    _error_marks(figure, middles, series)
     for number, rates in enumerate(replicas):
         figure.add_trace(
             go.Scatter(x=middles, y=rates, mode="lines", name=f"replica {number}"),
@@ -139,7 +165,7 @@ def timeline_chart(report: RunReport, step: StepResult) -> Chart:
         id=f"chart-timeline-step-{step.index}",
         title=_title(report, step),
         figure=figure,
-        note=_note(report, step, len(merged_bars)),
+        note=_note(report, step, bars),
     )
 
 

@@ -14,6 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from plimsoll.api.report import RunReport
@@ -32,7 +33,46 @@ def timeline_points(step: StepResult) -> list[TimelinePoint]:
     return points(step.client.timeline) if step.client is not None else []
 
 
+def _fault_marks(step: StepResult, latency_axes: Axes, rate_axes: Axes) -> None:
+    """Each fault as a dotted line on both axes, and its recovery shaded."""
+    for number, fault in enumerate(step.faults):
+        for axes in (latency_axes, rate_axes):
+            axes.axvline(
+                fault.at,
+                linestyle=":",
+                color="black",
+                linewidth=1,
+                label=fault.fault if axes is latency_axes else None,
+            )
+        if fault.recovery_s:
+            latency_axes.axvspan(
+                fault.at,
+                fault.at + fault.recovery_s,
+                color="grey",
+                alpha=0.2,
+                label="until p99 was back within the bar" if number == 0 else None,
+            )
+
+
+def _error_marks(rate_axes: Axes, middles: list[float], series: list[TimelinePoint]) -> None:
+    """The slices that had errors, crossed on the rate axes with their count."""
+    failed = [(x, p) for x, p in zip(middles, series, strict=True) if p.errors]
+    if not failed:
+        return
+    rate_axes.scatter(
+        [x for x, _ in failed],
+        [p.rate for _, p in failed],
+        marker="x",
+        color="red",
+        zorder=3,
+        label="slice with errors",
+    )
+    for x, point in failed:
+        rate_axes.annotate(str(point.errors), (x, point.rate), fontsize="x-small", color="red")
+
+
 def timeline_figure(report: RunReport, step: StepResult) -> Figure:
+    """One step's latency and rate over its measured window, with the bar and faults."""
     series = timeline_points(step)
     middles = [p.start + p.seconds / 2 for p in series]
     figure, (latency_axes, rate_axes) = plt.subplots(
@@ -59,36 +99,9 @@ def timeline_figure(report: RunReport, step: StepResult) -> Figure:
         # A bar far above the data flattens it on a linear axis: a 14 ms spike under a
         # 400 ms bar drew as a straight line. A log axis shows both.
         latency_axes.set_yscale("log")
-    for number, fault in enumerate(step.faults):
-        for axes in (latency_axes, rate_axes):
-            axes.axvline(
-                fault.at,
-                linestyle=":",
-                color="black",
-                linewidth=1,
-                label=fault.fault if axes is latency_axes else None,
-            )
-        if fault.recovery_s:
-            latency_axes.axvspan(
-                fault.at,
-                fault.at + fault.recovery_s,
-                color="grey",
-                alpha=0.2,
-                label="until p99 was back within the bar" if number == 0 else None,
-            )
+    _fault_marks(step, latency_axes, rate_axes)
     rate_axes.plot(middles, [p.rate for p in series], color="C2", label="achieved rate")
-    failed = [(x, p) for x, p in zip(middles, series, strict=True) if p.errors]
-    if failed:
-        rate_axes.scatter(
-            [x for x, _ in failed],
-            [p.rate for _, p in failed],
-            marker="x",
-            color="red",
-            zorder=3,
-            label="slice with errors",
-        )
-        for x, point in failed:
-            rate_axes.annotate(str(point.errors), (x, point.rate), fontsize="x-small", color="red")
+    _error_marks(rate_axes, middles, series)
     verdict = step.judgement.verdict.value
     steady = step.steadiness
     note = "" if steady is None or steady.steady else ", not steady"

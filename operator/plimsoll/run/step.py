@@ -154,24 +154,19 @@ def _judge(
     return judge(step, spec.pass_when, spec.noise, spec.generators, spec.attribution)
 
 
-async def run_step(
+async def _client_side(
     spec: CapacityTestSpec,
     endpoints: Endpoints,
-    metrics: MetricsSource,
     plan: StepPlan,
-    on_progress: Progress | None = None,
-) -> StepResult:
-    """One step: the trial (its slices so far to `on_progress` while it runs), the server
-    side over its measured window, and the verdict."""
-    started = datetime.now(UTC)
-    client: TrialResult | None = None
-    failure: str | None = None
+    on_progress: Progress | None,
+) -> tuple[TrialResult | None, str | None, list[Fired]]:
+    """The trial as the generators measured it (None, with why, when it failed), its
+    streams held beside it, and the faults fired during it."""
     probe = spec.workload.streams
     holding = probe is not None and probe.hold_during_steps
     held: StreamsHeld | None = None
     faults = [f for f in spec.trial.faults if f.at < plan.duration]
     firing: asyncio.Task[list[Fired]] | None = None
-    fired: list[Fired] = []
     try:
         if faults and plan.kind is TrialKind.FULL:
             if endpoints.faults is None:
@@ -190,13 +185,25 @@ async def run_step(
             client.streams = during_trial(
                 held, await held_now(endpoints.generator_urls, endpoints.control_token)
             )
-        fired = await firing if firing is not None else []
+        return client, None, await firing if firing is not None else []
     except (TrialFailedError, StreamsProbeError) as exc:
-        failure = str(exc)
-        client = None
+        return None, str(exc), []
     finally:
         if firing is not None and not firing.done():
             firing.cancel()
+
+
+async def run_step(
+    spec: CapacityTestSpec,
+    endpoints: Endpoints,
+    metrics: MetricsSource,
+    plan: StepPlan,
+    on_progress: Progress | None = None,
+) -> StepResult:
+    """One step: the trial (its slices so far to `on_progress` while it runs), the server
+    side over its measured window, and the verdict."""
+    started = datetime.now(UTC)
+    client, failure, fired = await _client_side(spec, endpoints, plan, on_progress)
     ended = datetime.now(UTC)
     measured_start = min(started + timedelta(seconds=spec.trial.warm_up), ended)
     server = ServerSide()

@@ -93,8 +93,6 @@ async def run_variant(
                 break
             if next_index >= MAX_STATUS_STEPS:  # the status must stay under etcd's limit
                 return range_so_far(records, spec.unit, variant, STEPS_LIMIT_REASON)
-            await equipment.prepare()
-            endpoints = await equipment.size(spec, action.level, records)
             plan = StepPlan(
                 index=next_index,
                 level=action.level,
@@ -105,20 +103,7 @@ async def run_variant(
                 floor_bound=floor_bound(spec.noise.floor_bound, records),
             )
             next_index += 1
-            await sink.step_started(
-                CurrentStep(
-                    index=plan.index,
-                    level=plan.level,
-                    variant=variant,
-                    kind=plan.kind,
-                    attempt=plan.attempt,
-                    started_at=datetime.now(UTC),
-                )
-            )
-            result = invalid_if_lost(
-                await run_step(spec, endpoints, metrics, plan, live_figures_of(sink)),
-                await equipment.lost(),
-            )
+            result = await _one_step(spec, plan, equipment, metrics, sink, records)
             record = record_of(result)  # the one place a step's record is derived
             report.add_step(result, record)
             await sink.step_finished(record, result)
@@ -131,6 +116,34 @@ async def run_variant(
         log.exception("variant %s stopped", variant)
         return range_so_far(records, spec.unit, variant, str(exc) or type(exc).__name__)
     return _final(action.ceiling, spec, variant, report.steps)
+
+
+async def _one_step(
+    spec: CapacityTestSpec,
+    plan: StepPlan,
+    equipment: Equipment,
+    metrics: MetricsSource,
+    sink: ProgressSink,
+    records: Sequence[StepRecord],
+) -> StepResult:
+    """The step `plan` asks for, on equipment made ready and sized for its level; invalid
+    when a generator or mock was lost during it."""
+    await equipment.prepare()
+    endpoints = await equipment.size(spec, plan.level, records)
+    await sink.step_started(
+        CurrentStep(
+            index=plan.index,
+            level=plan.level,
+            variant=plan.variant,
+            kind=plan.kind,
+            attempt=plan.attempt,
+            started_at=datetime.now(UTC),
+        )
+    )
+    return invalid_if_lost(
+        await run_step(spec, endpoints, metrics, plan, live_figures_of(sink)),
+        await equipment.lost(),
+    )
 
 
 def invalid_if_lost(result: StepResult, lost: list[str]) -> StepResult:

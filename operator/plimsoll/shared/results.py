@@ -61,16 +61,8 @@ def _sum_known_int(values: Sequence[int | None]) -> int | None:
     return sum(v for v in values if v is not None)
 
 
-def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
-    if not results:
-        raise ValueError("no trial results to merge")
-    states = {r.state for r in results}
-    state = TrialState.DONE
-    for worst in (TrialState.FAILED, TrialState.ABORTED, TrialState.RUNNING):
-        if worst in states:
-            state = worst
-            break
-
+def _merge_operations(results: Sequence[TrialResult]) -> dict[str, OperationResult]:
+    """Each operation's figures over every generator: histograms merged, counts added."""
     operations: dict[str, OperationResult] = {}
     for name in sorted({name for r in results for name in r.operations}):
         parts = [r.operations[name] for r in results if name in r.operations]
@@ -85,7 +77,21 @@ def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
             outcomes=outcomes,
             good=_sum_known_int([p.good for p in parts]),
         )
+    return operations
 
+
+def merge_results(results: Sequence[TrialResult], trial_id: str) -> TrialResult:
+    """One trial's result from every generator's share of it."""
+    if not results:
+        raise ValueError("no trial results to merge")
+    states = {r.state for r in results}
+    state = TrialState.DONE
+    for worst in (TrialState.FAILED, TrialState.ABORTED, TrialState.RUNNING):
+        if worst in states:
+            state = worst
+            break
+
+    operations = _merge_operations(results)
     floors = [r.floor for r in results if r.floor is not None]
     floor = (
         FloorResult(

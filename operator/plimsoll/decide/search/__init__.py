@@ -85,56 +85,80 @@ def next_action(
         if record.verdict is Verdict.INVALID:
             why = "; ".join(record.reasons) or "no reason given"
             return Finished(so_far(search, history, f"{_name(record)} was invalid: {why}"))
-
-    last = history[-1] if history else None
-    action: NextTrial | CeilingEstimate | None = None
-    if last is not None and last.verdict in budget.UNSETTLED:
-        key = budget.key_of(last)
-        tried = budget.unsettled(history, key)
-        if len(tried) <= retries:
-            action = NextTrial(
-                last.level, last.kind, _duration(search, trial, last.kind), _attempt(history, key)
-            )
-        elif not budget.settled(history, key) and all(r.verdict is Verdict.NOISY for r in tried):
-            why = f"{INCONCLUSIVE} ({_name(last)} was noisy {len(tried)} times: {_bound(retries)})"
-            busy = so_far(search, history, why)
-            return Finished(dataclasses.replace(busy, inconclusive=True))
-    if action is None:
-        stayed = budget.stayed_marginal(history, retries)
-        carried = {key for key in stayed if _carried(history, *key)}
-        stayed = {key: count for key, count in stayed.items() if key not in carried}
-        action = propose(search, trial, _marginal_settled(history, stayed, carried))
-        asked = (action.level, action.kind) if isinstance(action, NextTrial) else None
-        if stayed and (asked in stayed or isinstance(action, CeilingEstimate)):
-            levels = "; ".join(
-                f"{budget.uncertainty(history, key)} ({count} trials)"
-                for key, count in stayed.items()
-            )
-            why = (
-                f"stayed marginal: {levels}; its samples cannot tell whether it meets the "
-                f"bar, so the levels below it were narrowed instead ({_bound(retries)})"
-            )
-            estimate = so_far(search, history, why)
-            return Finished(dataclasses.replace(estimate, complete=estimate.level is not None))
-        if asked is not None and budget.spent(history, asked, retries):
-            # A settled level the strategy asks again (a repeat for the spread) after it
-            # spent its unsettled trials: the answer stands on the repeats it has.
-            why = (
-                f"level {asked[0]:,} took {len(budget.unsettled(history, asked))} noisy or "
-                f"marginal trials ({_bound(retries)}): the spread has fewer repeats"
-            )
-            estimate = so_far(search, history, why)
-            done = estimate.level is not None and estimate.high is not None
-            return Finished(dataclasses.replace(estimate, complete=done))
-        if isinstance(action, NextTrial):
-            action = dataclasses.replace(
-                action, attempt=_attempt(history, (action.level, action.kind))
-            )
+    retry = _retry_of_last(search, trial, history, retries, so_far)
+    action = (
+        retry
+        if retry is not None
+        else _strategy_asks(search, trial, history, retries, propose, so_far)
+    )
+    if isinstance(action, Finished):
+        return action
     if isinstance(action, CeilingEstimate):
         return Finished(action)
     if len(history) >= search.max_trials:
         why = f"reached max_trials ({search.max_trials}) before the ceiling was narrowed"
         return Finished(so_far(search, history, why))
+    return action
+
+
+def _retry_of_last(
+    search: Search, trial: Trial, history: Sequence[StepRecord], retries: int, so_far: _SoFar
+) -> NextTrial | Finished | None:
+    """The last step's level again while it is unsettled (noisy or marginal) and has
+    trials left; an inconclusive answer once a level stayed noisy through all of them;
+    None when the strategy decides."""
+    last = history[-1] if history else None
+    if last is None or last.verdict not in budget.UNSETTLED:
+        return None
+    key = budget.key_of(last)
+    tried = budget.unsettled(history, key)
+    if len(tried) <= retries:
+        duration = _duration(search, trial, last.kind)
+        return NextTrial(last.level, last.kind, duration, _attempt(history, key))
+    if not budget.settled(history, key) and all(r.verdict is Verdict.NOISY for r in tried):
+        why = f"{INCONCLUSIVE} ({_name(last)} was noisy {len(tried)} times: {_bound(retries)})"
+        busy = so_far(search, history, why)
+        return Finished(dataclasses.replace(busy, inconclusive=True))
+    return None
+
+
+def _strategy_asks(
+    search: Search,
+    trial: Trial,
+    history: Sequence[StepRecord],
+    retries: int,
+    propose: _Propose,
+    so_far: _SoFar,
+) -> NextTrial | CeilingEstimate | Finished:
+    """What the strategy proposes, with levels that stayed marginal read as settled; an
+    answer instead where it asks again for a level whose trials are spent."""
+    stayed = budget.stayed_marginal(history, retries)
+    carried = {key for key in stayed if _carried(history, *key)}
+    stayed = {key: count for key, count in stayed.items() if key not in carried}
+    action = propose(search, trial, _marginal_settled(history, stayed, carried))
+    asked = (action.level, action.kind) if isinstance(action, NextTrial) else None
+    if stayed and (asked in stayed or isinstance(action, CeilingEstimate)):
+        levels = "; ".join(
+            f"{budget.uncertainty(history, key)} ({count} trials)" for key, count in stayed.items()
+        )
+        why = (
+            f"stayed marginal: {levels}; its samples cannot tell whether it meets the "
+            f"bar, so the levels below it were narrowed instead ({_bound(retries)})"
+        )
+        estimate = so_far(search, history, why)
+        return Finished(dataclasses.replace(estimate, complete=estimate.level is not None))
+    if asked is not None and budget.spent(history, asked, retries):
+        # A settled level the strategy asks again (a repeat for the spread) after it
+        # spent its unsettled trials: the answer stands on the repeats it has.
+        why = (
+            f"level {asked[0]:,} took {len(budget.unsettled(history, asked))} noisy or "
+            f"marginal trials ({_bound(retries)}): the spread has fewer repeats"
+        )
+        estimate = so_far(search, history, why)
+        done = estimate.level is not None and estimate.high is not None
+        return Finished(dataclasses.replace(estimate, complete=done))
+    if isinstance(action, NextTrial):
+        return dataclasses.replace(action, attempt=_attempt(history, (action.level, action.kind)))
     return action
 
 
