@@ -27,7 +27,9 @@ async def test_the_plan_reaches_the_status_compacted(server: FlakyServer) -> Non
     report.spec.sizing = SizingSpec(
         peak=20000, growth=2, zones=3, streams=10000, upstream_latency="200ms", busiest_client=300
     )
-    report.sizing = plan_deployment(resolve(report.spec.sizing, report, {}))
+    report.sizing = plan_deployment(
+        resolve(report.spec.sizing, report, {}, costs=report.unit_costs)
+    )
     client = KubeClient(server.url)
     writer = StatusWriter(client, "perf", "edge", CapacityTestStatus(phase=Phase.RUNNING))
     try:

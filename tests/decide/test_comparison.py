@@ -95,7 +95,7 @@ def test_two_variants_side_by_side_with_delta_common_figures_and_costs() -> None
             "postgres": Run(350, 385, ladder(350, 385, 0.0025), cpu_per_request_ms=2.5),
         }
     )
-    comparison = compare(contenders_of(report), report.spec.baseline_name)
+    comparison = compare(contenders_of(report, report.unit_costs), report.spec.baseline_name)
     embedded, postgres = comparison.variants
     assert comparison.baseline == "embedded"
     assert (embedded.difference, embedded.delta_percent) == (Difference.BASELINE, 0.0)
@@ -119,7 +119,7 @@ def test_a_numeric_value_gives_the_cost_of_one_unit_of_the_feature() -> None:
         },
         value_unit="sensors",
     )
-    comparison = compare(contenders_of(report))
+    comparison = compare(contenders_of(report, report.unit_costs))
     [feature] = comparison.variants[1].feature_costs
     assert feature.name == "CPU per request per sensor"
     assert feature.value == pytest.approx(0.1)  # (3.0 - 2.0) CPU-ms / 10 sensors
@@ -131,8 +131,8 @@ def test_runs_compared_across_reports_name_each_contender_by_its_run() -> None:
     old = make_report({"default": Run(400, 440, ladder(400, 440, 0.002))})
     new = make_report({"default": Run(410, 450, ladder(410, 450, 0.002))})
     comparison = compare(
-        contenders_of(old, prefix="v1.0", source="old/report.json")
-        + contenders_of(new, prefix="v1.1", source="new/report.json")
+        contenders_of(old, old.unit_costs, prefix="v1.0", source="old/report.json")
+        + contenders_of(new, new.unit_costs, prefix="v1.1", source="new/report.json")
     )
     assert [v.name for v in comparison.variants] == ["v1.0", "v1.1"]
     assert comparison.variants[1].difference is Difference.WITHIN_NOISE
@@ -142,8 +142,11 @@ def test_runs_compared_across_reports_name_each_contender_by_its_run() -> None:
 def test_a_baseline_that_is_not_there_or_mixed_units_are_refused() -> None:
     report = make_report({"a": Run(400, 440), "b": Run(300, 330)})
     with pytest.raises(ValueError, match="baseline 'c' is none of"):
-        compare(contenders_of(report), "c")
+        compare(contenders_of(report, report.unit_costs), "c")
     users = ceiling(10, 20).model_copy(update={"unit": "users"})
-    mixed = [contenders_of(report)[0], Contender(name="u", ceiling=users, unit="users")]
+    mixed = [
+        contenders_of(report, report.unit_costs)[0],
+        Contender(name="u", ceiling=users, unit="users"),
+    ]
     with pytest.raises(ValueError, match="different units"):
         compare(mixed)

@@ -74,12 +74,10 @@ def _proof(held: bool) -> Proof:
 
 def test_a_proof_is_the_case_of_a_proof_run() -> None:
     report = make_report(BOTH)
-    report.proof = _proof(False)
-    cases = report_cases(report)
+    cases = report_cases(report, proof=_proof(False))
     assert [(c.name, c.passed, c.message) for c in cases] == [("proof", False, "held=False")]
     assert report_answer(report, cases) is Answer.REFUSED
-    report.proof = _proof(True)
-    assert report_answer(report, report_cases(report)) is Answer.WITHIN
+    assert report_answer(report, report_cases(report, proof=_proof(True))) is Answer.WITHIN
 
 
 def test_a_cluster_status_answers_the_same_way() -> None:

@@ -58,7 +58,7 @@ def _report(with_store: bool = True):  # type: ignore[no-untyped-def]
 
 
 def test_every_cost_the_report_measured_is_read() -> None:
-    found = measured(_report(), None)
+    found = measured(_report(), _report().unit_costs, None)
     assert found["per_pod"][0] == 400
     assert found["memory_per_stream"][0] == 72 * 1024
     # The slope over calls in flight recovers the per-call cost within the histogram's
@@ -74,7 +74,9 @@ def test_every_cost_the_report_measured_is_read() -> None:
 def test_flags_win_then_the_report_then_spec_sizing() -> None:
     report = _report()
     assert report.spec.sizing is not None
-    sizing = resolve(report.spec.sizing, report, {"memory_per_stream": 100 * 1024})
+    sizing = resolve(
+        report.spec.sizing, report, {"memory_per_stream": 100 * 1024}, costs=report.unit_costs
+    )
     assert sizing.memory_per_stream == 100 * 1024
     assert sizing.sources["memory_per_stream"] == "flag"
     assert sizing.sources["per_pod"].startswith("report: ceiling of default")
@@ -95,18 +97,17 @@ def test_flags_win_then_the_report_then_spec_sizing() -> None:
 def test_a_report_without_a_ceiling_names_the_fix() -> None:
     report = make_report({"default": Run(level=None, high=25, steps=[(25, Verdict.FAIL, 1.0)])})
     with pytest.raises(SizingInputError, match="--per-pod"):
-        resolve(SizingSpec(peak=10), report, {})
+        resolve(SizingSpec(peak=10), report, {}, costs=report.unit_costs)
 
 
 def test_an_unknown_variant_lists_the_known_ones() -> None:
     with pytest.raises(SizingInputError, match=r"sizing.variant.*it has: default"):
-        resolve(SizingSpec(peak=10, variant="tuned"), _report(), {})
+        resolve(SizingSpec(peak=10, variant="tuned"), _report(), {}, costs=[])
 
 
 def test_a_store_from_flags_alone() -> None:
-    sizing = resolve(
-        SizingSpec(peak=100), None, {"per_pod": 50, "calls_per_request": 2, "cpu_per_call": 1e-3}
-    )
+    flags = {"per_pod": 50, "calls_per_request": 2, "cpu_per_call": 1e-3}
+    sizing = resolve(SizingSpec(peak=100), None, flags, costs=[])
     assert sizing.store == StoreSizing(calls_per_request=2, cpu_per_call="1ms")
     assert (
         plan_deployment(sizing).store_shards == 1
@@ -116,7 +117,7 @@ def test_a_store_from_flags_alone() -> None:
 def test_a_range_only_ceiling_is_named_a_lower_bound() -> None:
     report = _report()
     report.ceilings[0].complete = False
-    assert measured(report, None)["per_pod"][1].endswith(
+    assert measured(report, report.unit_costs, None)["per_pod"][1].endswith(
         "(a lower bound: the run stopped before a level failed)"
     )
 
@@ -127,6 +128,6 @@ def test_memory_per_modeled_user_comes_from_the_per_unit_costs() -> None:
         UnitCost(name="memory per user", value=50263.8, unit="bytes", basis="slope over 3")
     ]
     assert report.spec.sizing is not None
-    sizing = resolve(report.spec.sizing, report, {})
+    sizing = resolve(report.spec.sizing, report, {}, costs=report.unit_costs)
     assert sizing.memory_per_user == 50264
     assert sizing.sources["memory_per_user"] == "report: per-unit costs, slope over 3"

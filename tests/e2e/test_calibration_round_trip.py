@@ -294,10 +294,11 @@ def test_the_fitted_workload_finds_the_same_ceiling(
     # one, measure how far this target's ceiling moves between runs of one workload.
     for spec, name in ((original, "original"), (again, "refitted"), (original, "original-again")):
         _run(spec, workdir / name)
-    runs = [
-        LabelledRun(name, read_report(workdir / name / "report.json"))
+    reports = {
+        name: read_report(workdir / name / "report.json")
         for name in ("original", "original-again", "refitted")
-    ]
+    }
+    runs = [LabelledRun(name, report, report.unit_costs) for name, report in reports.items()]
     for run in runs:
         assert run.report.ceilings[0].level is not None, run.label
     rows = compare_runs(runs)[0].variants

@@ -18,7 +18,7 @@ def test_the_headline_names_each_outcome_against_the_baseline() -> None:
             "embedded-again": Run(420, 460, ladder(420, 460, 0.002)),
         }
     )
-    comparison = compare_variants(report)
+    comparison = compare_variants(report, report.unit_costs)
     assert comparison is not None
     assert headline(comparison) == (
         "postgres holds 12% fewer requests per second than embedded (outside noise); "
@@ -27,7 +27,7 @@ def test_the_headline_names_each_outcome_against_the_baseline() -> None:
 
 
 def test_a_single_ceiling_has_no_comparison() -> None:
-    assert compare_variants(make_report({"default": Run(400, 440)})) is None
+    assert compare_variants(make_report({"default": Run(400, 440)}), []) is None
 
 
 def test_report_md_opens_with_the_table_and_json_carries_the_comparison(tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_report_md_opens_with_the_table_and_json_carries_the_comparison(tmp_path
         },
         value_unit="sensors",
     )
-    report.comparison = compare_variants(report)
+    report.comparison = compare_variants(report, report.unit_costs)
     written = {p.name for p in write_report(report, tmp_path)}
 
     assert {"ceilings.png", "ceilings.svg", "resources.png"} <= written
@@ -70,6 +70,6 @@ def test_an_older_report_without_a_comparison_gets_one_when_rendered(tmp_path: P
 def test_a_ceiling_from_a_run_that_stopped_early_says_so() -> None:
     report = make_report({"a": Run(400, 440), "b": Run(200, None)})
     report.ceilings[1].complete = False
-    comparison = compare_variants(report)
+    comparison = compare_variants(report, report.unit_costs)
     assert comparison is not None
     assert "| b | 200 rps (stopped early) |" in comparison_markdown(comparison)

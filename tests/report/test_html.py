@@ -138,10 +138,12 @@ def test_variants_shapes_sizing_and_the_spec_where_the_run_has_them() -> None:
             "pg": Run(300, 330, ladder(300, 330, 0.003)),
         }
     )
-    report.comparison = compare_variants(report)
+    report.comparison = compare_variants(report, report.unit_costs)
     report.shapes = shape_table()
     report.spec.sizing = SizingSpec(peak=20000, growth=2, zones=3)
-    report.sizing = plan_deployment(resolve(report.spec.sizing, report, {}))
+    report.sizing = plan_deployment(
+        resolve(report.spec.sizing, report, {}, costs=report.unit_costs)
+    )
     page = render_html(report)
     ids = _parsed(page).ids
     for section in ("variants", "shapes", "sizing", "spec", "chart-ceilings", "chart-shapes"):

@@ -10,7 +10,9 @@ from tests.reportfixtures import Run, make_report
 def test_the_plan_is_a_section_of_report_md() -> None:
     report = make_report({"default": Run(level=10600, high=12000)})
     report.spec.sizing = SizingSpec(peak=20000, growth=2, zones=3, busiest_client=300)
-    report.sizing = plan_deployment(resolve(report.spec.sizing, report, {}))
+    report.sizing = plan_deployment(
+        resolve(report.spec.sizing, report, {}, costs=report.unit_costs)
+    )
     text = render_markdown(report)
     section = text.split("## Sizing", 1)[1].split("\n## ", 1)[0]
     assert "12 pods, 4 per zone" in section

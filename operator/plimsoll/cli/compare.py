@@ -14,7 +14,7 @@ in that test's history, per run.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +22,7 @@ import typer
 from pydantic import ValidationError
 
 from plimsoll.api.comparison import Comparison
+from plimsoll.api.report import RunReport
 from plimsoll.api.units import parse_fraction
 from plimsoll.cli.exits import EXIT_INVALID_SPEC, EXIT_OK, EXIT_REGRESSED
 from plimsoll.cli.help_text import epilog
@@ -97,12 +98,12 @@ def _section(comparison: Comparison, titled: bool) -> str:
     return f"## Variant {variant}\n\n{text}"
 
 
-def changepoint_sections(runs: Sequence[LabelledRun]) -> list[str]:
-    """Each run's changepoints (from its report), under a heading naming the run."""
+def changepoint_sections(reports: Mapping[str, RunReport]) -> list[str]:
+    """Each run's changepoints (from its report, by label), under a heading naming it."""
     return [
         text
-        for run in runs
-        if (text := changepoints_markdown(run.report.changepoints, f"Changepoints: {run.label}"))
+        for label, report in reports.items()
+        if (text := changepoints_markdown(report.changepoints, f"Changepoints: {label}"))
     ]
 
 
@@ -127,10 +128,11 @@ def compare_cmd(
     Releases, days, machines: each report.json is a run, the first the baseline."""
     threshold = parse_threshold(fail_on_regression) if fail_on_regression else None
     labels = _labels(files, label or [])
-    runs = []
+    runs, reports = [], {}
     for path, name in zip(files, labels, strict=True):
         try:
-            runs.append(LabelledRun(name, read_report(path), str(path)))
+            report = reports[name] = read_report(path)
+            runs.append(LabelledRun(name, report, report.unit_costs, str(path)))
         except (OSError, ValidationError) as exc:
             typer.echo(f"{path}: not a Plimsoll report.json: {exc}", err=True)
             raise typer.Exit(EXIT_INVALID_SPEC) from exc
@@ -143,7 +145,7 @@ def compare_cmd(
         typer.echo(json.dumps([c.to_wire() for c in comparisons], indent=2))
     else:
         sections = [_section(c, len(comparisons) > 1) for c in comparisons]
-        typer.echo("\n".join([*sections, *changepoint_sections(runs)]))
+        typer.echo("\n".join([*sections, *changepoint_sections(reports)]))
     failures = regression_gate(comparisons, threshold) if threshold is not None else []
     for line in failures:
         typer.echo(line, err=True)

@@ -218,7 +218,8 @@ def compare(
 
     reports = _run(kubeconfig_path, context, both)
     runs = [
-        LabelledRun(n, r, f"{namespace}/{n}") for n, r in zip((first, second), reports, strict=True)
+        LabelledRun(n, r, r.unit_costs, f"{namespace}/{n}")
+        for n, r in zip((first, second), reports, strict=True)
     ]
     try:
         comparisons = with_headlines(compare_runs(runs, first))
@@ -226,7 +227,8 @@ def compare(
         typer.echo(f"cannot compare: {exc}", err=True)
         raise typer.Exit(EXIT_INVALID_SPEC) from exc
     sections = [_section(c, len(comparisons) > 1) for c in comparisons]
-    markdown = "\n".join([*sections, *changepoint_sections(runs)])
+    by_name = dict(zip((first, second), reports, strict=True))
+    markdown = "\n".join([*sections, *changepoint_sections(by_name)])
     Console().print(Markdown(markdown))
 
 

@@ -86,7 +86,7 @@ def finish(report: RunReport, out: Path, gates: Gates, *, quiet: bool = False) -
             extra.append(Case("regression gate", None, "cannot compare with the baseline"))
         else:
             regressions = found
-    cases = [*report_cases(report, regressions, gates.fail_below), *extra]
+    cases = [*report_cases(report, regressions, gates.fail_below, proof=report.proof), *extra]
     if gates.junit is not None:
         typer.echo(f"junit: {write_junit(report, cases, gates.junit)}")
     for case in cases:
@@ -98,7 +98,10 @@ def finish(report: RunReport, out: Path, gates: Gates, *, quiet: bool = False) -
 def _compared(old: RunReport, new: RunReport) -> list[Comparison] | None:
     """This run's ceilings beside the baseline's, or None (said why) when they cannot be."""
     try:
-        runs = [LabelledRun("baseline", old), LabelledRun("this run", new)]
+        runs = [
+            LabelledRun("baseline", old, old.unit_costs),
+            LabelledRun("this run", new, new.unit_costs),
+        ]
         return with_headlines(compare_runs(runs))
     except ValueError as exc:
         typer.echo(f"cannot compare with the baseline: {exc}", err=True)

@@ -139,7 +139,8 @@ def size(  # one flag per input of the seed's sizing table
         bytes_per_key=bytes_per_key,
     )
     try:
-        sizing = resolve(SizingSpec.model_validate(fields), run, flags, unit=unit)
+        costs = run.unit_costs if run is not None else []
+        sizing = resolve(SizingSpec.model_validate(fields), run, flags, unit=unit, costs=costs)
     except ValidationError as exc:
         raise _invalid(describe_validation_error(exc)) from exc
     except SizingInputError as exc:

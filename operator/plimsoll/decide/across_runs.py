@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from plimsoll.api.comparison import ComparedVariant, Comparison, Difference
-from plimsoll.api.report import RunReport
+from plimsoll.api.run_record import RunRecord
+from plimsoll.api.unit_cost import UnitCost
 from plimsoll.decide.comparison import compare, contenders_of
 from plimsoll.decide.difference import regressed
 
@@ -23,7 +24,8 @@ from plimsoll.decide.difference import regressed
 @dataclass(frozen=True)
 class LabelledRun:
     label: str
-    report: RunReport
+    report: RunRecord
+    costs: Sequence[UnitCost]  # its per-unit costs (`decide.unit_costs`, in its report)
     source: str = ""
 
 
@@ -42,7 +44,9 @@ def compare_runs(runs: Sequence[LabelledRun], baseline: str | None = None) -> li
         contenders = [
             contender
             for run in runs
-            for contender in contenders_of(run.report, prefix=run.label, source=run.source)
+            for contender in contenders_of(
+                run.report, run.costs, prefix=run.label, source=run.source
+            )
             if contender.ceiling.variant == variant
         ]
         base_name = base_label if variant == "default" else f"{base_label}:{variant}"

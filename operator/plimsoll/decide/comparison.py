@@ -25,9 +25,10 @@ from plimsoll.api.comparison import (
     FeatureCost,
     Figures,
 )
-from plimsoll.api.report import RunReport, UnitCost
+from plimsoll.api.run_record import RunRecord
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import StepRecord, TrialKind, Verdict
+from plimsoll.api.unit_cost import UnitCost
 from plimsoll.decide.difference import NOISE_RULE, band_of, delta_percent, difference
 
 
@@ -45,9 +46,11 @@ class Contender:
     unit: str = ""
 
 
-def contenders_of(report: RunReport, prefix: str = "", source: str = "") -> list[Contender]:
-    """One contender per variant of `report`, named `prefix` + the variant's name (or the
-    prefix alone for a run without variants)."""
+def contenders_of(
+    report: RunRecord, costs: Sequence[UnitCost], prefix: str = "", source: str = ""
+) -> list[Contender]:
+    """One contender per variant of `report` with its per-unit `costs`, named `prefix` +
+    the variant's name (or the prefix alone for a run without variants)."""
     records = report.records
     contenders = []
     for ceiling in report.ceilings:
@@ -62,7 +65,7 @@ def contenders_of(report: RunReport, prefix: str = "", source: str = "") -> list
                 name=name,
                 ceiling=ceiling,
                 records=[r for r in records if r.variant == ceiling.variant],
-                costs=[c for c in report.unit_costs if c.variant == ceiling.variant],
+                costs=[c for c in costs if c.variant == ceiling.variant],
                 value=variant.value if variant is not None else None,
                 value_unit=variant.value_unit if variant is not None else "",
                 source=source,

@@ -2,7 +2,7 @@
 
 A CI job needs to tell "the service got worse" from "the run broke". Both ends of
 Plimsoll that a pipeline waits on decide it here, the same way: `plimsoll run` from its
-`RunReport` (its exit code and `--junit`), `kubectl plimsoll wait` from the
+run record and its proof (its exit code and `--junit`), `kubectl plimsoll wait` from the
 CapacityTest's status. Each variant's ceiling is a case (held against `--fail-below`
 and the regression gate), and so is a proof; the answer is
 
@@ -24,7 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from plimsoll.api.proof import Proof
-from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.run_record import Outcome, RunRecord
 from plimsoll.api.status import (
     TERMINAL_PHASES,
     CapacityTestStatus,
@@ -119,16 +119,19 @@ def _of_ceiling(
 
 
 def report_cases(
-    report: RunReport,
+    report: RunRecord,
     regressions: Mapping[str, Sequence[str]] | None = None,
     fail_below: int | None = None,
+    *,
+    proof: Proof | None = None,
 ) -> list[Case]:
-    """The cases of a finished (or stopped) local run; `regressions` maps a variant to the
-    regression gate's lines about it."""
+    """The cases of a finished (or stopped) local run, or its `proof` when it proved one
+    (the report's, `report.assemble`); `regressions` maps a variant to the regression
+    gate's lines about it."""
     gate = regressions or {}
     why = report.message if report.outcome is not Outcome.SUCCEEDED else ""
-    if report.proof is not None:  # a proof run has no ceiling to judge: its proof is the case
-        cases = [proof_case(report.proof)]
+    if proof is not None:  # a proof run has no ceiling to judge: its proof is the case
+        cases = [proof_case(proof)]
     else:
         cases = [_of_ceiling(c, gate.get(c.variant, ()), fail_below, why) for c in report.ceilings]
     if report.outcome is not Outcome.SUCCEEDED and not cases:
@@ -136,7 +139,7 @@ def report_cases(
     return cases
 
 
-def report_answer(report: RunReport, cases: Sequence[Case]) -> Answer:
+def report_answer(report: RunRecord, cases: Sequence[Case]) -> Answer:
     return answer(report.outcome is Outcome.SUCCEEDED, cases)
 
 

@@ -39,7 +39,7 @@ def planned_proof(spec: CapacityTestSpec) -> CapacityTestSpec:
         return spec
     if sizing is None or shape is None:  # the spec's validator requires both
         raise ProofPlanError("search.fromSizing needs spec.sizing and target.resources")
-    plan = plan_deployment(resolve(sizing, None, flags={}, unit=spec.unit))
+    plan = plan_deployment(resolve(sizing, None, flags={}, unit=spec.unit, costs=()))
     if plan.pods > MAX_REPLICAS:
         raise ProofPlanError(
             f"search.fromSizing: the plan needs {plan.pods} pods, more than the "

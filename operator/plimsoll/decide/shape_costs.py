@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import fmean
 
-from plimsoll.api.report import RunReport
+from plimsoll.api.run_record import RunRecord
 from plimsoll.api.shapes import (
     HOURS_PER_MONTH,
     ShapeResult,
@@ -72,7 +72,7 @@ def replicas(sizing: SizingSpec, per_pod: int, unit: str) -> int:
     return plan_deployment(planned).pods
 
 
-def shapes_measured(report: RunReport, table: ShapeTable) -> list[PodShape]:
+def shapes_measured(report: RunRecord, table: ShapeTable) -> list[PodShape]:
     """The shapes of the run, in the order measured: the spec's list, or the guided
     search's choices."""
     shapes = report.spec.shapes
@@ -81,7 +81,7 @@ def shapes_measured(report: RunReport, table: ShapeTable) -> list[PodShape]:
     return list(table.chosen)
 
 
-def shape_rows(report: RunReport, table: ShapeTable) -> ShapeTable:
+def shape_rows(report: RunRecord, table: ShapeTable) -> ShapeTable:
     """`table` with one row per measured shape and the cheapest marked."""
     spec = report.spec
     by_name = {c.variant: c for c in report.ceilings}

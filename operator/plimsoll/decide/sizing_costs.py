@@ -17,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plimsoll.api.report import RunReport
+from plimsoll.api.run_record import RunRecord
 from plimsoll.api.sizing import SizingInput, SizingSpec, StoreSizing
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import StepResult, Verdict
+from plimsoll.api.unit_cost import UnitCost
+from plimsoll.decide.headline import headline_ceiling
 from plimsoll.decide.unit_costs import least_squares_slope
 from plimsoll.shared.histogram import decode
 
@@ -32,9 +34,9 @@ class SizingInputError(ValueError):
     """The report and flags do not give sizing what it needs; the message says which."""
 
 
-def _ceiling(report: RunReport, variant: str | None) -> Ceiling:
+def _ceiling(report: RunRecord, variant: str | None) -> Ceiling:
     if variant is None:
-        ceiling = report.ceiling
+        ceiling = headline_ceiling(report)
     else:
         ceiling = next((c for c in report.ceilings if c.variant == variant), None)
         if ceiling is None:
@@ -50,7 +52,7 @@ def _ceiling(report: RunReport, variant: str | None) -> Ceiling:
     return ceiling
 
 
-def _passing(report: RunReport, variant: str) -> list[StepResult]:
+def _passing(report: RunRecord, variant: str) -> list[StepResult]:
     return [
         s
         for s in report.steps
@@ -90,8 +92,11 @@ def _extra_mean(steps: Sequence[StepResult], name: str) -> tuple[float, int] | N
     return (sum(values) / len(values), len(values)) if values else None
 
 
-def measured(report: RunReport, variant: str | None) -> dict[str, tuple[float, str]]:
-    """Every cost the report measured for the planned variant, with its basis in words."""
+def measured(
+    report: RunRecord, costs: Sequence[UnitCost], variant: str | None
+) -> dict[str, tuple[float, str]]:
+    """Every cost the report measured for the planned variant (`costs`: its per-unit
+    costs, `decide.unit_costs`), with its basis in words."""
     ceiling = _ceiling(report, variant)
     name = ceiling.variant
     basis = f"report: ceiling of {name}, {ceiling.unit}"
@@ -112,11 +117,7 @@ def measured(report: RunReport, variant: str | None) -> dict[str, tuple[float, s
             f"report: memory over calls in flight, {per_call[1]} passing steps",
         )
     per_user = next(
-        (
-            c
-            for c in report.unit_costs
-            if c.variant == name and c.name == "memory per user" and c.value > 0
-        ),
+        (c for c in costs if c.variant == name and c.name == "memory per user" and c.value > 0),
         None,
     )
     if per_user is not None:
@@ -139,18 +140,22 @@ def measured(report: RunReport, variant: str | None) -> dict[str, tuple[float, s
 
 def resolve(
     spec: SizingSpec,
-    report: RunReport | None,
+    report: RunRecord | None,
     flags: Mapping[str, float],
     unit: str = "rps",
+    *,
+    costs: Sequence[UnitCost],
 ) -> SizingInput:
-    """`spec` with every cost filled from `flags`, then `report`, then `spec` itself.
+    """`spec` with every cost filled from `flags`, then `report` (with its per-unit
+    `costs`), then `spec` itself.
 
     `flags` holds only what the user gave on the command line, by the cost's name
     (per_pod, memory_per_stream, memory_per_in_flight, memory_per_user, pod_memory,
     calls_per_request, cpu_per_call, bytes_per_key)."""
-    found = measured(report, spec.variant) if report is not None else {}
-    if report is not None and report.ceiling is not None:
-        unit = report.ceiling.unit
+    found = measured(report, costs, spec.variant) if report is not None else {}
+    headline = headline_ceiling(report) if report is not None else None
+    if headline is not None:
+        unit = headline.unit
     fields: dict[str, Any] = spec.model_dump()
     store: dict[str, Any] | None = fields.pop("store")
     if store is None and any(c in flags for c in STORE_COSTS):

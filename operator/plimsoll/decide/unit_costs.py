@@ -2,8 +2,8 @@
 
 Read off the passing steps of each variant as the slope of memory and CPU
 against the level (least squares), so a fixed baseline (the runtime, caches)
-does not inflate the figure the way dividing by the level would. The runner
-puts them in the report; the sizing logic and the reader use them to see why
+does not inflate the figure the way dividing by the level would. The report's
+assembly puts them in the report; the sizing logic and the reader use them to see why
 the ceiling is where it is. Memory per held stream, which the streams probe
 measures before the search, is listed beside them.
 """
@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from plimsoll.api.report import RunReport, UnitCost
+from plimsoll.api.run_record import RunRecord
 from plimsoll.api.step import StepResult, Verdict
+from plimsoll.api.unit_cost import UnitCost
 
 
 def least_squares_slope(points: Sequence[tuple[float, float]]) -> float | None:
@@ -92,7 +93,7 @@ def _variant_costs(variant: str, steps: Sequence[StepResult], unit: str) -> list
     return costs
 
 
-def unit_costs(report: RunReport) -> list[UnitCost]:
+def unit_costs(report: RunRecord) -> list[UnitCost]:
     unit = report.spec.unit
     variants = sorted({s.variant for s in report.steps})
     costs: list[UnitCost] = []

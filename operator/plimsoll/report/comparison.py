@@ -8,11 +8,13 @@ this module only words and lays them out.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from plimsoll.api.comparison import ComparedVariant, Comparison, Difference
 from plimsoll.api.level_unit import unit_words
-from plimsoll.api.report import RunReport
+from plimsoll.api.report import UnitCost
+from plimsoll.api.run_record import RunRecord
 from plimsoll.decide.comparison import compare, contenders_of
 from plimsoll.report.sentence import format_bytes, format_quantity
 
@@ -40,13 +42,14 @@ def headline(comparison: Comparison) -> str:
     return "; ".join(clauses) + "."  # names keep their case: they are the user's
 
 
-def compare_variants(report: RunReport) -> Comparison | None:
-    """The comparison of a run's variants, with its headline; None for a single ceiling."""
+def compare_variants(report: RunRecord, costs: Sequence[UnitCost]) -> Comparison | None:
+    """The comparison of a run's variants (with their per-unit `costs`) and its headline;
+    None for a single ceiling."""
     if len(report.ceilings) < 2:
         return None
     baseline = report.spec.baseline_name
     names = [c.variant for c in report.ceilings]
-    comparison = compare(contenders_of(report), baseline if baseline in names else None)
+    comparison = compare(contenders_of(report, costs), baseline if baseline in names else None)
     comparison.headline = headline(comparison)
     return comparison
 

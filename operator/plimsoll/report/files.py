@@ -58,7 +58,7 @@ def write_report(report: RunReport, out: Path) -> list[Path]:
     from plimsoll.report.markdown import render_markdown
 
     if report.comparison is None:  # a report.json from before comparisons were kept
-        report.comparison = compare_variants(report)
+        report.comparison = compare_variants(report, report.unit_costs)
     written = [write_json(report, out)]
     charts = draw_charts(report, out)
     markdown = out / "report.md"

@@ -8,7 +8,7 @@ view and report.md print, so every place says the same thing.
 from __future__ import annotations
 
 from plimsoll.api.level_unit import unit_words
-from plimsoll.api.report import RunReport
+from plimsoll.api.run_record import RunRecord
 from plimsoll.api.spec import CapacityTestSpec, PodShape
 from plimsoll.api.status import Ceiling
 from plimsoll.api.step import LimitedBy
@@ -55,7 +55,7 @@ def _headroom(ceiling: Ceiling) -> str:
     return " with ".join(parts)
 
 
-def ceiling_sentence(report: RunReport, ceiling: Ceiling, spec: CapacityTestSpec) -> str:
+def ceiling_sentence(report: RunRecord, ceiling: Ceiling, spec: CapacityTestSpec) -> str:
     """`ceiling` in words; `spec` is its variant's spec (a variant may change the shape)."""
     shape = spec.target.resources if spec.target.url is None else None
     who = format_shape(shape, report.pinned)

@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from plimsoll.api.confirmation import Confirmation, Counterfactual, Finding
-from plimsoll.api.report import RunReport
+from plimsoll.api.run_record import RunRecord
 from plimsoll.api.spec import CapacityTestSpec, Strategy, Variant
 from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepResult, TrialKind
@@ -76,10 +76,10 @@ async def confirm_limit(
     every_variant: Sequence[CapacityTestSpec],
     make_platform: Callable[[Variant], Platform],
     sink: ProgressSink,
-    report: RunReport,
+    record: RunRecord,
 ) -> Ceiling:
     """`ceiling` with its `confirmation`: the experiment's finding, or why it was not run."""
-    reason = why_not_run(spec, ceiling, report.pinned)
+    reason = why_not_run(spec, ceiling, record.pinned)
     if reason is not None:
         return with_confirmation(ceiling, not_run(ceiling, reason))
     assert spec.target.resources is not None  # why_not_planned refuses an unpinned shape
@@ -102,7 +102,7 @@ async def confirm_limit(
         )
         try:
             result = await _one_trial(
-                at_double, variant, trial, platform, [*every_variant, at_double], sink, report
+                at_double, variant, trial, platform, [*every_variant, at_double], sink, record
             )
         except PlatformError as exc:
             why = f"the {trial.doubled.value} doubled could not start: {exc}"
@@ -141,21 +141,21 @@ async def _one_trial(
     platform: Platform,
     every_variant: Sequence[CapacityTestSpec],
     sink: ProgressSink,
-    report: RunReport,
+    record: RunRecord,
 ) -> StepResult:
     """The trial at `spec`'s (doubled) shape on a platform of its own, stopped after it."""
     if isinstance(platform, MetricsBeforeStart):
         spec, _ = await fit_before_start(spec, platform.metrics_before_start(spec))
-    records = [r for r in report.records if r.variant == variant]
+    records = [r for r in record.records if r.variant == variant]
     try:  # a platform that failed half-way still has pieces to stop
         started = await platform.start(spec, every_variant)
         equipment = Equipment(
-            started, sink, report, counterfactual_name(variant, trial), started.endpoints
+            started, sink, record, counterfactual_name(variant, trial), started.endpoints
         )
         await equipment.prepare()
         endpoints = await equipment.size(spec, trial.level, records)
         plan = StepPlan(
-            index=max((s.index for s in report.steps), default=-1) + 1,
+            index=max((s.index for s in record.steps), default=-1) + 1,
             level=trial.level,
             variant=counterfactual_name(variant, trial),
             kind=TrialKind.FULL,

@@ -3,14 +3,14 @@
 `plimsoll.run.variant` asks `Equipment` around every trial. Before a trial,
 `prepare` waits while the target restarts and has the started run start again any
 generator or mock that died (`StartedRun.replace_lost`), each replacement going to
-the report's warnings and the progress sink; the endpoints it returns carry the
+the run record's warnings and the progress sink; the endpoints it returns carry the
 new addresses. After a trial, `lost` names what died meanwhile: a trial that
 lost a generator (its share was never sent) or the mock (the target's calls
 failed) says nothing about the target, so the variant judges it invalid.
 
 With `generators.replicas: auto` (the local platform's default), `size` then
 starts the generators the next level needs (`plimsoll.decide.generator_count`),
-and says so in the report's placement.
+and says so in the run record's placement.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from plimsoll.api.report import RunReport
+from plimsoll.api.run_record import RunRecord
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import StepRecord
 from plimsoll.decide.generator_count import GeneratorCount, generators_for
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 class Equipment:
     started: StartedRun
     sink: ProgressSink
-    report: RunReport
+    record: RunRecord
     variant: str
     endpoints: Endpoints  # the latest: what the end of the run must still reach
 
@@ -42,7 +42,7 @@ class Equipment:
         await self.started.ensure_ready()
         restored = await self.started.replace_lost(self.endpoints)
         for line in restored.replaced:
-            self.report.warnings.append(f"{self.variant}: {line}")
+            self.record.warnings.append(f"{self.variant}: {line}")
             await self.sink.equipment_replaced(line)
         self.endpoints = restored.endpoints
         return self.endpoints
@@ -80,7 +80,7 @@ class Equipment:
         self.endpoints = await self.started.scale_generators(self.endpoints, plan.count)
         line = f"generators ({self.variant}): {plan.reason}"
         log.info("%s", line)
-        self.report.placement.append(line)
+        self.record.placement.append(line)
         # Where the added generators run (a cluster says which node each pod is on).
-        self.report.placement.extend(self.endpoints.placement[placed:])
+        self.record.placement.extend(self.endpoints.placement[placed:])
         return self.endpoints

@@ -26,25 +26,20 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
-from plimsoll.api.report import Outcome, RunReport
+from plimsoll.api.report import RunReport
 from plimsoll.api.resource import CapacityTest
+from plimsoll.api.run_record import Outcome, RunRecord
 from plimsoll.api.shapes import ShapeTable, shape_variant
-from plimsoll.api.spec import CapacityTestSpec, Strategy, Variant
+from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.status import Ceiling, Phase
-from plimsoll.api.step import StepRecord, TrialKind
+from plimsoll.api.step import StepRecord
 from plimsoll.decide.bar_advice import bar_warnings
-from plimsoll.decide.proof import prove
 from plimsoll.decide.proof_plan import planned_proof
-from plimsoll.decide.shape_costs import measured_of, shape_rows
+from plimsoll.decide.shape_costs import measured_of
 from plimsoll.decide.shape_search import MeasuredShape, ShapesDone, next_shape, predicted_search
-from plimsoll.decide.sizing import plan_deployment
-from plimsoll.decide.sizing_costs import SizingInputError, resolve
-from plimsoll.decide.unit_costs import unit_costs
 from plimsoll.decide.workload_advice import workload_warnings
 from plimsoll.platforms.base import DescribesHost, Endpoints, MetricsBeforeStart, Platform
-from plimsoll.report.comparison import compare_variants
-from plimsoll.report.sentence import ceiling_sentence
-from plimsoll.report.shapes import headline as shapes_headline
+from plimsoll.report.assemble import assemble
 from plimsoll.run.client_ips import check_client_ips
 from plimsoll.run.confirm import confirm_limit
 from plimsoll.run.equipment import Equipment
@@ -63,14 +58,14 @@ def _now() -> datetime:
 
 
 def _platform_for(
-    variant: Variant | None, make_platform: Callable[[Variant | None], Platform], report: RunReport
+    variant: Variant | None, make_platform: Callable[[Variant | None], Platform], record: RunRecord
 ) -> Platform:
     """The variant's platform, its name and (once, where it can tell) its host recorded
     in the report."""
     platform = make_platform(variant)
-    report.platform = platform.name
-    if report.host is None and isinstance(platform, DescribesHost):
-        report.host = platform.describe_host()
+    record.platform = platform.name
+    if record.host is None and isinstance(platform, DescribesHost):
+        record.host = platform.describe_host()
     return platform
 
 
@@ -81,14 +76,14 @@ async def _run_variant(
     platform: Platform,
     sink: ProgressSink,
     history: Sequence[StepRecord],
-    report: RunReport,
+    record: RunRecord,
 ) -> Ceiling:
     """Search the variant's ceiling, then put the limit it names to the experiment
     (`plimsoll.run.confirm`), once the variant's own pieces have stopped."""
-    ceiling = await _search_variant(name, specs, platform, sink, history, report)
+    ceiling = await _search_variant(name, specs, platform, sink, history, record)
     every_variant = list(specs.values())
     return await confirm_limit(
-        specs[name], name, ceiling, every_variant, make_platform, sink, report
+        specs[name], name, ceiling, every_variant, make_platform, sink, record
     )
 
 
@@ -98,11 +93,11 @@ async def _search_variant(
     platform: Platform,
     sink: ProgressSink,
     history: Sequence[StepRecord],
-    report: RunReport,
+    record: RunRecord,
 ) -> Ceiling:
     spec = specs[name]
     await sink.variant_started(name)
-    done = concluded_ceiling(spec, name, history, report)
+    done = concluded_ceiling(spec, name, history, record)
     if done is not None:
         # A resumed run past this variant: its steps stand and nothing is left to measure,
         # so its pods are not started again, only what an interrupted clean-up left removed.
@@ -111,20 +106,20 @@ async def _search_variant(
         return done
     if isinstance(platform, MetricsBeforeStart):
         spec, notes = await fit_before_start(spec, platform.metrics_before_start(spec))
-        report.placement.extend(f"chosen: {n} ({name})" for n in notes)
+        record.placement.extend(f"chosen: {n} ({name})" for n in notes)
     await sink.phase(Phase.PROVISIONING, f"starting the target, mock and generators ({name})")
     succeeded = False
     endpoints: Endpoints | None = None
     try:
         started = await platform.start(spec, list(specs.values()))
         endpoints = started.endpoints
-        report.warnings.extend(w for w in endpoints.warnings if w not in report.warnings)
+        record.warnings.extend(w for w in endpoints.warnings if w not in record.warnings)
         advice = [*workload_warnings(spec.workload), *bar_warnings(spec.pass_when)]
-        report.warnings.extend(w for w in advice if w not in report.warnings)
-        report.placement.extend(endpoints.placement)
-        if report.pinned is None:
+        record.warnings.extend(w for w in advice if w not in record.warnings)
+        record.placement.extend(endpoints.placement)
+        if record.pinned is None:
             # An existing service (target.url) was not pinned by us, whatever its shape.
-            report.pinned = spec.target.url is None and endpoints.target_pinned is not False
+            record.pinned = spec.target.url is None and endpoints.target_pinned is not False
         if spec.workload.client_ips is not None and spec.workload.client_ips.verify:
             problem = await check_client_ips(endpoints, spec.workload)
             if problem is not None:
@@ -133,13 +128,13 @@ async def _search_variant(
         interval = await check_scrape_window(spec, metrics)
         if interval is not None:
             note = f"metrics: Prometheus scrape interval {interval:g} s ({name})"
-            if note not in report.placement:
-                report.placement.append(note)
-        await probe_streams(spec, name, endpoints, metrics, interval, report)
+            if note not in record.placement:
+                record.placement.append(note)
+        await probe_streams(spec, name, endpoints, metrics, interval, record)
         await sink.phase(Phase.RUNNING, f"searching for the ceiling ({name})")
-        equipment = Equipment(started, sink, report, name, endpoints)
+        equipment = Equipment(started, sink, record, name, endpoints)
         try:
-            ceiling = await run_variant(spec, name, equipment, metrics, sink, history, report)
+            ceiling = await run_variant(spec, name, equipment, metrics, sink, history, record)
         finally:
             endpoints = equipment.endpoints  # replaced generators answer at new addresses
         succeeded = ceiling.complete or ceiling.every_level_passed
@@ -151,57 +146,13 @@ async def _search_variant(
         await asyncio.shield(platform.stop(keep=spec.cleanup.keeps(succeeded)))
 
 
-def _finish(report: RunReport, specs: Mapping[str, CapacityTestSpec]) -> None:
-    report.ended_at = _now()
-    # The headline ceiling is the baseline variant's: the one the others are compared with.
-    baseline = report.spec.baseline_name
-    chosen = [c for c in report.ceilings if c.variant == baseline] or report.ceilings[:1]
-    report.ceiling = chosen[0] if chosen else None
-    report.unit_costs = unit_costs(report)
-    report.summary = [
-        ceiling_sentence(report, c, specs.get(c.variant, report.spec)) for c in report.ceilings
-    ]
-    proving = report.spec.search.strategy is Strategy.PROVE
-    if proving:
-        _prove(report, baseline, specs.get(baseline, report.spec))
-    report.comparison = compare_variants(report)
-    if report.spec.shapes is not None:
-        table = shape_rows(report, report.shapes or ShapeTable())
-        baseline = report.ceilings[0].variant if report.ceilings else ""
-        table.headline = shapes_headline(table, report.spec.cost.currency, baseline)
-        report.shapes = table
-    if report.spec.sizing is not None and not (proving and report.spec.sizing.per_pod is None):
-        # A proof's one level is the deployment's, not one pod's: its plan is the one it
-        # proved (from spec.sizing.perPod), never one made from the proof's level.
-        try:
-            measured = None if proving else report
-            sizing = resolve(report.spec.sizing, measured, flags={}, unit=report.spec.unit)
-            report.sizing = plan_deployment(sizing)
-        except SizingInputError as exc:
-            report.warnings.append(f"spec.sizing: no plan: {exc}")
-
-
-def _prove(report: RunReport, variant: str, spec: CapacityTestSpec) -> None:
-    """The proof of `variant` (the baseline) from its one full-length step at the level;
-    its sentence is the run's summary."""
-    level = spec.search.level
-    steps = [
-        s
-        for s in report.steps
-        if s.variant == variant and s.kind is TrialKind.FULL and s.level == level
-    ]
-    why = report.message or (report.ceiling.stop_reason if report.ceiling else "")
-    report.proof = prove(spec, steps[-1] if steps else None, why_not=why)
-    report.summary = [report.proof.sentence]
-
-
 async def _run_guided(
     spec: CapacityTestSpec,
     specs: dict[str, CapacityTestSpec],
     make_platform: Callable[[Variant | None], Platform],
     sink: ProgressSink,
     history: Sequence[StepRecord],
-    report: RunReport,
+    record: RunRecord,
 ) -> None:
     """Measure shape after shape as `plimsoll.decide.shape_search` chooses them, each a
     variant of target.resources whose search starts at its predicted ceiling; each
@@ -210,7 +161,7 @@ async def _run_guided(
     assert spec.shapes.search is not None
     assert spec.target.resources is not None  # the spec's validator holds shapes to it
     search, start = spec.shapes.search, spec.target.resources
-    table = report.shapes = ShapeTable(guided=True)
+    table = record.shapes = ShapeTable(guided=True)
     measured: list[MeasuredShape] = []
     for _ in range(search.max_shapes + 1):  # next_shape stops at max_shapes
         choice = next_shape(search, start, spec.cost, measured)
@@ -225,13 +176,19 @@ async def _run_guided(
         table.chosen.append(choice.shape)
         if choice.predicted is not None:
             table.predicted[variant.name] = choice.predicted
-        platform = _platform_for(variant, make_platform, report)
+        platform = _platform_for(variant, make_platform, record)
         ceiling = await _run_variant(
-            variant.name, specs, make_platform, platform, sink, history, report
+            variant.name, specs, make_platform, platform, sink, history, record
         )
-        report.ceilings.append(ceiling)
+        record.ceilings.append(ceiling)
         await sink.variant_finished(ceiling)
-        measured.append(measured_of(choice.shape, ceiling, report.records))
+        measured.append(measured_of(choice.shape, ceiling, record.records))
+
+
+def _finish(record: RunRecord, specs: Mapping[str, CapacityTestSpec]) -> RunReport:
+    """The report of the run as it ended: its record, with the conclusions drawn once."""
+    record.ended_at = _now()
+    return assemble(record, specs)
 
 
 async def run_test(
@@ -243,7 +200,7 @@ async def run_test(
 ) -> RunReport:
     """Find the ceiling of every variant of `test`; the report, complete or partial."""
     variants: list[Variant | None] = list(test.spec.compared_variants) or [None]
-    report = RunReport(
+    record = RunRecord(
         test_name=test.metadata.name, spec=test.spec, started_at=_now(), platform="unknown"
     )
     try:
@@ -251,41 +208,40 @@ async def run_test(
         # its level, replicas and zones here.
         specs = {name: planned_proof(s) for name, s in test.spec.variant_specs().items()}
     except ValueError as exc:
-        specs = test.spec.variant_specs()
-        report.message = str(exc)
-        _finish(report, specs)
+        record.message = str(exc)
+        report = _finish(record, test.spec.variant_specs())
         await sink.phase(Phase.FAILED, report.message)
         await sink.finished(report)
         return report
     try:
         if test.spec.shapes is not None and test.spec.shapes.search is not None:
             specs = {}  # the guided search derives each shape's spec as it chooses it
-            await _run_guided(test.spec, specs, make_platform, sink, history, report)
+            await _run_guided(test.spec, specs, make_platform, sink, history, record)
         else:
             for variant, name in zip(variants, specs, strict=True):
-                platform = _platform_for(variant, make_platform, report)
+                platform = _platform_for(variant, make_platform, record)
                 ceiling = await _run_variant(
-                    name, specs, make_platform, platform, sink, history, report
+                    name, specs, make_platform, platform, sink, history, record
                 )
-                report.ceilings.append(ceiling)
+                record.ceilings.append(ceiling)
                 await sink.variant_finished(ceiling)
         # "At least" (every level passed) is not a ceiling, but the run did all it was
         # asked: it succeeds, and the message says which variants found no ceiling.
-        incomplete = [c for c in report.ceilings if not c.complete]
+        incomplete = [c for c in record.ceilings if not c.complete]
         stopped = [c for c in incomplete if not c.every_level_passed]
-        report.outcome = Outcome.FAILED if stopped else Outcome.SUCCEEDED
-        report.message = "; ".join(
+        record.outcome = Outcome.FAILED if stopped else Outcome.SUCCEEDED
+        record.message = "; ".join(
             f"{c.variant}: {c.stop_reason or 'stopped early'}" for c in incomplete
         )
     except asyncio.CancelledError:
-        report.message = "interrupted: the steps measured so far are kept"
-        _finish(report, specs)
+        record.message = "interrupted: the steps measured so far are kept"
+        report = _finish(record, specs)
         await asyncio.shield(sink.phase(Phase.FAILED, report.message))
         await asyncio.shield(sink.finished(report))
         raise
     except Exception as exc:  # any failure still owes the user a report of what was measured
-        report.message = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
-    _finish(report, specs)
+        record.message = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
+    report = _finish(record, specs)
     final = Phase.SUCCEEDED if report.outcome is Outcome.SUCCEEDED else Phase.FAILED
     await sink.phase(final, report.message or "ceiling found")
     await sink.finished(report)

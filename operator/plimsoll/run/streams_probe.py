@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 import httpx
 from pydantic import ValidationError
 
-from plimsoll.api.report import RunReport
+from plimsoll.api.run_record import RunRecord
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.step import ResourceUsage
 from plimsoll.api.streams import StreamMemory, StreamsHeld, StreamsHold
@@ -196,18 +196,18 @@ async def probe_streams(
     endpoints: Endpoints,
     metrics: MetricsSource,
     scrape_interval: float | None,
-    report: RunReport,
+    record: RunRecord,
 ) -> None:
-    """Run the probe when the workload has one: its figure into the report, or a warning
+    """Run the probe when the workload has one: its figure into the run record, or a warning
     saying why there is none (the search runs either way)."""
     probe = spec.workload.streams
     if probe is None:
         return
     try:
-        report.stream_memory.append(
+        record.stream_memory.append(
             await measure_stream_memory(spec, variant, endpoints, metrics, scrape_interval)
         )
     except (StreamsProbeError, StreamMemoryError) as exc:
-        report.warnings.append(f"streams probe ({variant}): no memory per stream: {exc}")
+        record.warnings.append(f"streams probe ({variant}): no memory per stream: {exc}")
     if not probe.hold_during_steps:
         await release_streams(endpoints.generator_urls, endpoints.control_token)

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from plimsoll.api.report import RunReport
+from plimsoll.api.run_record import RunRecord
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.status import Ceiling, CurrentStep
 from plimsoll.api.step import Judgement, StepRecord, StepResult, Verdict
@@ -50,7 +50,7 @@ STEPS_LIMIT_REASON = (
 
 
 def concluded_ceiling(
-    spec: CapacityTestSpec, variant: str, history: Sequence[StepRecord], report: RunReport
+    spec: CapacityTestSpec, variant: str, history: Sequence[StepRecord], run_record: RunRecord
 ) -> Ceiling | None:
     """The variant's ceiling when `history` (a resumed run's) already holds its whole
     search, so none of its trials is left to run; None otherwise."""
@@ -60,7 +60,7 @@ def concluded_ceiling(
     action = next_action(spec.search, spec.trial, searchable(records), retries=spec.noise.retries)
     if not isinstance(action, Finished):
         return None
-    return _final(action.ceiling, spec, variant, report.steps)
+    return _final(action.ceiling, spec, variant, run_record.steps)
 
 
 async def run_variant(
@@ -70,7 +70,7 @@ async def run_variant(
     metrics: MetricsSource,
     sink: ProgressSink,
     history: Sequence[StepRecord],
-    report: RunReport,
+    run_record: RunRecord,
 ) -> Ceiling:
     """Search one variant's ceiling, step by step, from `history`; before every trial,
     `equipment.prepare` waits while the target restarts and replaces dead generators and
@@ -78,7 +78,7 @@ async def run_variant(
     far and the platform's reason); a trial that lost one of them is invalid."""
     records = [r for r in history if r.variant == variant]
     next_index = max((r.index for r in history), default=-1) + 1
-    next_index = max(next_index, max((s.index for s in report.steps), default=-1) + 1)
+    next_index = max(next_index, max((s.index for s in run_record.steps), default=-1) + 1)
     try:
         for _ in range(spec.search.max_trials * 4):  # bounded even if the search never stops
             # Read from the history, so a resumed run retries what the original would have.
@@ -105,7 +105,7 @@ async def run_variant(
             next_index += 1
             result = await _one_step(spec, plan, equipment, metrics, sink, records)
             record = record_of(result)  # the one place a step's record is derived
-            report.add_step(result, record)
+            run_record.add_step(result, record)
             await sink.step_finished(record, result)
             records.append(record)
             if spec.trial.settle > 0:
@@ -115,7 +115,7 @@ async def run_variant(
     except Exception as exc:  # e.g. the target died: keep the range measured so far
         log.exception("variant %s stopped", variant)
         return range_so_far(records, spec.unit, variant, str(exc) or type(exc).__name__)
-    return _final(action.ceiling, spec, variant, report.steps)
+    return _final(action.ceiling, spec, variant, run_record.steps)
 
 
 async def _one_step(
