@@ -1,0 +1,180 @@
+"""What a Deployment under its autoscaler lived through in one flight (issue 57): the
+figures a flight test reports, from its timeline alone.
+
+A flight is a load profile (a base, a burst or ramp to a peak, a fall) sent at a target
+whose replicas an autoscaler adds and removes. The timeline is one `FlightSlice` per
+slice of the flight: the load offered and carried, the p99, how many replicas were
+ready and how many the autoscaler wanted, the requests sent and failed. From it, with
+the per-pod ceiling (measured in the same run, or given):
+
+- **short of capacity**: the first slice whose offered load is more than the ready
+  replicas carry at the per-pod ceiling; every lag counts from there;
+- **each new pod's lag**: from short of capacity to the slice its replica count was
+  first ready;
+- **time to capacity**: from short of capacity to the first slice from which, to the
+  flight's end or the next shortage, p99 stays within the bar and the carried load
+  keeps up with the offered (`KEEPS_UP` of it);
+- **seconds over the bar**, **requests failed** (and their share of those sent);
+- on the way down, **flaps** (the wanted count turning back up within the scale-down
+  stabilization window after going down, or down after going up) and
+  **over-provisioned pod-minutes** (ready replicas beyond what the offered load needs
+  at the ceiling, summed over time).
+
+The flight **held** when no slice was over the bar and the failed share stayed within
+the bar's error budget. Pure: the caller measured the slices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+KEEPS_UP = 0.95  # the carried load, as a share of the offered, that counts as keeping up
+
+
+@dataclass(frozen=True)
+class FlightSlice:
+    at: float  # seconds from the flight's start
+    seconds: float  # the slice's length
+    offered: float  # the load asked for, in the spec's unit
+    achieved: float  # the load carried
+    p99_ms: float | None  # None: nothing answered in the slice
+    ready: int  # replicas ready (serving) at the slice's end
+    desired: int  # replicas the autoscaler wanted at the slice's end
+    sent: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True)
+class PodLag:
+    replicas: int  # the count reached (the n-th ready pod)
+    lag_s: float  # from short of capacity to that count ready
+
+
+@dataclass(frozen=True)
+class Flight:
+    short_at: float | None  # None: the ready pods always had the capacity
+    lags: tuple[PodLag, ...]
+    time_to_capacity_s: float | None  # None: short of capacity to the end
+    seconds_over_bar: float
+    sent: int
+    failed: int
+    flaps: int
+    over_provisioned_pod_minutes: float
+    start_replicas: int
+    peak_replicas: int
+    held: bool
+
+    @property
+    def failed_share(self) -> float:
+        return self.failed / self.sent if self.sent else 0.0
+
+
+def needed(offered: float, per_pod: float) -> int:
+    """Replicas that carry `offered` at the per-pod ceiling."""
+    return max(1, math.ceil(offered / per_pod - 1e-9))
+
+
+def measure(
+    slices: Sequence[FlightSlice],
+    *,
+    per_pod: float,
+    bar_ms: float,
+    max_failed_share: float,
+    stabilization_s: float = 300.0,
+) -> Flight:
+    """The flight's figures from its timeline (`slices` in time order)."""
+    if not slices:
+        raise ValueError("a flight needs at least one slice")
+    if per_pod <= 0:
+        raise ValueError("the per-pod ceiling must be positive")
+    short = next((s for s in slices if s.offered > s.ready * per_pod), None)
+    over = sum(s.seconds for s in slices if s.p99_ms is not None and s.p99_ms > bar_ms)
+    sent, failed = sum(s.sent for s in slices), sum(s.failed for s in slices)
+    extra = sum(max(0, s.ready - needed(s.offered, per_pod)) * s.seconds for s in slices)
+    failed_share = failed / sent if sent else 0.0
+    return Flight(
+        short_at=short.at if short is not None else None,
+        lags=_lags(slices, short),
+        time_to_capacity_s=_time_to_capacity(slices, short, bar_ms),
+        seconds_over_bar=over,
+        sent=sent,
+        failed=failed,
+        flaps=_flaps(slices, stabilization_s),
+        over_provisioned_pod_minutes=extra / 60,
+        start_replicas=slices[0].ready,
+        peak_replicas=max(s.ready for s in slices),
+        held=over == 0 and failed_share <= max_failed_share,
+    )
+
+
+def _lags(slices: Sequence[FlightSlice], short: FlightSlice | None) -> tuple[PodLag, ...]:
+    """Each replica count first ready after the shortage, with its lag."""
+    if short is None:
+        return ()
+    lags, highest = [], short.ready
+    for s in slices:
+        if s.at < short.at:
+            continue
+        for count in range(highest + 1, s.ready + 1):
+            lags.append(PodLag(count, s.at + s.seconds - short.at))
+        highest = max(highest, s.ready)
+    return tuple(lags)
+
+
+def _recovered(s: FlightSlice, bar_ms: float) -> bool:
+    within = s.p99_ms is not None and s.p99_ms <= bar_ms
+    return within and s.achieved >= KEEPS_UP * s.offered
+
+
+def _time_to_capacity(
+    slices: Sequence[FlightSlice], short: FlightSlice | None, bar_ms: float
+) -> float | None:
+    """From the shortage to the first slice after which every slice is recovered."""
+    if short is None:
+        return 0.0
+    after = [s for s in slices if s.at >= short.at]
+    for index, s in enumerate(after):
+        if all(_recovered(later, bar_ms) for later in after[index:]):
+            return s.at - short.at
+    return None
+
+
+def _flaps(slices: Sequence[FlightSlice], window_s: float) -> int:
+    """Turns of the wanted count (up after down, or down after up) within `window_s` of
+    the previous change."""
+    changes: list[tuple[float, int]] = []  # (when, +1 up or -1 down)
+    for before, now in zip(slices, slices[1:], strict=False):
+        if now.desired != before.desired:
+            changes.append((now.at, 1 if now.desired > before.desired else -1))
+    return sum(
+        1
+        for (t0, d0), (t1, d1) in zip(changes, changes[1:], strict=False)
+        if d0 != d1 and t1 - t0 < window_s
+    )
+
+
+def sentence(flight: Flight, profile: str) -> str:
+    """The flight in one sentence, e.g. "a burst from 200 to 1,000 rps in 10 s: 3 -> 9
+    pods in 74 s; p99 over the bar for 41 s; 212 requests failed (0.4%); it did not
+    hold"."""
+    parts = [f"{profile}: "]
+    last = flight.lags[-1].lag_s if flight.lags else None
+    grew = f"{flight.start_replicas} → {flight.peak_replicas} pods"
+    if flight.short_at is None:
+        parts[0] += f"{grew}, never short of capacity"
+    elif last is None:
+        parts[0] += f"{grew}; no pod was added after it ran short of capacity"
+    else:
+        parts[0] += f"{grew} in {last:.0f} s"
+    if flight.seconds_over_bar:
+        parts.append(f"p99 over the bar for {flight.seconds_over_bar:.0f} s")
+    if flight.time_to_capacity_s is None and flight.short_at is not None:
+        parts.append("never back within the bar")
+    elif flight.short_at is not None:
+        parts.append(f"back within the bar {flight.time_to_capacity_s:.0f} s after")
+    plural = "s" if flight.failed != 1 else ""
+    parts.append(f"{flight.failed:,} request{plural} failed ({flight.failed_share:.1%})")
+    parts.append("it held" if flight.held else "it did not hold")
+    return "; ".join(parts)
