@@ -26,6 +26,7 @@ the bar's error budget. Pure: the caller measured the slices.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,12 +146,12 @@ def _flaps(slices: Sequence[FlightSlice], window_s: float) -> int:
     """Turns of the wanted count (up after down, or down after up) within `window_s` of
     the previous change."""
     changes: list[tuple[float, int]] = []  # (when, +1 up or -1 down)
-    for before, now in zip(slices, slices[1:], strict=False):
+    for before, now in itertools.pairwise(slices):
         if now.desired != before.desired:
             changes.append((now.at, 1 if now.desired > before.desired else -1))
     return sum(
         1
-        for (t0, d0), (t1, d1) in zip(changes, changes[1:], strict=False)
+        for (t0, d0), (t1, d1) in itertools.pairwise(changes)
         if d0 != d1 and t1 - t0 < window_s
     )
 
