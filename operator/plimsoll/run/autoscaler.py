@@ -1,0 +1,109 @@
+"""The HPA's loop over local replicas (issue 57): where no kube-controller-manager scales
+the target, Plimsoll makes the controller's decisions (`plimsoll.decide.hpa`) on the
+same inputs, once per sync period, and starts or stops replicas as it decides.
+
+Each sync reads every ready replica's CPU since the last sync as a share of its request
+(what metrics-server would report), counts the replicas still starting as not ready,
+and asks `decide.hpa.sync` how many to run. Replicas start concurrently, as pods do: a
+sync does not wait for the ones it asked for, and the next sync sees them as unready
+until they serve. Scaling down stops the newest ready replicas first (a ReplicaSet's
+rule for pods of equal standing). Every change of the wanted or the ready count goes
+to `history`, the timeline the flight's figures are read from (`decide.flight`).
+
+The loop runs on the event loop's clock, so a test can drive it in fake time; every
+loop is bounded by `until`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from plimsoll.decide.hpa import Hpa, Memory, Pods, sync
+
+
+class ReplicaPool(Protocol):
+    """The target's replicas as the loop sees them."""
+
+    def ready(self) -> int:
+        """How many serve now."""
+        ...
+
+    def utilization(self) -> list[float]:
+        """Each serving replica's CPU since the last call, as a share of its request."""
+        ...
+
+    async def add(self) -> None:
+        """Start one more replica; returns once it serves (raises if it cannot)."""
+        ...
+
+    async def remove(self) -> None:
+        """Stop the newest serving replica."""
+        ...
+
+
+@dataclass(frozen=True)
+class ReplicaCount:
+    at: float  # seconds from the loop's start
+    ready: int
+    desired: int
+
+
+@dataclass
+class SimulatedHpa:
+    hpa: Hpa
+    pool: ReplicaPool
+    clock: Callable[[], float]  # the event loop's time
+    history: list[ReplicaCount] = field(default_factory=list)
+    failed_starts: list[str] = field(default_factory=list)
+    _starting: set[asyncio.Task[None]] = field(default_factory=set)
+    _memory: Memory = field(default_factory=Memory)
+    _origin: float = 0.0
+    _desired: int = 0
+
+    def _note(self) -> None:
+        now = ReplicaCount(self.clock() - self._origin, self.pool.ready(), self._desired)
+        last = self.history[-1] if self.history else None
+        if last is None or (last.ready, last.desired) != (now.ready, now.desired):
+            self.history.append(now)
+
+    async def run(self, seconds: float) -> None:
+        """Sync every period for `seconds`; replicas still starting at the end are left to
+        start (the caller stops the pool)."""
+        self._origin = self.clock()
+        self._desired = self.pool.ready()
+        self._note()
+        deadline = self._origin + seconds
+        while self.clock() < deadline:
+            await asyncio.sleep(min(self.hpa.sync_seconds, deadline - self.clock()))
+            if self.clock() < deadline:
+                await self._sync()
+        for task in self._starting:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*self._starting, return_exceptions=True)
+
+    async def _sync(self) -> None:
+        now = self.clock() - self._origin
+        current = self.pool.ready() + len(self._starting)
+        pods = Pods(ready=self.pool.utilization(), unready=len(self._starting))
+        wanted, self._memory = sync(self.hpa, now, current, pods, self._memory)
+        self._desired = wanted
+        for _ in range(wanted - current):
+            task = asyncio.create_task(self._add())
+            self._starting.add(task)
+            task.add_done_callback(self._starting.discard)
+        for _ in range(current - wanted):
+            if self.pool.ready() > 0:
+                await self.pool.remove()
+        self._note()
+
+    async def _add(self) -> None:
+        try:
+            await self.pool.add()
+        except Exception as exc:  # a replica that cannot start: the next sync asks again
+            self.failed_starts.append(str(exc) or type(exc).__name__)
+        self._note()

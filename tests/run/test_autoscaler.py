@@ -1,0 +1,92 @@
+"""The HPA's loop over replicas, in fake time (looptime): a burst the default policies
+scale for, worked by hand from the documented rules (issue 57).
+
+Each replica carries 100 rps and uses 0.9 of its CPU request at that load, capped at the
+request (its limit). The HPA holds 60% utilization, 2 to 10 replicas, syncing every
+15 s; a replica serves 20 s after it is asked for. 120 rps on 2 replicas is 54% each,
+within the 10% tolerance. From 61 s the load is 450 rps:
+
+- 75 s: 2 replicas at 100% (capped): ceil(2 x 100/60) = 4 wanted; 2 start.
+- 90 s: 2 ready at 100%, 2 starting counted idle: (100+100+0+0)/4 = 50%, which would
+  scale down: the count stays 4.
+- 95 s: the 2 serve. 105 s: 4 at 100% (450/4 = 112.5 rps each): ceil(4 x 100/60) = 7;
+  the policies allow 8 (100% or 4 pods per 15 s); 3 start, and serve at 125 s.
+- 135 s: 7 at 58% (64 rps each): within the tolerance; 7 stay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from plimsoll.decide.hpa import Hpa
+from plimsoll.run.autoscaler import ReplicaCount, SimulatedHpa
+
+PER_POD, CPU_AT_CEILING, START_S = 100.0, 0.9, 20.0
+
+
+class FakePool:
+    def __init__(self, load: object, ready: int) -> None:
+        self.load = load
+        self._ready = ready
+        self.loop = asyncio.get_running_loop()
+        self.origin = self.loop.time()
+
+    def ready(self) -> int:
+        return self._ready
+
+    def utilization(self) -> list[float]:
+        rate = self.load(self.loop.time() - self.origin)  # type: ignore[operator]
+        each = min(1.0, rate / self._ready / PER_POD * CPU_AT_CEILING)
+        return [each] * self._ready
+
+    async def add(self) -> None:
+        await asyncio.sleep(START_S)
+        self._ready += 1
+
+    async def remove(self) -> None:
+        self._ready -= 1
+
+
+@pytest.mark.looptime
+async def test_a_burst_is_met_in_two_scale_ups() -> None:
+    loop = asyncio.get_running_loop()
+    pool = FakePool(lambda t: 120.0 if t < 61 else 450.0, ready=2)
+    hpa = SimulatedHpa(
+        Hpa(min_replicas=2, max_replicas=10, target_utilization=0.6), pool, loop.time
+    )
+    await hpa.run(150)
+    assert hpa.history == [
+        ReplicaCount(0, 2, 2),
+        ReplicaCount(75, 2, 4),
+        ReplicaCount(95, 3, 4),
+        ReplicaCount(95, 4, 4),
+        ReplicaCount(105, 4, 7),
+        ReplicaCount(125, 5, 7),
+        ReplicaCount(125, 6, 7),
+        ReplicaCount(125, 7, 7),
+    ]
+    assert hpa.failed_starts == []
+
+
+@pytest.mark.looptime
+async def test_a_replica_that_cannot_start_is_asked_for_again() -> None:
+    loop = asyncio.get_running_loop()
+
+    class Failing(FakePool):
+        tries = 0
+
+        async def add(self) -> None:
+            self.tries += 1
+            if self.tries == 1:
+                await asyncio.sleep(5)
+                raise RuntimeError("target exited (code 1)")
+            await super().add()
+
+    pool = Failing(lambda t: 100.0, ready=1)  # 90% on one replica: 2 wanted
+    hpa = SimulatedHpa(Hpa(min_replicas=1, max_replicas=4, target_utilization=0.6), pool, loop.time)
+    await hpa.run(60)
+    assert hpa.failed_starts == ["target exited (code 1)"]
+    assert pool.ready() == 2  # the second sync asked again
+    assert hpa.history[-1] == ReplicaCount(50, 2, 2)
