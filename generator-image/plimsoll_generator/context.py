@@ -63,7 +63,7 @@ class TrialContext:
         return cls(
             request=request,
             # Replicas are the platform's own processes on loopback: reached by their URLs.
-            pool=SpreadPool(request.replica_urls, tls)
+            pool=SpreadPool(request.replica_urls, tls, request.serving_replicas)
             if len(request.replica_urls) > 1
             else Pool(host, port, tls, address),
             target_address=address,

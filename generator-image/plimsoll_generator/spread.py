@@ -12,8 +12,10 @@ It is probed with a bare connect (no request, so nothing fails) every
 `PROBE_INTERVAL`, and routed to again once it listens: a restored zone
 (`trial.faults[].restore`) takes its share back, as a ready pod rejoins its
 Service. Each trial has new pools; the requests routed to each replica are
-counted for the timeline (`TimelineSlice.replica_sent`). Called by
-`context.py` in place of the single `Pool`; the same send/fetch/close surface.
+counted for the timeline (`TimelineSlice.replica_sent`). Replicas an autoscaler has
+not started yet (`TrialRequest.serving_replicas`) start left out and probed, and join
+once they listen. Called by `context.py` in place of the single `Pool`; the same
+send/fetch/close surface.
 """
 
 from __future__ import annotations
@@ -31,8 +33,14 @@ PROBE_INTERVAL = 0.5
 
 
 class SpreadPool:
-    def __init__(self, urls: list[str], tls: ssl.SSLContext | None) -> None:
+    def __init__(
+        self, urls: list[str], tls: ssl.SSLContext | None, serving: int | None = None
+    ) -> None:
         self.pools = [Pool(*split_url(url)[:2], tls) for url in urls]
+        # Replicas past `serving` have not started (an autoscaler's room to grow): left
+        # out until a probe finds them listening, so no request is sent to nobody.
+        for pool in self.pools[serving if serving is not None else len(urls) :]:
+            pool.refused = True
         self.tls = tls
         self.turn = 0
         self.sent = [0] * len(self.pools)  # requests routed to each replica, for the timeline

@@ -247,9 +247,9 @@ class TargetProtocol(asyncio.Protocol):
 
 
 async def start_target(
-    state: TargetState, tls: ssl.SSLContext | None = None
+    state: TargetState, tls: ssl.SSLContext | None = None, port: int = 0
 ) -> tuple[asyncio.Server, int]:
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: TargetProtocol(state), "127.0.0.1", 0, ssl=tls)
+    server = await loop.create_server(lambda: TargetProtocol(state), "127.0.0.1", port, ssl=tls)
     port = server.sockets[0].getsockname()[1]
     return server, port

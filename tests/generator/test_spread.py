@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 from plimsoll.api.trial import TrialState
@@ -42,3 +43,35 @@ async def test_a_refused_replica_is_routed_around() -> None:
     # to it before that refusal came back fail, the rest go to the replica that answers.
     assert 1 <= outcomes.transport <= 3, outcomes
     assert outcomes.ok == 300 - outcomes.transport
+
+
+async def test_a_standby_replica_takes_no_call_until_it_listens_then_its_share() -> None:
+    """An autoscaler's room to grow (issue 57): the second replica is not started when
+    the trial starts, so no call goes to it (none fails); once it listens, a probe finds
+    it within half a second and it takes its turn."""
+    serving, standby = TargetState(), TargetState()
+    server, port = await start_target(serving)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        later = sock.getsockname()[1]
+    urls = [f"http://127.0.0.1:{port}", f"http://127.0.0.1:{later}"]
+    workload = {"mix": [{"name": "hello"}], "arrival": "uniform"}
+
+    async def start_the_standby() -> tuple[asyncio.Server, int]:
+        await asyncio.sleep(1.5)
+        return await start_target(standby, port=later)
+
+    starting = asyncio.create_task(start_the_standby())
+    trial = request(urls[0], workload, level=100, duration=4, replicaUrls=urls, servingReplicas=1)
+    try:
+        result = await run(trial)
+    finally:
+        server.close()
+        late_server, _ = await starting
+        late_server.close()
+    outcomes = result.operations["hello"].outcomes
+    assert outcomes.transport == 0, outcomes
+    assert outcomes.ok == 400
+    taken = sum(standby.paths.values())
+    # started 1.5 s into 4 s: about half of the last 2.5 s at 100/s, less the probe's wait
+    assert 90 <= taken <= 130, taken

@@ -84,6 +84,14 @@ class TrialRequest(PlimsollModel):
         description="Every replica's URL when the target runs more than one (the first is "
         "`target_url`): connections are spread over them in turn.",
     )
+    serving_replicas: int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="Of `replica_urls`, how many serve when the trial starts (the first "
+        "ones); the others are an autoscaler's room to grow: left out until they listen, "
+        "as a pod joins its Service once ready. None: every one serves.",
+    )
     slice_seconds: float = Field(
         DEFAULT_SLICE_SECONDS,
         ge=0.1,
