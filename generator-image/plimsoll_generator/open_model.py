@@ -20,12 +20,13 @@ from __future__ import annotations
 import asyncio
 import time
 
+from plimsoll.shared.rate_profile import of_phases
 from plimsoll_generator.client import Exchange, upstream_seconds
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.http_mix import HttpMix, MixEntry
 from plimsoll_generator.pacing import Pacer
 from plimsoll_generator.recorder import FOLD_AT, OperationStats, classify
-from plimsoll_generator.schedule import Schedule
+from plimsoll_generator.schedule import ProfiledSchedule, Schedule
 
 _perf = time.perf_counter
 
@@ -250,7 +251,12 @@ class PacedDriver(HttpDriver):
 class OpenModel(PacedDriver):
     def __init__(self, ctx: TrialContext, rate: float) -> None:
         super().__init__(ctx)
-        self.pace(Schedule(rate, ctx.request.workload.arrival, ctx.rng))
+        workload = ctx.request.workload
+        if workload.profile:  # a flight (issue 57): the rate follows the profile's shares
+            profile = of_phases(workload.profile)
+            self.pace(ProfiledSchedule(rate, profile, workload.arrival, ctx.rng))
+        else:
+            self.pace(Schedule(rate, workload.arrival, ctx.rng))
 
     def start_due(self, offset: float, start: float, record: bool, now: float) -> None:
         self.send(self.choose(), start, record, -1, now)

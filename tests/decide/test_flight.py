@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from plimsoll.decide.flight import Flight, FlightSlice, PodLag, measure, needed, sentence
+from plimsoll.api.autoscale import FlightResult, PodLag
+from plimsoll.decide.flight import FlightSlice, measure, needed
 
 BAR_MS = 200.0
 
@@ -38,21 +39,25 @@ BURST = [
 ]
 
 
-def _measure(slices: list[FlightSlice]) -> Flight:
-    return measure(slices, per_pod=100, bar_ms=BAR_MS, max_failed_share=0.001)
+def _measure(slices: list[FlightSlice], profile: str = "a burst") -> FlightResult:
+    return measure(slices, per_pod=100, bar_ms=BAR_MS, max_failed_share=0.001, profile=profile)
 
 
 def test_a_burst_the_autoscaler_is_late_for() -> None:
-    flight = _measure(BURST)
+    flight = _measure(BURST, "a burst from 200 to 500 rps")
     assert flight.short_at == 10
-    assert flight.lags == (PodLag(3, 15), PodLag(4, 25), PodLag(5, 25))
+    assert flight.lags == [
+        PodLag(replicas=3, lag_s=15),
+        PodLag(replicas=4, lag_s=25),
+        PodLag(replicas=5, lag_s=25),
+    ]
     assert flight.time_to_capacity_s == 25
     assert flight.seconds_over_bar == 25  # t=10..35: five slices over 200 ms
     assert (flight.sent, flight.failed) == (19500, 60)
     assert flight.failed_share == pytest.approx(60 / 19500)
     assert (flight.start_replicas, flight.peak_replicas) == (2, 5)
     assert not flight.held
-    assert sentence(flight, "a burst from 200 to 500 rps") == (
+    assert flight.sentence == (
         "a burst from 200 to 500 rps: 2 → 5 pods in 25 s; p99 over the bar for 25 s; "
         "back within the bar 25 s after; 60 requests failed (0.3%); it did not hold"
     )
@@ -60,23 +65,23 @@ def test_a_burst_the_autoscaler_is_late_for() -> None:
 
 def test_enough_pods_from_the_start_holds_and_counts_the_idle_ones() -> None:
     steady = [_slice(t, 200, 200, 50, 5, 5) for t in range(0, 60, 5)]
-    flight = _measure(steady)
+    flight = _measure(steady, "200 rps held")
     assert flight.short_at is None
-    assert flight.lags == ()
+    assert flight.lags == []
     assert flight.time_to_capacity_s == 0
     assert flight.held
     # 3 pods beyond the 2 that 200 rps needs, for 60 s: 3 pod-minutes
     assert flight.over_provisioned_pod_minutes == pytest.approx(3.0)
-    assert "never short of capacity" in sentence(flight, "200 rps held")
+    assert "never short of capacity" in flight.sentence
 
 
 def test_never_back_within_the_bar() -> None:
     stuck = [_slice(0, 200, 200, 50, 2, 2), *(_slice(t, 500, 200, 900, 2, 2) for t in (5, 10))]
     flight = _measure(stuck)
     assert flight.time_to_capacity_s is None
-    assert flight.lags == ()
-    assert "no pod was added" in sentence(flight, "a burst")
-    assert "never back within the bar" in sentence(flight, "a burst")
+    assert flight.lags == []
+    assert "no pod was added" in flight.sentence
+    assert "never back within the bar" in flight.sentence
 
 
 def test_a_turn_of_the_wanted_count_within_the_window_is_a_flap() -> None:
@@ -98,4 +103,4 @@ def test_a_flight_needs_slices_and_a_ceiling() -> None:
     with pytest.raises(ValueError, match="at least one slice"):
         _measure([])
     with pytest.raises(ValueError, match="positive"):
-        measure(BURST, per_pod=0, bar_ms=BAR_MS, max_failed_share=0.001)
+        measure(BURST, per_pod=0, bar_ms=BAR_MS, max_failed_share=0.001, profile="a burst")

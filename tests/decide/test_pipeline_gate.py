@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from plimsoll.api.autoscale import FlightResult
 from plimsoll.api.gate import RegressionStatus
 from plimsoll.api.proof import Proof
 from plimsoll.api.report import Outcome
@@ -130,3 +131,17 @@ def test_at_least_meets_a_bar_under_it_and_cannot_judge_one_over_it() -> None:
     assert over.passed is None
     assert "no level as high as the bar of 500 was tried" in over.message
     assert report_answer(report, [over]) is Answer.INCOMPLETE
+
+
+def test_a_flight_is_the_case_of_a_flight_run() -> None:
+    report = make_report({"default": Run(None, 45, [(45, Verdict.FAIL, 0.1)])})
+    grounded = FlightResult(profile="a burst", held=False, sentence="a burst: it did not hold")
+    report.steps[0] = report.steps[0].model_copy(update={"flight": grounded})
+    cases = report_cases(report)
+    assert [(c.name, c.passed, c.message) for c in cases] == [
+        ("flight default", False, "a burst: it did not hold")
+    ]
+    assert report_answer(report, cases) is Answer.REFUSED
+    flown = grounded.model_copy(update={"held": True, "sentence": "a burst: it held"})
+    report.steps[0] = report.steps[0].model_copy(update={"flight": flown})
+    assert report_answer(report, report_cases(report)) is Answer.WITHIN

@@ -20,8 +20,9 @@ import asyncio
 
 import pytest
 
+from plimsoll.api.autoscale import ReplicaCount
 from plimsoll.decide.hpa import Hpa
-from plimsoll.run.autoscaler import ReplicaCount, SimulatedHpa
+from plimsoll.run.autoscaler import SimulatedHpa
 
 PER_POD, CPU_AT_CEILING, START_S = 100.0, 0.9, 20.0
 
@@ -58,14 +59,14 @@ async def test_a_burst_is_met_in_two_scale_ups() -> None:
     )
     await hpa.run(150)
     assert hpa.history == [
-        ReplicaCount(0, 2, 2),
-        ReplicaCount(75, 2, 4),
-        ReplicaCount(95, 3, 4),
-        ReplicaCount(95, 4, 4),
-        ReplicaCount(105, 4, 7),
-        ReplicaCount(125, 5, 7),
-        ReplicaCount(125, 6, 7),
-        ReplicaCount(125, 7, 7),
+        ReplicaCount(at=0, ready=2, desired=2),
+        ReplicaCount(at=75, ready=2, desired=4),
+        ReplicaCount(at=95, ready=3, desired=4),
+        ReplicaCount(at=95, ready=4, desired=4),
+        ReplicaCount(at=105, ready=4, desired=7),
+        ReplicaCount(at=125, ready=5, desired=7),
+        ReplicaCount(at=125, ready=6, desired=7),
+        ReplicaCount(at=125, ready=7, desired=7),
     ]
     assert hpa.failed_starts == []
 
@@ -89,4 +90,21 @@ async def test_a_replica_that_cannot_start_is_asked_for_again() -> None:
     await hpa.run(60)
     assert hpa.failed_starts == ["target exited (code 1)"]
     assert pool.ready() == 2  # the second sync asked again
-    assert hpa.history[-1] == ReplicaCount(50, 2, 2)
+    assert hpa.history[-1] == ReplicaCount(at=50, ready=2, desired=2)
+
+
+@pytest.mark.looptime
+async def test_a_replica_with_no_figure_yet_counts_as_the_controller_counts_it() -> None:
+    """Two serving replicas, one without a CPU figure yet (it just started): counted idle
+    when scaling up, so (100% + 0) / 2 = 50% of a 60% target would scale down, which
+    reverses the direction: the count stays 2 (the controller's rule for missing metrics)."""
+    loop = asyncio.get_running_loop()
+
+    class HalfMeasured(FakePool):
+        def utilization(self) -> list[float]:
+            return [1.0]
+
+    pool = HalfMeasured(lambda t: 100.0, ready=2)
+    hpa = SimulatedHpa(Hpa(min_replicas=1, max_replicas=8, target_utilization=0.6), pool, loop.time)
+    await hpa.run(40)
+    assert hpa.history == [ReplicaCount(at=0, ready=2, desired=2)]

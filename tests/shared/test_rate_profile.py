@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plimsoll.shared.rate_profile import RateProfile
+from plimsoll.api.autoscale import ProfilePhase
+from plimsoll.shared.rate_profile import RateProfile, of_phases
 
 # 10 s at 0.2, a 10 s ramp to 1.0, 20 s held, then a step back to 0.2 (held after).
 BURST = RateProfile.of([(0, 0.2), (10, 0.2), (20, 1.0), (40, 1.0), (40, 0.2)])
@@ -78,3 +79,23 @@ def test_the_inverse_reaches_the_area_asked_on_any_shape(
     # and it is the first such time: a moment earlier the area was smaller
     if when > 1e-6:
         assert profile.area(when - 1e-6) <= area + 1e-9
+
+
+def test_a_spec_profile_becomes_shares_of_its_peak() -> None:
+    phases = [
+        ProfilePhase(level=200, hold=60),
+        ProfilePhase(level=1000, ramp=10, hold=120),
+        ProfilePhase(level=200, hold=30),  # a step down: no ramp
+    ]
+    profile = of_phases(phases)
+    assert profile.points == (
+        (0.0, 0.2),
+        (60.0, 0.2),
+        (70.0, 1.0),
+        (190.0, 1.0),
+        (190.0, 0.2),
+        (220.0, 0.2),
+    )
+    assert profile.seconds == 220
+    with pytest.raises(ValueError, match="above 0"):
+        of_phases([ProfilePhase(level=0, hold=10)])

@@ -56,6 +56,7 @@ class Strategy(StrEnum):
     DOUBLING = "doubling"  # double until a failure, then bisect
     PROBE = "probe"  # short probe trials while the bracket is wide, full trials to confirm
     PROVE = "prove"  # one long trial at a planned level: does the plan hold (with its faults)?
+    AUTOSCALE = "autoscale"  # one flight of workload.profile at the target under its autoscaler
 
 
 class Search(PlimsollModel):
@@ -83,7 +84,8 @@ class Search(PlimsollModel):
     strategy: Strategy = Field(
         Strategy.DOUBLING,
         description="How levels are chosen: steps (a fixed list), doubling (double, then bisect), "
-        "probe (short trials, then full ones), prove (one long trial at a planned level).",
+        "probe (short trials, then full ones), prove (one long trial at a planned level), "
+        "autoscale (one flight of workload.profile at the target under target.autoscaler).",
     )
     level: Level | None = Field(
         None, description="For 'prove': the level of its one trial, e.g. the planned peak."
@@ -141,8 +143,8 @@ class Search(PlimsollModel):
             )
         if self.strategy is not Strategy.PROVE and (self.level is not None or self.from_sizing):
             raise ValueError(
-                "'level' and 'fromSizing' are for strategy 'prove': set strategy: prove or "
-                "leave them out"
+                "'level' and 'fromSizing' are for strategy 'prove' (a flight's level is its "
+                "profile's peak): set strategy: prove or leave them out"
             )
         if self.floor >= self.limit:
             raise ValueError(f"'floor' ({self.floor}) must be below 'limit' ({self.limit})")

@@ -13,6 +13,7 @@ from enum import StrEnum
 from pydantic import Field, model_validator
 
 from plimsoll.api import spec_checks
+from plimsoll.api.autoscale import Autoscale
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.contract import Contract
 from plimsoll.api.gate import Regression, Schedule
@@ -149,6 +150,11 @@ class CapacityTestSpec(PlimsollModel):
         "a proof's verdict changes (CloudEvents JSON or Slack text; the URL from a Secret).",
     )
     history_limit: int = Field(10, ge=1, le=50, description="Runs kept per variant in history.")
+    autoscale: Autoscale | None = Field(
+        None,
+        description="For search.strategy autoscale: the per-pod ceiling the flight counts "
+        "pods against, and the share of requests that may fail.",
+    )
     sizing: SizingSpec | None = Field(
         None, description="Plan a deployment from the ceiling: the plan goes to status and report."
     )
@@ -171,6 +177,7 @@ class CapacityTestSpec(PlimsollModel):
             *spec_checks.proof_problems(self),
             *spec_checks.trigger_problems(self),
             *spec_checks.contract_problems(self),
+            *spec_checks.autoscale_problems(self),
         ]
         if problems:
             raise ValueError("\n".join(problems))

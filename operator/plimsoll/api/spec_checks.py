@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from plimsoll.api.pass_when import PassWhen
-from plimsoll.api.search_spec import Trial
+from plimsoll.api.search_spec import Strategy, Trial
 from plimsoll.api.sizing import SizingSpec
 from plimsoll.api.target import Target
 from plimsoll.api.unique import duplicate_problems
@@ -215,3 +215,68 @@ def contract_problems(spec: CapacityTestSpec) -> list[str]:
             "the Deployment; annotate from a CapacityTest without variants or shapes"
         ]
     return []
+
+
+# A flight is at least this long and at most a trial's longest (issue 57).
+SHORTEST_FLIGHT_S = 10.0
+LONGEST_FLIGHT_S = 6 * 3600.0
+
+
+def autoscale_problems(spec: CapacityTestSpec) -> list[str]:
+    """A flight (`search.strategy: autoscale`) needs its three parts, and they belong to
+    it alone: the target's autoscaler, the load profile, and how it is judged."""
+    flight = spec.search.strategy is Strategy.AUTOSCALE
+    target, workload = spec.target, spec.workload
+    parts = {
+        "target.autoscaler": target.autoscaler,
+        "workload.profile": workload.profile,
+        "autoscale": spec.autoscale,
+    }
+    if not flight:
+        return [
+            f"{name}: applies to search.strategy autoscale (a flight); set it, or leave {name} out"
+            for name, part in parts.items()
+            if part is not None
+        ]
+    problems = [
+        f"search.strategy autoscale: needs {name}" for name, part in parts.items() if part is None
+    ]
+    if workload.model is not LoadModel.RATE:
+        problems.append(
+            "search.strategy autoscale: the profile drives the open model (workload.model "
+            "rate); a flight of users or replay is not built yet"
+        )
+    if target.url is not None or target.resources is None:
+        problems.append(
+            "target.autoscaler: scales replicas Plimsoll starts and pins: give target.command "
+            "and target.resources, not url"
+        )
+    if target.replicas != 1 or target.zones:
+        problems.append(
+            "target.autoscaler: it decides the replicas (minReplicas to maxReplicas): leave "
+            "target.replicas and target.zones out"
+        )
+    if target.autoscaler is not None and target.autoscaler.max_replicas > 1 and not target.port_env:
+        problems.append(
+            "target.autoscaler: each replica needs a port of its own: set target.portEnv"
+        )
+    if spec.trial.faults:
+        problems.append("trial.faults: a flight's replicas are the autoscaler's: leave faults out")
+    if not any(
+        b.operation == "*" and b.metric == "total" and b.quantile >= 0.99
+        for b in spec.pass_when.latency
+    ):
+        problems.append(
+            "passWhen.latency: a flight is judged by the seconds p99 spent over the bar: "
+            "add a bound at p99, e.g. {quantile: 0.99, below: 300ms}"
+        )
+    if workload.profile is not None:
+        seconds = sum(p.ramp + p.hold for p in workload.profile[1:]) + workload.profile[0].hold
+        if not any(p.level > 0 for p in workload.profile):
+            problems.append("workload.profile: every level is 0: give the load to fly")
+        if not SHORTEST_FLIGHT_S <= seconds <= LONGEST_FLIGHT_S:
+            problems.append(
+                f"workload.profile: lasts {seconds:g} s; a flight lasts 10 s to 6 h (its "
+                "phases' ramp and hold add up)"
+            )
+    return problems

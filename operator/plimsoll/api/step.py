@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
+from plimsoll.api.autoscale import FlightResult
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.faults import FaultOutcome
 from plimsoll.api.timeline import Steadiness
@@ -202,6 +203,9 @@ class StepResult(PlimsollModel):
         default_factory=list,
         description="What each fault of trial.faults did: the windows before, during and "
         "after, the errors it caused, the time until p99 recovered.",
+    )
+    flight: FlightResult | None = Field(
+        None, description="A flight's (search.strategy autoscale): what the autoscaler did."
     )
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, WithJsonSchema, field_validator, model_validator
 
+from plimsoll.api.autoscale import Autoscaler
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import (
     ENV_NAME_PATTERN,
@@ -220,6 +221,11 @@ class Target(PlimsollModel):
         description="Replicas of the target, each pinned to `resources` (local: one process "
         "and cgroup each; the generators spread their connections over them). The ceiling "
         "stays per deployment.",
+    )
+    autoscaler: Autoscaler | None = Field(
+        None,
+        description="For search.strategy autoscale: the HPA that scales the target's replicas "
+        "(local: its decisions made by Plimsoll over pinned replicas).",
     )
     zones: list[str] = Field(
         default_factory=list,

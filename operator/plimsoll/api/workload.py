@@ -20,6 +20,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
+from plimsoll.api.autoscale import ProfilePhase
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import (
     HEADER_NAME_PATTERN,
@@ -307,6 +308,14 @@ class Workload(PlimsollModel):
     arrival: Arrival = Field(
         Arrival.POISSON,
         description="How open-model starts are spaced: poisson (random, the default) or uniform.",
+    )
+    profile: list[ProfilePhase] | None = Field(
+        None,
+        min_length=1,
+        max_length=20,
+        description="For search.strategy autoscale: the load over time, phase by phase "
+        "(each ramps from the last level to its own, then holds it), e.g. a base, a burst, "
+        "a fall.",
     )
     mix: list[Operation] = Field(
         min_length=1, description="The operations sent, each with its weight."

@@ -31,6 +31,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from plimsoll.api.autoscale import FlightResult, PodLag, ProfilePhase, ReplicaCount
+from plimsoll.api.timeline import TimelineSlice
+from plimsoll.shared import histogram
+from plimsoll.shared.rate_profile import RateProfile
+
 KEEPS_UP = 0.95  # the carried load, as a share of the offered, that counts as keeping up
 
 
@@ -47,31 +52,6 @@ class FlightSlice:
     failed: int = 0
 
 
-@dataclass(frozen=True)
-class PodLag:
-    replicas: int  # the count reached (the n-th ready pod)
-    lag_s: float  # from short of capacity to that count ready
-
-
-@dataclass(frozen=True)
-class Flight:
-    short_at: float | None  # None: the ready pods always had the capacity
-    lags: tuple[PodLag, ...]
-    time_to_capacity_s: float | None  # None: short of capacity to the end
-    seconds_over_bar: float
-    sent: int
-    failed: int
-    flaps: int
-    over_provisioned_pod_minutes: float
-    start_replicas: int
-    peak_replicas: int
-    held: bool
-
-    @property
-    def failed_share(self) -> float:
-        return self.failed / self.sent if self.sent else 0.0
-
-
 def needed(offered: float, per_pod: float) -> int:
     """Replicas that carry `offered` at the per-pod ceiling."""
     return max(1, math.ceil(offered / per_pod - 1e-9))
@@ -83,9 +63,11 @@ def measure(
     per_pod: float,
     bar_ms: float,
     max_failed_share: float,
+    profile: str,
     stabilization_s: float = 300.0,
-) -> Flight:
-    """The flight's figures from its timeline (`slices` in time order)."""
+) -> FlightResult:
+    """The flight's figures from its timeline (`slices` in time order); `profile` is the
+    load flown, in words, for the sentence."""
     if not slices:
         raise ValueError("a flight needs at least one slice")
     if per_pod <= 0:
@@ -95,7 +77,8 @@ def measure(
     sent, failed = sum(s.sent for s in slices), sum(s.failed for s in slices)
     extra = sum(max(0, s.ready - needed(s.offered, per_pod)) * s.seconds for s in slices)
     failed_share = failed / sent if sent else 0.0
-    return Flight(
+    flight = FlightResult(
+        profile=profile,
         short_at=short.at if short is not None else None,
         lags=_lags(slices, short),
         time_to_capacity_s=_time_to_capacity(slices, short, bar_ms),
@@ -108,20 +91,21 @@ def measure(
         peak_replicas=max(s.ready for s in slices),
         held=over == 0 and failed_share <= max_failed_share,
     )
+    return flight.model_copy(update={"sentence": sentence(flight)})
 
 
-def _lags(slices: Sequence[FlightSlice], short: FlightSlice | None) -> tuple[PodLag, ...]:
+def _lags(slices: Sequence[FlightSlice], short: FlightSlice | None) -> list[PodLag]:
     """Each replica count first ready after the shortage, with its lag."""
     if short is None:
-        return ()
+        return []
     lags, highest = [], short.ready
     for s in slices:
         if s.at < short.at:
             continue
         for count in range(highest + 1, s.ready + 1):
-            lags.append(PodLag(count, s.at + s.seconds - short.at))
+            lags.append(PodLag(replicas=count, lag_s=s.at + s.seconds - short.at))
         highest = max(highest, s.ready)
-    return tuple(lags)
+    return lags
 
 
 def _recovered(s: FlightSlice, bar_ms: float) -> bool:
@@ -150,17 +134,15 @@ def _flaps(slices: Sequence[FlightSlice], window_s: float) -> int:
         if now.desired != before.desired:
             changes.append((now.at, 1 if now.desired > before.desired else -1))
     return sum(
-        1
-        for (t0, d0), (t1, d1) in itertools.pairwise(changes)
-        if d0 != d1 and t1 - t0 < window_s
+        1 for (t0, d0), (t1, d1) in itertools.pairwise(changes) if d0 != d1 and t1 - t0 < window_s
     )
 
 
-def sentence(flight: Flight, profile: str) -> str:
+def sentence(flight: FlightResult) -> str:
     """The flight in one sentence, e.g. "a burst from 200 to 1,000 rps in 10 s: 3 -> 9
     pods in 74 s; p99 over the bar for 41 s; 212 requests failed (0.4%); it did not
     hold"."""
-    parts = [f"{profile}: "]
+    parts = [f"{flight.profile}: "]
     last = flight.lags[-1].lag_s if flight.lags else None
     grew = f"{flight.start_replicas} → {flight.peak_replicas} pods"
     if flight.short_at is None:
@@ -179,3 +161,49 @@ def sentence(flight: Flight, profile: str) -> str:
     parts.append(f"{flight.failed:,} request{plural} failed ({flight.failed_share:.1%})")
     parts.append("it held" if flight.held else "it did not hold")
     return "; ".join(parts)
+
+
+def slices_of(
+    timeline: Sequence[TimelineSlice],
+    replicas: Sequence[ReplicaCount],
+    profile: RateProfile,
+    level: float,
+) -> list[FlightSlice]:
+    """The flight's slices from the trial's timeline (sent, answered, failed, latency per
+    slice) and the autoscaler's counts: the load offered in a slice is the level times
+    the profile's mean share over it; the replicas are the counts at its end."""
+    out = []
+    for item in timeline:
+        end = item.start + item.seconds
+        share = (profile.area(end) - profile.area(item.start)) / item.seconds
+        decoded = histogram.decode(item.latency) if item.latency else None
+        counts = [c for c in replicas if c.at <= end]
+        last = counts[-1] if counts else (replicas[0] if replicas else None)
+        out.append(
+            FlightSlice(
+                at=item.start,
+                seconds=item.seconds,
+                offered=level * share,
+                achieved=item.ok / item.seconds,
+                p99_ms=histogram.quantile_ms(decoded, 0.99) if decoded is not None else None,
+                ready=last.ready if last is not None else 0,
+                desired=last.desired if last is not None else 0,
+                sent=item.sent,
+                failed=item.errors,
+            )
+        )
+    return out
+
+
+def profile_words(phases: Sequence[ProfilePhase], unit: str) -> str:
+    """The profile in words, e.g. "200 rps for 60 s, to 1,000 in 10 s for 120 s, to 200
+    at once for 30 s"."""
+    words = []
+    for index, phase in enumerate(phases):
+        held = f" for {phase.hold:g} s" if phase.hold else ""
+        if index == 0:
+            words.append(f"{phase.level:,} {unit}{held}")
+        else:
+            how = f"in {phase.ramp:g} s" if phase.ramp else "at once"
+            words.append(f"to {phase.level:,} {how}{held}")
+    return ", ".join(words)

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from plimsoll.api.autoscale import Autoscaler, ScalingRules
+
 # Scale events older than any policy's period count for nothing (the API holds a
 # policy's periodSeconds to 1,800); kept this long, then dropped.
 EVENTS_KEPT_SECONDS = 3600.0
@@ -197,3 +199,32 @@ def sync(hpa: Hpa, now: float, current: int, pods: Pods, memory: Memory) -> tupl
     stable, memory = memory.stabilized(hpa, now, current, proposal(hpa, current, pods))
     replicas = limited(hpa, now, current, stable, memory)
     return replicas, memory.changed(now, current, replicas)
+
+
+def of_spec(autoscaler: Autoscaler) -> Hpa:
+    """The HPA `target.autoscaler` describes, the API's defaults where it says nothing."""
+    behavior = autoscaler.behavior
+    return Hpa(
+        min_replicas=autoscaler.min_replicas,
+        max_replicas=autoscaler.max_replicas,
+        target_utilization=autoscaler.target_cpu_utilization / 100,
+        scale_up=_rules(behavior.scale_up if behavior else None, DEFAULT_SCALE_UP),
+        scale_down=_rules(behavior.scale_down if behavior else None, DEFAULT_SCALE_DOWN),
+        sync_seconds=autoscaler.sync_period,
+    )
+
+
+def _rules(given: ScalingRules | None, default: Rules) -> Rules:
+    if given is None:
+        return default
+    policies = (
+        tuple(Policy(PolicyKind(p.type.value), p.value, p.period_seconds) for p in given.policies)
+        if given.policies
+        else default.policies
+    )
+    window = given.stabilization_window_seconds
+    return Rules(
+        default.stabilization_seconds if window is None else window,
+        policies,
+        Select(given.select_policy.value),
+    )

@@ -130,8 +130,11 @@ def report_cases(
     gate's lines about it."""
     gate = regressions or {}
     why = report.message if report.outcome is not Outcome.SUCCEEDED else ""
+    flights = {s.variant: s.flight for s in report.steps if s.flight is not None}
     if proof is not None:  # a proof run has no ceiling to judge: its proof is the case
         cases = [proof_case(proof)]
+    elif flights:  # nor a flight: what it lived through is the case, one per variant
+        cases = [Case(f"flight {v}", f.held, f.sentence) for v, f in flights.items()]
     else:
         cases = [_of_ceiling(c, gate.get(c.variant, ()), fail_below, why) for c in report.ceilings]
     if report.outcome is not Outcome.SUCCEEDED and not cases:

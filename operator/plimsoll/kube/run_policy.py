@@ -67,6 +67,7 @@ def policy_problems(test: CapacityTest, policy: ClusterPolicy) -> list[str]:
             ),
             *(image_problems(view, policy.images) if policy.images is not None else []),
             replay_not_built(view),
+            flight_not_built(view),
         ]
         problems.extend(p for p in dict.fromkeys(found) if p and p not in problems)
     return problems
@@ -93,4 +94,17 @@ def replay_not_built(spec: CapacityTestSpec) -> str | None:
     return (
         "workload.model 'replay' is not built yet on Kubernetes (the generator pods have no "
         "volume for workload.replay.log): run it with `plimsoll run` on the local platform"
+    )
+
+
+def flight_not_built(spec: CapacityTestSpec) -> str | None:
+    """An autoscaler flight (issue 57) runs locally, with the HPA's decisions made by
+    Plimsoll; on a cluster it would run beside the real HPA controller, which is not built
+    yet: said, not faked."""
+    if spec.target.autoscaler is None:
+        return None
+    return (
+        "target.autoscaler: the autoscaler flight test is not built yet on Kubernetes (the "
+        "run would need a Deployment with its HPA and a metrics API): run it with "
+        "`plimsoll run` on the local platform, which makes the HPA's decisions itself"
     )

@@ -41,6 +41,31 @@ class Endpoints:
     # Whether every replica of the target runs within its shape's limits; None where the
     # platform pins by construction (a pod's requests == limits) or started no target.
     target_pinned: bool | None = None
+    # A flight's target (issue 57): of `replica_urls`, how many serve at the start (the
+    # rest are the autoscaler's room to grow), and the replicas it scales. None: fixed.
+    serving_replicas: int | None = None
+    replica_pool: ReplicaPool | None = None
+
+
+class ReplicaPool(Protocol):
+    """The target's replicas as an autoscaler grows and shrinks them during a flight
+    (issue 57): the local platform's pinned processes."""
+
+    def ready(self) -> int:
+        """How many serve now."""
+        ...
+
+    def utilization(self) -> list[float]:
+        """Each serving replica's CPU since the last call, as a share of its request."""
+        ...
+
+    async def add(self) -> None:
+        """Start one more replica; returns once it serves (raises if it cannot)."""
+        ...
+
+    async def remove(self) -> None:
+        """Stop the newest serving replica."""
+        ...
 
 
 class FaultInjector(Protocol):

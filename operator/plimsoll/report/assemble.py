@@ -40,6 +40,12 @@ def assemble(record: RunRecord, specs: Mapping[str, CapacityTestSpec]) -> RunRep
     proving = spec.search.strategy is Strategy.PROVE
     if proving:
         _prove(report, specs.get(spec.baseline_name, spec))
+    if spec.search.strategy is Strategy.AUTOSCALE:  # a flight's answer is what it lived through
+        last = {s.variant: s.flight for s in record.steps if s.flight is not None}
+        prefix = len(last) > 1
+        report.summary = [
+            f"[{variant}] {f.sentence}" if prefix else f.sentence for variant, f in last.items()
+        ] or report.summary
     report.comparison = compare_variants(record, report.unit_costs)
     if spec.shapes is not None:
         table = shape_rows(record, record.shapes or ShapeTable())

@@ -15,6 +15,7 @@ from plimsoll.api.report import RunReport
 from plimsoll.report.changepoints import changepoints_markdown
 from plimsoll.report.comparison import comparison_markdown
 from plimsoll.report.extra_figures import extra_table
+from plimsoll.report.flight import flight_markdown
 from plimsoll.report.sentence import format_quantity
 from plimsoll.report.shapes import shapes_markdown
 from plimsoll.report.streamed import STREAMED_COLUMNS, streamed_rows
@@ -47,6 +48,7 @@ def render_markdown(report: RunReport, charts: Sequence[str] = ()) -> str:
         comparison=comparison_markdown(report.comparison) if report.comparison else "",
         shapes=(shapes_markdown(report.shapes, report.spec.cost.currency) if report.shapes else ""),
         changepoints=changepoints_markdown(report.changepoints),
+        flight=flight_markdown(report),
         unreadable=unreadable_contention(report),
         busy_steps=[s.index for s in report.steps if s.contention and s.contention.busy],
     )

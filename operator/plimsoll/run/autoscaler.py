@@ -20,36 +20,10 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
+from plimsoll.api.autoscale import ReplicaCount
 from plimsoll.decide.hpa import Hpa, Memory, Pods, sync
-
-
-class ReplicaPool(Protocol):
-    """The target's replicas as the loop sees them."""
-
-    def ready(self) -> int:
-        """How many serve now."""
-        ...
-
-    def utilization(self) -> list[float]:
-        """Each serving replica's CPU since the last call, as a share of its request."""
-        ...
-
-    async def add(self) -> None:
-        """Start one more replica; returns once it serves (raises if it cannot)."""
-        ...
-
-    async def remove(self) -> None:
-        """Stop the newest serving replica."""
-        ...
-
-
-@dataclass(frozen=True)
-class ReplicaCount:
-    at: float  # seconds from the loop's start
-    ready: int
-    desired: int
+from plimsoll.platforms.base import ReplicaPool
 
 
 @dataclass
@@ -65,7 +39,9 @@ class SimulatedHpa:
     _desired: int = 0
 
     def _note(self) -> None:
-        now = ReplicaCount(self.clock() - self._origin, self.pool.ready(), self._desired)
+        now = ReplicaCount(
+            at=self.clock() - self._origin, ready=self.pool.ready(), desired=self._desired
+        )
         last = self.history[-1] if self.history else None
         if last is None or (last.ready, last.desired) != (now.ready, now.desired):
             self.history.append(now)
@@ -89,7 +65,11 @@ class SimulatedHpa:
     async def _sync(self) -> None:
         now = self.clock() - self._origin
         current = self.pool.ready() + len(self._starting)
-        pods = Pods(ready=self.pool.utilization(), unready=len(self._starting))
+        shares = self.pool.utilization()
+        # A serving replica with no figure yet counts as the controller counts a pod with
+        # no metric: idle when scaling up, at target when scaling down.
+        missing = max(0, self.pool.ready() - len(shares))
+        pods = Pods(ready=shares, unready=len(self._starting), missing=missing)
         wanted, self._memory = sync(self.hpa, now, current, pods, self._memory)
         self._desired = wanted
         for _ in range(wanted - current):

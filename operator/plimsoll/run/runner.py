@@ -34,6 +34,7 @@ from plimsoll.api.spec import CapacityTestSpec, Variant
 from plimsoll.api.status import Ceiling, Phase
 from plimsoll.api.step import StepRecord
 from plimsoll.decide.bar_advice import bar_warnings
+from plimsoll.decide.flight_plan import planned_flight
 from plimsoll.decide.proof_plan import planned_proof
 from plimsoll.decide.shape_costs import measured_of
 from plimsoll.decide.shape_search import MeasuredShape, ShapesDone, next_shape, predicted_search
@@ -206,7 +207,9 @@ async def run_test(
     try:
         # The one place each variant's spec is derived; a proof from the sizing plan gets
         # its level, replicas and zones here.
-        specs = {name: planned_proof(s) for name, s in test.spec.variant_specs().items()}
+        specs = {
+            name: planned_flight(planned_proof(s)) for name, s in test.spec.variant_specs().items()
+        }
     except ValueError as exc:
         record.message = str(exc)
         report = _finish(record, test.spec.variant_specs())

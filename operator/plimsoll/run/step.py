@@ -35,6 +35,7 @@ from plimsoll.decide.step_summary import floor_ms
 from plimsoll.metrics.source import ROLE_TARGET, MetricsSource, Window
 from plimsoll.platforms.base import Endpoints
 from plimsoll.run.faults import Fired, fire_faults
+from plimsoll.run.flight import Autopilot, judged
 from plimsoll.run.step_metrics import ServerSide, read_server_side
 from plimsoll.run.streams_probe import StreamsProbeError, during_trial, held_now, trial_workload
 from plimsoll.run.trial_client import Progress, TrialFailedError, run_trial
@@ -70,6 +71,7 @@ def _request(spec: CapacityTestSpec, endpoints: Endpoints, plan: StepPlan) -> Tr
         slice_seconds=spec.trial.slice,
         refused_networks=endpoints.refused_target_networks,
         replica_urls=endpoints.replica_urls,
+        serving_replicas=endpoints.serving_replicas,
         request_bounds=request_bounds(spec.pass_when),
     )
 
@@ -203,7 +205,11 @@ async def run_step(
     """One step: the trial (its slices so far to `on_progress` while it runs), the server
     side over its measured window, and the verdict."""
     started = datetime.now(UTC)
+    autopilot = Autopilot.of(spec, endpoints) if plan.kind is TrialKind.FULL else None
+    if autopilot is not None:
+        autopilot.take_off(plan.duration)
     client, failure, fired = await _client_side(spec, endpoints, plan, on_progress)
+    replicas = await autopilot.land() if autopilot is not None else []
     ended = datetime.now(UTC)
     measured_start = min(started + timedelta(seconds=spec.trial.warm_up), ended)
     server = ServerSide()
@@ -228,6 +234,9 @@ async def run_step(
     else:
         contention = _contention(spec, plan, client, server)
         judgement = with_faults(_judge(spec, plan, client, server, contention), outcomes)
+    flight = None
+    if autopilot is not None and client is not None:
+        flight, judgement = judged(spec, plan.level, client, replicas, judgement)
     return StepResult(
         index=plan.index,
         level=plan.level,
@@ -244,4 +253,5 @@ async def run_step(
         judgement=judgement,
         steadiness=steady,
         faults=outcomes,
+        flight=flight,
     )

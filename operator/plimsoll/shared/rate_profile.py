@@ -20,6 +20,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from plimsoll.api.autoscale import ProfilePhase
+
 
 @dataclass(frozen=True)
 class RateProfile:
@@ -91,3 +93,20 @@ def _into_piece(s0: float, s1: float, d: float, area: float) -> float:
         return area / s0
     # s0 x + slope x^2 / 2 = area; the root in [0, d], written to stay exact when s0 = 0.
     return 2 * area / (s0 + math.sqrt(s0 * s0 + 2 * slope * area))
+
+
+def of_phases(phases: Sequence[ProfilePhase]) -> RateProfile:
+    """`workload.profile` as shares of its highest level (the trial's level): the first
+    phase holds its level from 0 s, each next one ramps to its own, then holds it."""
+    peak = max(p.level for p in phases)
+    if peak <= 0:
+        raise ValueError("a profile needs a level above 0")
+    t, points = 0.0, [(0.0, phases[0].level / peak)]
+    for index, phase in enumerate(phases):
+        if index > 0:
+            t += phase.ramp
+            points.append((t, phase.level / peak))
+        if phase.hold > 0:
+            t += phase.hold
+            points.append((t, phase.level / peak))
+    return RateProfile.of(points)

@@ -20,6 +20,10 @@ def step(index: int, level: int, verdict: Verdict, kind: TrialKind = TrialKind.F
 def test_a_noisy_step_is_repeated_then_counts_as_invalid(strategy: Strategy) -> None:
     if strategy is Strategy.PROVE:
         search = Search(strategy=strategy, level=100)
+    elif strategy is Strategy.AUTOSCALE:  # its level as planned from the profile's peak
+        search = Search(strategy=Strategy.PROVE, level=100).model_copy(
+            update={"strategy": strategy}
+        )
     else:
         search = Search(strategy=strategy, levels=[100, 200], start=100)
     history = [step(0, 100, Verdict.NOISY, TrialKind.FULL)]

@@ -69,6 +69,8 @@ _STRATEGIES: dict[Strategy, tuple[_Propose, _SoFar]] = {
     Strategy.DOUBLING: (doubling.propose, doubling.so_far),
     Strategy.PROBE: (probe.propose, probe.so_far),
     Strategy.PROVE: (prove.propose, prove.so_far),
+    # A flight is one long trial at its planned level (the profile's peak), as a proof.
+    Strategy.AUTOSCALE: (prove.propose, prove.so_far),
 }
 
 

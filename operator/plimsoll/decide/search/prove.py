@@ -1,6 +1,7 @@
 """A proof run: one long full-length trial at the planned level, no search around it.
 
-Called by `plimsoll.decide.search.next_action` for `strategy: prove`. The question
+Called by `plimsoll.decide.search.next_action` for `strategy: prove`, and for `autoscale`
+(a flight: one trial of the profile at its peak, `decide.flight_plan`). The question
 is not "how high?" but "does the sized deployment hold its peak, with a zone taken
 away?", so the answer is that one step: a pass makes `level` the ceiling, a fail
 leaves none, and either way the search is complete (the run did what it was asked;
@@ -24,7 +25,8 @@ class UnplannedProofError(ValueError):
 def _level(search: Search) -> int:
     if search.level is None:
         raise UnplannedProofError(
-            "search.fromSizing: the level was not planned from spec.sizing before the run"
+            "search.level was not planned before the run (a proof's from spec.sizing with "
+            "search.fromSizing, a flight's from workload.profile)"
         )
     return search.level
 

@@ -24,7 +24,7 @@ from plimsoll.decide.target_policy import (
     target_url_problem,
 )
 from plimsoll.kube import manifests
-from plimsoll.kube.run_policy import image_problems, replay_not_built
+from plimsoll.kube.run_policy import flight_not_built, image_problems, replay_not_built
 from plimsoll.platforms.kubernetes.options import KubernetesOptions
 
 # How long the target's host name may take to resolve before the check leaves it to the
@@ -84,6 +84,7 @@ async def start_problems(
         ),
         *image_problems(spec, options.images),
         replay_not_built(spec),
+        flight_not_built(spec),
     ]
     return [problem for problem in problems if problem]
 

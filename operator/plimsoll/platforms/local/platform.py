@@ -50,7 +50,14 @@ from plimsoll.platforms.local.host import describe_host, meminfo_bytes
 from plimsoll.platforms.local.launcher import Launcher
 from plimsoll.platforms.local.pieces import missing_value_from, start_services
 from plimsoll.platforms.local.pinning import PinnedGroup
-from plimsoll.platforms.local.processes import ManagedProcess, cpu_list, free_port, wait_ready
+from plimsoll.platforms.local.processes import (
+    ManagedProcess,
+    PortHold,
+    cpu_list,
+    free_port,
+    wait_ready,
+)
+from plimsoll.platforms.local.replicas import LocalReplicas
 from plimsoll.platforms.local.restarter import Restarter
 from plimsoll.platforms.local.started import LocalRun
 from plimsoll.platforms.local.target import Replica, start_target
@@ -111,6 +118,7 @@ class LocalPlatform:
         self.floor_url: str | None = None  # the default mock's floor process
         self.teardown: list[SetupStep] = []
         self._generator_launch: _GeneratorLaunch | None = None
+        self.autoscaled: LocalReplicas | None = None  # a flight's replicas (issue 57)
 
     @property
     def processes(self) -> list[ManagedProcess]:
@@ -226,10 +234,34 @@ class LocalPlatform:
             )
             launcher.placement.append(f"target: existing service at {target_url} (not started)")
             return target_url
-        for index in range(spec.target.replicas):
-            self.replicas.append(await start_target(launcher, spec, env, mock_url, cpus, index))
+        autoscaler = spec.target.autoscaler
+        if autoscaler is None:
+            for index in range(spec.target.replicas):
+                self.replicas.append(await start_target(launcher, spec, env, mock_url, cpus, index))
+        else:  # a flight: every replica's port held now, the fewest the autoscaler runs started
+            holds = [PortHold() for _ in range(autoscaler.max_replicas)]
+
+            async def start(index: int) -> Replica:
+                holds[index].release()
+                port = holds[index].port
+                return await start_target(launcher, spec, env, mock_url, cpus, index, port)
+
+            for index in range(autoscaler.min_replicas):
+                self.replicas.append(await start(index))
+            self.autoscaled = LocalReplicas(launcher, spec, start, holds, self.replicas)
+            launcher.placement.append(
+                f"target: {autoscaler.min_replicas} to {autoscaler.max_replicas} replicas, "
+                "scaled by the HPA's decisions made here (simulated locally, issue 57)"
+            )
         self.restarter = self.replicas[0].restarter
         return self.replicas[0].url
+
+    def _replica_urls(self) -> list[str]:
+        """Every replica's URL when there may be more than one; the autoscaler's room to
+        grow included."""
+        if self.autoscaled is not None:
+            return [f"http://127.0.0.1:{hold.port}" for hold in self.autoscaled.holds]
+        return [r.url for r in self.replicas] if len(self.replicas) > 1 else []
 
     async def _metrics_source(self, spec: CapacityTestSpec) -> MetricsSource:
         """The samplers started, the host's total among them (what other programs took,
@@ -266,8 +298,10 @@ class LocalPlatform:
             raise PlatformError(missing)
         available = sorted(os.sched_getaffinity(0))
         shape = spec.target.resources
-        # Every replica shares the target's CPUs, each held to its own shape by its cgroup.
-        target_cores = shape.cpu * spec.target.replicas if shape else 0
+        # Every replica shares the target's CPUs, each held to its own shape by its cgroup
+        # (a flight's, as many as its autoscaler may run).
+        most = spec.target.autoscaler.max_replicas if spec.target.autoscaler else None
+        target_cores = shape.cpu * (most or spec.target.replicas) if shape else 0
         target_cpus, other_cpus = split_cpus(target_cores, available)
         if target_cpus is None and spec.target.url is None:
             warnings.append(f"only {len(available)} CPU(s): generators share the target's CPUs")
@@ -293,7 +327,9 @@ class LocalPlatform:
             warnings=list(warnings),
             control_token=token,
             floor_url=self.floor_url,
-            replica_urls=[r.url for r in self.replicas] if len(self.replicas) > 1 else [],
+            replica_urls=self._replica_urls(),
+            serving_replicas=len(self.replicas) if self.autoscaled is not None else None,
+            replica_pool=self.autoscaled,
             target_pinned=all(r.pinned for r in self.replicas) if self.replicas else None,
         )
         return LocalRun(
@@ -344,6 +380,9 @@ class LocalPlatform:
         del keep  # logs stay in the output folder either way: they are part of the report
         for replica in self.replicas:
             await replica.restarter.stop()
+        if self.autoscaled is not None:
+            for hold in self.autoscaled.holds:
+                hold.release()
         await self._run_teardown()
         await self.launcher.stop()
 

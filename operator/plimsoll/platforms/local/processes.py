@@ -64,6 +64,32 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+class PortHold:
+    """A port kept from everyone else until its process is about to listen on it: bound,
+    not listening, so a connect is refused (nobody serves there yet) and no other bind
+    of ours or the kernel's gets it (a port from `free_port` is free only for a moment,
+    and the kernel hands the same one out again)."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self._sock: socket.socket | None = None
+        self.port = self.hold()
+
+    def hold(self, port: int = 0) -> int:
+        """Bind `port` (any free one for 0) and keep it; the port held."""
+        self.release()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind((self.host, port))
+        self._sock = sock
+        return int(sock.getsockname()[1])
+
+    def release(self) -> None:
+        """Let the port go, for its own process to bind at once."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+
 def cpu_list(cpus: set[int] | None) -> str:
     """The CPUs a process is pinned to, for the placement lines: "2,3", or "any"."""
     return ",".join(str(c) for c in sorted(cpus)) if cpus else "any"

@@ -73,15 +73,17 @@ async def start_target(
     mock_url: str,
     cpus: set[int] | None,
     index: int = 0,
+    port: int | None = None,
 ) -> Replica:
     """Start replica `index` of the target with `env` (the base and the services'
-    variables), with the restarter that keeps it running (already watching). The setup
-    steps run once, after replica 0."""
+    variables), with the restarter that keeps it running (already watching); on `port`
+    when given (an autoscaled replica's, chosen before it started). The setup steps run
+    once, after replica 0."""
     argv, own_env = target_command(spec)
     target = spec.target
     role = replica_role(index)
     zone = target.zones[index % len(target.zones)] if target.zones else None
-    port = _replica_port(target)
+    port = port if port is not None else _replica_port(target)
     env = {**env, **own_env, target.upstream_env: mock_url}
     if target.port_env is not None:
         env[target.port_env] = str(port)

@@ -1,0 +1,163 @@
+"""An autoscaler flight test's spec (issue 57): the target's autoscaler, the load profile
+flown at it, and what the flight is judged against.
+
+- `target.autoscaler` (`Autoscaler`): an HPA on CPU utilization, as `autoscaling/v2`
+  writes it: minReplicas, maxReplicas, the target averageUtilization of the CPU
+  request, and `behavior` (each direction's stabilization window, policies and
+  selectPolicy). Locally, Plimsoll makes the HPA controller's decisions over pinned
+  replicas (`plimsoll.decide.hpa`), and the report says so.
+- `workload.profile` (`ProfilePhase` list): the load over time, each phase ramping from
+  the previous level to its own over `ramp` (0: a step) and holding it for `hold`.
+- `search.strategy: autoscale` flies the profile once at the target under its
+  autoscaler, and `autoscale` says how the flight is judged: the per-pod ceiling it
+  counts pods against (a run's finding), and the share of requests that may fail.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field, model_validator
+
+from plimsoll.api.base import PlimsollModel
+from plimsoll.api.bounded import Level
+from plimsoll.api.units import Fraction, Seconds
+
+
+class PolicyType(StrEnum):
+    PODS = "Pods"
+    PERCENT = "Percent"
+
+
+class SelectPolicy(StrEnum):
+    MAX = "Max"
+    MIN = "Min"
+    DISABLED = "Disabled"
+
+
+class ScalingPolicy(PlimsollModel):
+    type: PolicyType = Field(description="Pods (a number) or Percent (of the replicas).")
+    value: int = Field(ge=1, le=1000, description="How many pods, or what percent, per period.")
+    period_seconds: int = Field(ge=1, le=1800, description="The period the change is bounded in.")
+
+
+class ScalingRules(PlimsollModel):
+    """One direction of `behavior`, as autoscaling/v2 writes it; unset fields take the
+    API's defaults for the direction."""
+
+    stabilization_window_seconds: int | None = Field(
+        None,
+        ge=0,
+        le=3600,
+        description="Proposals remembered this long: scaling up takes their lowest, down "
+        "their highest (default 0 up, 300 down).",
+    )
+    select_policy: SelectPolicy = Field(
+        SelectPolicy.MAX,
+        description="Max (the policy allowing the most change), Min, or Disabled.",
+    )
+    policies: list[ScalingPolicy] | None = Field(
+        None,
+        min_length=1,
+        max_length=10,
+        description="How fast it may change (default: up by 100% or 4 pods per 15 s, "
+        "whichever is more; down by 100% per 15 s).",
+    )
+
+
+class Behavior(PlimsollModel):
+    scale_up: ScalingRules | None = Field(None, description="How it adds replicas.")
+    scale_down: ScalingRules | None = Field(None, description="How it removes replicas.")
+
+
+class Autoscaler(PlimsollModel):
+    """An HPA on the CPU utilization of the target's replicas."""
+
+    min_replicas: int = Field(1, ge=1, le=32, description="The fewest replicas it runs.")
+    max_replicas: int = Field(
+        ge=1, le=32, description="The most replicas it runs (at most 32 locally)."
+    )
+    target_cpu_utilization: int = Field(
+        ge=1, le=100, description="averageUtilization: the share of the CPU request, percent."
+    )
+    behavior: Behavior | None = Field(
+        None, description="autoscaling/v2's behavior: the API's defaults where left out."
+    )
+    sync_period: Seconds = Field(
+        15.0,
+        ge=1,
+        le=300,
+        description="How often the controller decides "
+        "(--horizontal-pod-autoscaler-sync-period, 15s by default).",
+    )
+
+    @model_validator(mode="after")
+    def _range(self) -> Autoscaler:
+        if self.min_replicas > self.max_replicas:
+            raise ValueError(
+                f"minReplicas ({self.min_replicas}) is above maxReplicas ({self.max_replicas})"
+            )
+        return self
+
+
+class ProfilePhase(PlimsollModel):
+    """From the previous phase's level (the first phase starts at its own) to `level`
+    over `ramp`, then `level` for `hold`."""
+
+    level: int = Field(ge=0, le=10_000_000, description="The load, in the spec's unit.")
+    ramp: Seconds = Field(0.0, le=3600, description="How long it takes to get there (0: a step).")
+    hold: Seconds = Field(0.0, le=3600, description="How long it stays there.")
+
+
+class Autoscale(PlimsollModel):
+    """How a flight (`search.strategy: autoscale`) is judged."""
+
+    per_pod: Level = Field(
+        description="The per-pod ceiling, in the spec's unit (a run's finding at the "
+        "target's shape): what a replica carries, the lags and pods needed count from it."
+    )
+    max_failed: Fraction = Field(
+        0.001, description="The share of requests that may fail for the flight to hold."
+    )
+
+
+class ReplicaCount(PlimsollModel):
+    """The target's replicas at a moment of a flight: serving, and wanted by the autoscaler."""
+
+    at: float = Field(description="Seconds from the flight's start.")
+    ready: int
+    desired: int
+
+
+class PodLag(PlimsollModel):
+    replicas: int = Field(description="The count reached: the n-th serving replica.")
+    lag_s: float = Field(description="From short of capacity to that count serving, seconds.")
+
+
+class FlightResult(PlimsollModel):
+    """What the flight lived through (`plimsoll.decide.flight`), and whether it held."""
+
+    profile: str = Field(description="The load flown, in words.")
+    short_at: float | None = Field(
+        None, description="When the offered load first passed what the serving replicas carry."
+    )
+    lags: list[PodLag] = Field(default_factory=list)
+    time_to_capacity_s: float | None = Field(
+        None, description="From short of capacity to p99 within the bar and keeping up."
+    )
+    seconds_over_bar: float = 0.0
+    sent: int = 0
+    failed: int = 0
+    flaps: int = 0
+    over_provisioned_pod_minutes: float = 0.0
+    start_replicas: int = 0
+    peak_replicas: int = 0
+    held: bool = False
+    sentence: str = ""
+    replicas: list[ReplicaCount] = Field(
+        default_factory=list, description="Every change of the serving or wanted count."
+    )
+
+    @property
+    def failed_share(self) -> float:
+        return self.failed / self.sent if self.sent else 0.0
