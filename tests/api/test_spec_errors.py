@@ -281,3 +281,21 @@ def test_named_mocks_are_valid_beside_the_default() -> None:
     assert [u.name for u in spec.upstreams] == ["auth", "metering"]
     assert spec.upstreams[0].upstream().routes[0].path == "/check"
     assert spec.upstream.routes == []  # the default mock is still there, unchanged
+
+
+def test_a_flight_names_each_part_it_lacks_and_what_it_cannot_have() -> None:
+    """Issue 57: a flight needs its autoscaler, its profile and its per-pod ceiling, and
+    leaves the replicas to the autoscaler; the parts make no sense without a flight."""
+    base = {**MINIMAL["spec"], "search": {"strategy": "autoscale"}}
+    with pytest.raises(SpecError) as raised:
+        load_capacity_test({**MINIMAL, "spec": base})
+    text = "\n".join(raised.value.problems)
+    for part in ("target.autoscaler", "workload.profile", "autoscale"):
+        assert f"search.strategy autoscale: needs {part}" in text, text
+    assert "passWhen.latency: a flight is judged by the seconds p99 spent over the bar" in text
+    stray = {**MINIMAL["spec"], "autoscale": {"perPod": 25}}
+    with pytest.raises(SpecError) as raised:
+        load_capacity_test({**MINIMAL, "spec": stray})
+    assert any(
+        "autoscale: applies to search.strategy autoscale" in p for p in raised.value.problems
+    )

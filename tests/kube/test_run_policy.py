@@ -43,3 +43,26 @@ def test_replay_is_refused_on_kubernetes_naming_the_local_platform() -> None:
     assert problem.startswith("workload.model 'replay' is not built yet on Kubernetes")
     assert "plimsoll run" in problem
     assert policy_problems(_test(), ClusterPolicy(images=Images())) == []
+
+
+def test_an_autoscaler_flight_is_refused_on_kubernetes_naming_the_local_platform() -> None:
+    test = _test(
+        target={
+            "image": "t:1",
+            "command": ["python", "app.py"],
+            "portEnv": "PORT",
+            "resources": {"cpu": "250m", "memory": "128Mi"},
+            "autoscaler": {"maxReplicas": 4, "targetCpuUtilization": 60},
+        },
+        workload={
+            "model": "rate",
+            "mix": [{"name": "get", "path": "/"}],
+            "profile": [{"level": 10, "hold": "10s"}, {"level": 40, "hold": "20s"}],
+        },
+        search={"strategy": "autoscale"},
+        autoscale={"perPod": 25},
+        passWhen={"latency": [{"quantile": "p99", "below": "300ms"}]},
+    )
+    [problem] = policy_problems(test, ClusterPolicy())
+    assert problem.startswith("target.autoscaler: the autoscaler flight test is not built yet")
+    assert "plimsoll run" in problem
