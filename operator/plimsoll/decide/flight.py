@@ -119,11 +119,13 @@ def _time_to_capacity(
     """From the shortage to the first slice after which every slice is recovered."""
     if short is None:
         return 0.0
-    after = [s for s in slices if s.at >= short.at]
-    for index, s in enumerate(after):
-        if all(_recovered(later, bar_ms) for later in after[index:]):
-            return s.at - short.at
-    return None
+    # One pass from the end: the earliest slice of the recovered run that ends the flight.
+    first: FlightSlice | None = None
+    for s in reversed([s for s in slices if s.at >= short.at]):
+        if not _recovered(s, bar_ms):
+            break
+        first = s
+    return first.at - short.at if first is not None else None
 
 
 def _flaps(slices: Sequence[FlightSlice], window_s: float) -> int:
