@@ -1,20 +1,53 @@
-"""The direct-call floor: a low-rate probe of the mock that bypasses the target.
+"""The direct-call floor: a low-rate probe of the mock that bypasses the target, from a
+process of its own.
 
-Runs beside every trial (`trial.py`) at `FloorProbe.rate`, on its own pool, with
-the same open-model timing as the load (latency from the intended start). If the
-floor is slow, the host stalled, and the runner judges the step noisy instead of
-blaming the target.
+Runs beside every trial (`trial.py`) at `FloorProbe.rate`, with the same open-model
+timing as the load (latency from the intended start). If the floor is slow, the host
+stalled, and the runner judges the step noisy instead of blaming the target.
+
+The prober runs in a child process (`FloorProcess`), not on the generator's event loop:
+there it measured the generator's own loop as well. The edge example at 3,200
+requests/s with 2,000 held streams (2026-12-07) saw the floor's p99 rise from 1.4 ms to
+7 ms with the host half idle and no other program on it: the load's callbacks and the
+GIL (a 5 ms switch interval) held the probe's answers, so each step at that level was
+called noisy and the search never ended. The generator's own lateness is judged by its
+own signals (start lag, CPU wait); the floor is the host's: the time to schedule a
+waking process and cross loopback.
+
+The child reads a `FloorOrder` line on its standard input, answers `READY` once it is
+imported (the parent waits for it before an uncoordinated trial starts, so no probe is
+lost to the interpreter's start), probes over the order's window (wall-clock times:
+the parent's monotonic clock is not the child's to read), writes a `FloorResult` line
+and exits; it also exits when its standard input closes, so it never outlives the trial.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
 import time
 
+from plimsoll.api.base import PlimsollModel
 from plimsoll.api.trial import FloorProbe, FloorResult
 from plimsoll_generator.client import Exchange, Pool, build_request, split_url
 from plimsoll_generator.recorder import Series
 from plimsoll_generator.tls import context_for
+
+READY = "floor ready"
+START_LIMIT = 10.0  # seconds for the child to import and say READY before it is dropped
+ANSWER_GRACE = 5.0  # seconds past the window (and the probe's timeout) for its answer
+
+
+class FloorOrder(PlimsollModel):
+    """What the generator asks of its floor process: the probe, and the window to record,
+    in wall-clock seconds."""
+
+    probe: FloorProbe
+    timeout: float
+    verify: bool = True
+    measure_from: float
+    end: float
 
 
 class FloorProber:
@@ -27,6 +60,7 @@ class FloorProber:
         self.series = Series()
         self.count = 0
         self.errors = 0
+        self.recorded_sent = 0  # probes sent inside the window, each answered or failed
 
     async def run(self, measure_from: float, end: float) -> None:
         next_at = time.perf_counter()
@@ -36,6 +70,10 @@ class FloorProber:
                 await asyncio.sleep(delay)
             self._send(next_at, next_at >= measure_from)
             next_at += self.interval
+        # The last answers arrive within the probe's timeout.
+        deadline = time.perf_counter() + self.timeout
+        while self.count + self.errors < self.recorded_sent and time.perf_counter() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
 
     def _send(self, intended: float, record: bool) -> None:
         def done(exchange: Exchange) -> None:
@@ -47,6 +85,8 @@ class FloorProber:
             self.count += 1
             self.series.add(time.perf_counter() - intended)
 
+        if record:
+            self.recorded_sent += 1
         self.pool.send(self.payload, Exchange(done, timeout=self.timeout))
 
     def close(self) -> None:
@@ -58,3 +98,81 @@ class FloorProber:
             count=self.count,
             errors=self.errors,
         )
+
+
+class FloorProcess:
+    """The parent's handle on one trial's floor process."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    @classmethod
+    async def spawn(cls) -> FloorProcess:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "plimsoll_generator.floor",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        return cls(process)
+
+    async def ready(self) -> bool:
+        """Whether the child said READY within START_LIMIT (else it is stopped)."""
+        assert self.process.stdout is not None
+        try:
+            line = await asyncio.wait_for(self.process.stdout.readline(), START_LIMIT)
+        except TimeoutError:
+            line = b""
+        if line.decode().strip() == READY:
+            return True
+        await self.stop()
+        return False
+
+    async def probe(self, order: FloorOrder) -> FloorResult:
+        """Send the order and wait for the child's answer; an empty result if none came."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        try:
+            self.process.stdin.write(order.model_dump_json().encode() + b"\n")
+            await self.process.stdin.drain()
+            wait = order.end - time.time() + order.timeout + ANSWER_GRACE
+            line = await asyncio.wait_for(self.process.stdout.readline(), max(wait, 0.1))
+            return FloorResult.model_validate_json(line) if line else FloorResult()
+        except (TimeoutError, ConnectionError, ValueError):
+            return FloorResult()
+        finally:
+            await self.stop()
+
+    async def stop(self) -> None:
+        """End the child, and reap it (an unreaped child's pipes outlive the trial)."""
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+        await self.process.wait()
+
+
+def on_monotonic(wall: float) -> float:
+    """A wall-clock time on this process's `perf_counter`."""
+    return time.perf_counter() + (wall - time.time())
+
+
+async def _serve() -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    print(READY, flush=True)
+    line = await reader.readline()
+    if not line:
+        return  # the generator went away before the trial
+    order = FloorOrder.model_validate_json(line)
+    prober = FloorProber(order.probe, order.timeout, order.verify)
+    try:
+        await prober.run(on_monotonic(order.measure_from), on_monotonic(order.end))
+    finally:
+        prober.close()
+    print(prober.result().model_dump_json(), flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(_serve())

@@ -15,14 +15,14 @@ from collections.abc import Callable
 from typing import Protocol
 
 from plimsoll.api.timeline import TimelineSlice
-from plimsoll.api.trial import TrialRequest, TrialResult, TrialState
+from plimsoll.api.trial import FloorResult, TrialRequest, TrialResult, TrialState
 from plimsoll.api.workload import LoadModel, runnable_problem
 from plimsoll.api.workload import Protocol as Wire
 from plimsoll.shared.load_split import user_count
 from plimsoll_generator.client_ips import ClientIpError, verify_target
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.cpu import CpuMeter
-from plimsoll_generator.floor import FloorProber
+from plimsoll_generator.floor import FloorOrder, FloorProcess
 from plimsoll_generator.recorder import Recorder
 from plimsoll_generator.start_time import check_lead, wait_for_start
 from plimsoll_generator.target_address import vetted_address
@@ -101,6 +101,25 @@ async def _drain(ctx: TrialContext, limit: float) -> None:
         await asyncio.sleep(0.02)
 
 
+async def _floor(
+    floor: FloorProcess, ready: asyncio.Task[bool], request: TrialRequest, ctx: TrialContext
+) -> FloorResult:
+    """The floor process's probes over the trial's window, once it is ready (an empty
+    result if it never was)."""
+    assert request.floor is not None
+    if not await ready:
+        return FloorResult()
+    now_wall, now = time.time(), time.perf_counter()
+    order = FloorOrder(
+        probe=request.floor,
+        timeout=request.workload.timeout,
+        verify=request.workload.tls_verify,
+        measure_from=now_wall + (ctx.measure_from - now),
+        end=now_wall + (ctx.end - now),
+    )
+    return await floor.probe(order)
+
+
 async def run_trial(
     request: TrialRequest,
     trial_id: str,
@@ -127,82 +146,90 @@ async def run_trial(
         return TrialResult(
             id=trial_id, state=TrialState.FAILED, level=request.level, errors=[str(exc)]
         )
-    floor = (
-        FloorProber(request.floor, request.workload.timeout, request.workload.tls_verify)
-        if request.floor
-        else None
-    )
-    meter = CpuMeter()
-    timeline = TimelineCutter(ctx, on_slice)
-    started_late = await wait_for_start(request.start_at, abort)
-    if started_late > LATE_START_NOTED:
-        recorder.error(
-            f"began {started_late * 1000:.0f} ms after the trial's start time: the request "
-            "came, or the trial was built, that late, so this generator started after the others"
+    floor = await FloorProcess.spawn() if request.floor else None
+    try:
+        meter = CpuMeter()
+        timeline = TimelineCutter(ctx, on_slice)
+        floor_ready = asyncio.create_task(floor.ready()) if floor is not None else None
+        if request.start_at is None and floor_ready is not None:
+            await floor_ready  # no start to keep: the floor's first probes are not lost
+        started_late = await wait_for_start(request.start_at, abort)
+        if started_late > LATE_START_NOTED:
+            recorder.error(
+                f"began {started_late * 1000:.0f} ms after the trial's start time: the "
+                "request came, or the trial was built, that late, so this generator started "
+                "after the others"
+            )
+        ctx.start_clock()
+        tasks: list[asyncio.Task[None]] = [asyncio.create_task(timeline.run())]
+        floor_result = (
+            asyncio.create_task(_floor(floor, floor_ready, request, ctx))
+            if floor is not None and floor_ready is not None and request.floor is not None
+            else None
         )
-    ctx.start_clock()
-    tasks: list[asyncio.Task[None]] = [asyncio.create_task(timeline.run())]
-    if floor is not None:
-        tasks.append(asyncio.create_task(floor.run(ctx.measure_from, ctx.end)))
-    for driver in drivers:
-        driver.start()
+        for driver in drivers:
+            driver.start()
 
-    aborted = False
-    for phase_end, opens_window in ((ctx.measure_from, True), (ctx.end, False)):
-        delay = phase_end - time.perf_counter()
-        if delay > 0 and not aborted:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(abort.wait(), delay)
-        aborted = aborted or abort.is_set()
-        if opens_window and not aborted:
-            meter.start()
-    stopped_at = time.perf_counter()
-    ctx.stopped.set()
-    for driver in drivers:
-        driver.stop()
-    if not aborted:
-        await _drain(ctx, min(request.workload.timeout, DRAIN_LIMIT))
-        if ctx.in_flight > 0:
-            recorder.error(f"{ctx.in_flight} calls still in flight at the end were not counted")
-    await meter.stop()
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    pools = [ctx.pool, *ctx.extra_pools]
-    for pool in pools:
-        pool.close()
-    if floor is not None:
-        floor.close()
-    measured = max(0.0, min(stopped_at, ctx.end) - ctx.measure_from)
-    wait = meter.wait
-    return TrialResult(
-        id=trial_id,
-        state=TrialState.ABORTED if aborted else TrialState.DONE,
-        level=request.level,
-        operations=recorder.results(),
-        streams=ctx.streams,
-        floor=floor.result() if floor is not None else None,
-        nominal=request.level * measured
-        if request.workload.model is LoadModel.RATE
-        else float(ctx.intended),
-        intended=ctx.intended,
-        sent=ctx.sent,
-        sent_on_time=ctx.on_time,
-        late_tolerance=request.workload.late_tolerance,
-        start_lag=ctx.start_lag.encoded() if ctx.start_lag.count() else None,
-        dropped_starts=ctx.dropped_starts,
-        page_views=ctx.page_views,
-        bot_requests=ctx.bot_requests,
-        measured_seconds=measured,
-        started_late_seconds=started_late,
-        cpu_seconds=meter.cpu_seconds,
-        cpu_wait_seconds=wait[0] if wait is not None else None,
-        cpu_timeslices=wait[1] if wait is not None else None,
-        host_steal_share=meter.steal_share,
-        cores=1,
-        peak_cpu_fraction=meter.peak_fraction,
-        bytes_in=sum(pool.bytes_in for pool in pools),
-        bytes_out=sum(pool.bytes_out for pool in pools),
-        errors=recorder.errors,
-        timeline=timeline.finish(measured),
-    )
+        aborted = False
+        for phase_end, opens_window in ((ctx.measure_from, True), (ctx.end, False)):
+            delay = phase_end - time.perf_counter()
+            if delay > 0 and not aborted:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(abort.wait(), delay)
+            aborted = aborted or abort.is_set()
+            if opens_window and not aborted:
+                meter.start()
+        stopped_at = time.perf_counter()
+        ctx.stopped.set()
+        for driver in drivers:
+            driver.stop()
+        if not aborted:
+            await _drain(ctx, min(request.workload.timeout, DRAIN_LIMIT))
+            if ctx.in_flight > 0:
+                recorder.error(f"{ctx.in_flight} calls still in flight at the end were not counted")
+        await meter.stop()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        pools = [ctx.pool, *ctx.extra_pools]
+        for pool in pools:
+            pool.close()
+        if floor is not None and aborted:
+            await floor.stop()  # its answer would come at the window's end: none is wanted
+        floor_answer = await floor_result if floor_result is not None else None
+        measured = max(0.0, min(stopped_at, ctx.end) - ctx.measure_from)
+        wait = meter.wait
+        return TrialResult(
+            id=trial_id,
+            state=TrialState.ABORTED if aborted else TrialState.DONE,
+            level=request.level,
+            operations=recorder.results(),
+            streams=ctx.streams,
+            floor=floor_answer,
+            nominal=request.level * measured
+            if request.workload.model is LoadModel.RATE
+            else float(ctx.intended),
+            intended=ctx.intended,
+            sent=ctx.sent,
+            sent_on_time=ctx.on_time,
+            late_tolerance=request.workload.late_tolerance,
+            start_lag=ctx.start_lag.encoded() if ctx.start_lag.count() else None,
+            dropped_starts=ctx.dropped_starts,
+            page_views=ctx.page_views,
+            bot_requests=ctx.bot_requests,
+            measured_seconds=measured,
+            started_late_seconds=started_late,
+            cpu_seconds=meter.cpu_seconds,
+            cpu_wait_seconds=wait[0] if wait is not None else None,
+            cpu_timeslices=wait[1] if wait is not None else None,
+            host_steal_share=meter.steal_share,
+            cores=1,
+            peak_cpu_fraction=meter.peak_fraction,
+            bytes_in=sum(pool.bytes_in for pool in pools),
+            bytes_out=sum(pool.bytes_out for pool in pools),
+            errors=recorder.errors,
+            timeline=timeline.finish(measured),
+        )
+    finally:
+        if floor is not None:  # however the trial ended, its floor process ends with it
+            await floor.stop()
