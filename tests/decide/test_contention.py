@@ -227,3 +227,72 @@ def test_a_wait_the_equipment_explains_marks_the_pieces_and_the_own_threads_do_n
     assert assess(crowded, NO_BOUND).pieces_held_host is True
     own = Figures(**(crowded.__dict__ | {"equipment_cpu_cores": {"generator": 0.2}}))
     assert assess(own, NO_BOUND).pieces_held_host is False
+
+
+def test_the_targets_services_count_among_the_tests_own_pieces() -> None:
+    """Redis beside the edge is the test's own process, never another program: with it the
+    pieces fill the host; without it they leave room and the floor is the host's."""
+    figures = Figures(
+        **(
+            QUIET.__dict__
+            | {
+                "target_cpu_cores": 0.7,
+                "floor_ms": 9.0,
+                "equipment_cpu_cores": {"generator": 0.4, "mock": 0.2},
+                "service_cpu_cores": {"valkey": 0.35},
+                "host_cpus": 2,
+                "foreign_cpu_cores": 0.02,
+            }
+        )
+    )
+    bound = FloorBound(6.4, "derived")
+    contention = assess(figures, bound)
+    assert contention.busy is False
+    assert contention.pieces_held_host is True
+    assert contention.not_the_host is not None
+    assert (
+        "Plimsoll's own equipment (generator 0.40, mock 0.20 cores), the target's services "
+        "(valkey 0.35 cores) and the target used 1.65 of the host's 2 CPUs"
+    ) in contention.not_the_host
+    alone = Figures(**(figures.__dict__ | {"service_cpu_cores": None}))
+    assert assess(alone, bound).busy is True
+
+
+def test_equipment_crowding_the_cpu_beside_the_targets_own_explains_the_floor() -> None:
+    """The LLM-proxy example at 320 users: the proxy on a CPU of its own, the generator and
+    mocks sharing the other at 0.53 cores, the floor at 13 ms, no other program busy."""
+    figures = Figures(
+        **(
+            QUIET.__dict__
+            | {
+                "target_cpu_cores": 0.42,
+                "floor_ms": 13.3,
+                "equipment_cpu_cores": {"generator": 0.30, "mock": 0.21, "mock-auth": 0.02},
+                "host_cpus": 2,
+                "equipment_cpus": 1,
+                "foreign_cpu_cores": 0.0,
+            }
+        )
+    )
+    bound = FloorBound(7.1, "derived")
+    contention = assess(figures, bound)
+    assert contention.busy is False
+    assert contention.pieces_held_host is True
+    assert contention.not_the_host is not None
+    assert (
+        "Plimsoll's own equipment (generator 0.30, mock 0.21, mock-auth 0.02 cores) used "
+        "0.53 of the 1 CPU it shares beside the target's own"
+    ) in contention.not_the_host
+    # They left room on their CPU: the floor is the host's.
+    light = {"equipment_cpu_cores": {"generator": 0.2, "mock": 0.1}}
+    assert assess(Figures(**(figures.__dict__ | light)), bound).busy is True
+    # Another program busy: the host's.
+    assert assess(Figures(**(figures.__dict__ | {"foreign_cpu_cores": 0.6})), bound).busy is True
+    # The equipment shares the target's CPUs: only the whole host's rule applies.
+    assert assess(Figures(**(figures.__dict__ | {"equipment_cpus": None})), bound).busy is True
+    # The target's own wait is on its own CPUs: its own threads', never the equipment's.
+    waited = Figures(**(figures.__dict__ | {"floor_ms": 1.0, "target_cpu_wait_cores": 0.2}))
+    own = assess(waited, bound)
+    assert own.pieces_held_host is False
+    assert own.not_the_host is not None
+    assert "its own threads waited for each other" in own.not_the_host

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from plimsoll.api.spec import PromQLBound
+from plimsoll.api.step import ResourceUsage
 from plimsoll.metrics.prometheus import PrometheusSource
 from plimsoll.metrics.promql import Selector
 from plimsoll.metrics.source import Window
@@ -134,6 +135,34 @@ async def test_a_window_is_read_after_the_settle_delay(fake: FakePrometheus) -> 
     assert {a["path"] for a in fake.asked} == {"/api/v1/query"}
     assert {a["time"] for a in fake.asked} == {f"{WINDOW.end.timestamp():.3f}"}
     assert usage.queries[0].endswith("[10s])) / 10")
+
+
+class HostBeside:
+    """The local platform's whole-host reading, which Prometheus holds no series of."""
+
+    def __init__(self) -> None:
+        self.windows: list[Window] = []
+
+    async def usage(self, window: Window) -> dict[str, ResourceUsage]:
+        self.windows.append(window)
+        return {
+            "host": ResourceUsage(source="proc", cpu_mean_cores=1.25),
+            "target": ResourceUsage(source="cgroup", cpu_mean_cores=9.0),
+        }
+
+
+async def test_a_source_beside_adds_the_roles_prometheus_does_not_hold(
+    fake: FakePrometheus,
+) -> None:
+    healthy(fake)
+    beside = HostBeside()
+    time = FakeTime(WINDOW.end.timestamp())
+    usage = await source(fake, time, beside=beside).usage(WINDOW)
+    assert beside.windows == [WINDOW]
+    assert usage["host"].cpu_mean_cores == 1.25
+    # A role Prometheus answers stays Prometheus's.
+    assert usage["target"].source == "prometheus"
+    assert usage["target"].cpu_mean_cores == 0.5
 
 
 async def test_empty_nan_or_several_series_are_missing_never_zero(

@@ -19,7 +19,10 @@ one the host cannot produce while it is quiet:
   busy (`Contention.not_the_host`): Plimsoll's equipment, where the target, the
   generators and the mocks used `EQUIPMENT_FULL` of the host's CPUs between them
   (repeating the step would meet the same equipment), else the target's own
-  threads, more of them runnable than the CPUs it may use;
+  threads, more of them runnable than the CPUs it may use. The same holds for the
+  signals below, felt by the generators and the floor: where no other program was busy
+  they are the test's own when the pieces filled the host, or when the target has CPUs
+  of its own and the generators and mocks used `EQUIPMENT_SHARE_BUSY` of the rest;
 - the generators' threads waited for a CPU more than `GENERATOR_WAIT_MS` on
   average each time they woke (they read answers that much late; a share of
   their runnable time would not do: a mostly idle process runs for microseconds
@@ -57,6 +60,12 @@ THROTTLED_MOST = 0.5
 # The test's own pieces (target, generators, mocks) using this share of the host's CPUs
 # between them leave nothing for another process to take: the wait is theirs.
 EQUIPMENT_FULL = 0.8
+# Where the target has CPUs of its own, the generators, mocks and floor share the rest:
+# using this share of those CPUs, they delay one another's wake-ups by milliseconds (the
+# LLM-proxy example, 2026-12-07: generator 0.30 and mocks 0.23 cores on the one CPU left
+# beside a 0.5-CPU proxy, a direct-call floor at p99 13 ms against 2 ms when idle, with no
+# other program running). What the floor and the generators feel then is the test's own.
+EQUIPMENT_SHARE_BUSY = 0.5
 # Other programs using less than this of the host's CPUs could not have held the target's
 # for long: a CPU hog beside it takes a whole core, a quiet host's daemons a few percent.
 FOREIGN_BUSY = 0.2
@@ -88,7 +97,12 @@ class Figures:
     # Measured on the target's host only (the local platform): Plimsoll's equipment's
     # mean CPU, by role, and the host's CPUs; None where the pieces run elsewhere.
     equipment_cpu_cores: Mapping[str, float] | None = None
+    # The services the target calls (Redis, PostgreSQL), started beside it by the run:
+    # the system under test, but the test's own processes, never another program.
+    service_cpu_cores: Mapping[str, float] | None = None
     host_cpus: int | None = None
+    # The CPUs the generators, mocks and floor share where the target has its own.
+    equipment_cpus: int | None = None
     foreign_cpu_cores: float | None = None  # the host's busy CPU that no piece used
     target_wait_unread: str | None = None  # why the target's wait could not be read
     unreadable: Sequence[str] = field(default_factory=tuple)
@@ -161,19 +175,41 @@ _THEIRS = (
 )
 
 
+def _named(cores: Mapping[str, float]) -> str:
+    return ", ".join(f"{name} {used:.2f}" for name, used in sorted(cores.items()))
+
+
 def _pieces_full(figures: Figures) -> str | None:
-    """Plimsoll's equipment and the target using `EQUIPMENT_FULL` of the host's CPUs, in
-    words naming each piece's share; None when they left room (or were not measured)."""
+    """Plimsoll's equipment, the target's services and the target using `EQUIPMENT_FULL`
+    of the host's CPUs, in words naming each piece's share; None when they left room (or
+    were not measured)."""
     pieces, cpus, used = figures.equipment_cpu_cores, figures.host_cpus, figures.target_cpu_cores
     if not pieces or not cpus or used is None:
         return None
-    theirs = sum(pieces.values())
+    services = figures.service_cpu_cores or {}
+    theirs = sum(pieces.values()) + sum(services.values())
     if used + theirs < EQUIPMENT_FULL * cpus:
         return None
-    named = ", ".join(f"{name} {cores:.2f}" for name, cores in sorted(pieces.items()))
+    beside = f", the target's services ({_named(services)} cores)" if services else ""
     return (
-        f"Plimsoll's own equipment ({named} cores) and the target used {used + theirs:.2f} "
-        f"of the host's {cpus} CPUs"
+        f"Plimsoll's own equipment ({_named(pieces)} cores){beside} and the target used "
+        f"{used + theirs:.2f} of the host's {cpus} CPUs"
+    )
+
+
+def _equipment_crowded(figures: Figures) -> str | None:
+    """The generators and mocks using `EQUIPMENT_SHARE_BUSY` of the CPUs they share beside
+    the target's own, in words; None otherwise. Only what they felt (the floor, their
+    wait, their late starts) is theirs then: the target's wait is on CPUs of its own."""
+    pieces, own, cpus = figures.equipment_cpu_cores, figures.equipment_cpus, figures.host_cpus
+    if not pieces or own is None or cpus is None or own >= cpus:
+        return None
+    equipment = sum(pieces.values())
+    if equipment < EQUIPMENT_SHARE_BUSY * own:
+        return None
+    return (
+        f"Plimsoll's own equipment ({_named(pieces)} cores) used {equipment:.2f} of the "
+        f"{own} CPU{'s' if own > 1 else ''} it shares beside the target's own"
     )
 
 
@@ -229,7 +265,7 @@ def assess(figures: Figures, bound: FloorBound) -> Contention:
         signals.append(signal)
         busy_by.append(kind)
     foreign = figures.foreign_cpu_cores
-    pieces = _pieces_full(figures)
+    pieces = _pieces_full(figures) or _equipment_crowded(figures)
     if signals and pieces is not None and (foreign is None or foreign < FOREIGN_BUSY):
         # No other program was busy, and the run's own pieces filled the host: the
         # floor, the generators' wait and their late starts were the test's own doing.

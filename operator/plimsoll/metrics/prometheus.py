@@ -40,6 +40,7 @@ from plimsoll.metrics.prometheus_http import PrometheusAPI, PrometheusHTTPError
 from plimsoll.metrics.promql import Plan, Selector
 from plimsoll.metrics.source import (
     ROLE_TARGET,
+    MetricsSource,
     PrometheusQueryError,
     RestartCounter,
     RestartsUnreadableError,
@@ -60,6 +61,7 @@ class PrometheusSource:
         settle: float | None = None,
         extra: Sequence[ExtraMetric] = (),
         restarts: RestartCounter | None = None,
+        beside: MetricsSource | None = None,
         attempts: int | None = None,
         backoff: float = 0.5,
         retry_for: float = 120.0,
@@ -74,6 +76,10 @@ class PrometheusSource:
         # Restarts and OOM kills: kube-state-metrics' series when Prometheus has them,
         # else (when given) the pods' status; without either they are a missing figure.
         self._restart_counter = restarts
+        # Roles Prometheus holds no series of, read by another source over the same window:
+        # the local platform's whole-host CPU (`ROLE_HOST`), which tells other programs'
+        # CPU from the test's own (`decide.contention`) whichever source reads the pieces.
+        self.beside = beside
         self._interval = scrape_interval
         self._settle = settle
         self._attempts, self._backoff = attempts, backoff
@@ -134,6 +140,9 @@ class PrometheusSource:
             results[role] = await self._role_usage(selector, p, window)
         if ROLE_TARGET in results and self.extra:
             await self._extra(results[ROLE_TARGET], window)
+        if self.beside is not None:
+            for role, usage in (await self.beside.usage(window)).items():
+                results.setdefault(role, usage)
         return results
 
     async def _wait_settled(self, window: Window, interval: float) -> None:

@@ -45,6 +45,10 @@ class Endpoints:
     # rest are the autoscaler's room to grow), and the replicas it scales. None: fixed.
     serving_replicas: int | None = None
     replica_pool: ReplicaPool | None = None
+    # How many of this host's CPUs the generators, mocks and the floor share where the
+    # target was given CPUs of its own (local); None: they share the target's, or run
+    # elsewhere. What they felt is judged against these CPUs (`decide.contention`).
+    equipment_cpus: int | None = None
 
 
 class ReplicaPool(Protocol):

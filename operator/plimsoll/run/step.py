@@ -44,9 +44,6 @@ from plimsoll.shared.timeline import bounded, points
 
 log = logging.getLogger(__name__)
 
-# The metrics sources that read this machine (the local platform's samplers).
-LOCAL_SOURCES = ("cgroup", "proc")
-
 
 @dataclass(frozen=True)
 class StepPlan:
@@ -93,7 +90,11 @@ def _foreign(server: ServerSide) -> float | None:
 
 
 def _contention(
-    spec: CapacityTestSpec, plan: StepPlan, client: TrialResult, server: ServerSide
+    spec: CapacityTestSpec,
+    plan: StepPlan,
+    client: TrialResult,
+    server: ServerSide,
+    equipment_cpus: int | None,
 ) -> Contention:
     """The figures that tell a busy host, read from this step, and the pure decision."""
     target = server.usage.get(ROLE_TARGET)
@@ -107,17 +108,18 @@ def _contention(
         if client.start_lag
         else None
     )
-    local = target is not None and target.source in LOCAL_SOURCES
-    equipment = {
-        name: usage.cpu_mean_cores
-        for name, usage in server.usage.items()
-        if name.startswith(EQUIPMENT) and usage.cpu_mean_cores is not None
-    }
+    # The host's total is read only where the pieces run on it (the local platform, whether
+    # its samplers or Prometheus read the pieces): only there are their neighbours known.
+    local = server.host is not None and target is not None
+    cores = {n: u.cpu_mean_cores for n, u in server.usage.items() if u.cpu_mean_cores is not None}
+    equipment = {n: c for n, c in cores.items() if n.startswith(EQUIPMENT)}
+    services = {n: c for n, c in cores.items() if n != ROLE_TARGET and n not in equipment}
     figures = Figures(
         target_cpu_cores=target.cpu_mean_cores if target is not None else None,
-        # Only where the target's own figures came from this host are its neighbours known.
         equipment_cpu_cores=equipment if local else None,
+        service_cpu_cores=services if local else None,
         host_cpus=len(os.sched_getaffinity(0)) if local else None,
+        equipment_cpus=equipment_cpus if local else None,
         foreign_cpu_cores=_foreign(server) if local else None,
         target_cpu_wait_cores=target.cpu_wait_cores if target is not None else None,
         target_cpu_wait_source=target.cpu_wait_source if target is not None else None,
@@ -232,7 +234,7 @@ async def run_step(
     if client is None:
         judgement = Judgement(verdict=Verdict.INVALID, reasons=[failure or "no client result"])
     else:
-        contention = _contention(spec, plan, client, server)
+        contention = _contention(spec, plan, client, server, endpoints.equipment_cpus)
         judgement = with_faults(_judge(spec, plan, client, server, contention), outcomes)
     flight = None
     if autopilot is not None and client is not None:

@@ -37,7 +37,7 @@ from plimsoll.api.upstream import Upstream, mock_role
 from plimsoll.api.urls import redact_url
 from plimsoll.metrics.exporter import CadvisorExporter
 from plimsoll.metrics.prometheus import PrometheusSource
-from plimsoll.metrics.sampler import Sampler
+from plimsoll.metrics.sampler import LocalSource, Sampler
 from plimsoll.metrics.source import ROLE_HOST, ROLE_TARGET, MetricsSource
 from plimsoll.platforms.base import Endpoints, PlatformError, TargetRoom
 from plimsoll.platforms.local.exported import (
@@ -267,7 +267,8 @@ class LocalPlatform:
         """The samplers started, the host's total among them (what other programs took,
         `decide.contention`); Prometheus once it has scraped the exporter, when given."""
         launcher = self.launcher
-        launcher.source.add(ROLE_HOST, Sampler.for_host())
+        host = Sampler.for_host()
+        launcher.source.add(ROLE_HOST, host)
         launcher.source.start()
         export = launcher.export
         if self.prometheus_url is None or export is None:
@@ -278,6 +279,8 @@ class LocalPlatform:
         )
         if spec.target.url is not None:  # nothing of ours to select: no target series
             del self.prometheus.selectors[ROLE_TARGET]
+        # The pieces run here whichever source reads them: the host's total beside them.
+        self.prometheus.beside = LocalSource({ROLE_HOST: host})
         await await_scraped(self.prometheus, export.exporter, within=self.scrape_wait)
         launcher.placement.append(
             f"metrics: Prometheus {self.prometheus_url}, scraping "
@@ -331,6 +334,7 @@ class LocalPlatform:
             serving_replicas=len(self.replicas) if self.autoscaled is not None else None,
             replica_pool=self.autoscaled,
             target_pinned=all(r.pinned for r in self.replicas) if self.replicas else None,
+            equipment_cpus=len(other_cpus) if other_cpus else None,
         )
         return LocalRun(
             launcher,
