@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from plimsoll.api.report import Outcome
+from plimsoll.api.search_spec import Strategy
 from plimsoll.api.step import StepRecord, StepResult, Verdict
 from plimsoll.api.upstream import Latency, Llm, Route, Upstream
 from plimsoll.cli.spec_file import read_capacity_tests
@@ -142,7 +143,7 @@ async def test_the_seed_example_runs_locally_with_its_named_mocks(
         update={"ttft": Latency(fixed=TTFT), "itl": Latency(fixed=0.005), "output_tokens": 20}
     )
     spec.trial = spec.trial.model_copy(update={"duration": 4.0, "warm_up": 1.0})
-    spec.search = spec.search.model_copy(update={"levels": [2, 5]})
+    spec.search = spec.search.model_copy(update={"strategy": Strategy.STEPS, "levels": [2, 5]})
     spec.pass_when = spec.pass_when.model_copy(
         update={"latency": [], "errors": spec.pass_when.errors}
     )
