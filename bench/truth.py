@@ -33,7 +33,7 @@ Three measurements, each against an answer known before the run:
    passing steps as CPU seconds per answered request), fed Poisson arrivals of the
    same trial length. Each level Plimsoll tried is judged by the simulation too,
    and the attribution must be cpu. `--only poisson` runs this part alone, `--only shaped`
-   the cases of 5-7.
+   the cases of 5-7, `--only shaped:NAME` one of them (threaded, oom, proxy).
 
 Prints each step and the figures, then one JSON line: cpu_truth_rps,
 cpu_found_rps, cpu_error_pct, poisson_false_fails, stream_truth_kib,
@@ -215,7 +215,12 @@ async def poisson_case(cores: float, out: Path) -> dict[str, Any]:
         return {**figures, "truth_rps": None, "found_rps": found, "error_pct": None}
     duration, warm_up = POISSON_TRIAL
     server = Server(service_ms=cost, cores=cores)
-    settings = {"q": 0.99, "bound_ms": POISSON_BOUND_MS, "duration": duration, "warm_up": warm_up}
+    settings: dict[str, Any] = {
+        "q": 0.99,
+        "bound_ms": POISSON_BOUND_MS,
+        "duration": duration,
+        "warm_up": warm_up,
+    }
     truth = ceiling(server, **settings)
     levels = sorted(
         {s.level for s in report.steps if s.judgement.verdict.value in ("pass", "fail")}
@@ -425,6 +430,9 @@ if __name__ == "__main__":
         figures = asyncio.run(poisson_main(scratch))
     elif sys.argv[1:] == ["--only", "shaped"]:
         figures = asyncio.run(shaped_cases(run, scratch))
+    elif sys.argv[1:2] == ["--only"] and sys.argv[2].startswith("shaped:"):
+        case = sys.argv[2].removeprefix("shaped:")
+        figures = asyncio.run(shaped_cases(run, scratch, only=case))
     else:
         figures = asyncio.run(main())
     print(json.dumps(figures))

@@ -21,17 +21,21 @@ CPU hogs (the steps the hogs slowed must be called noisy, never failed).
   asyncio loop relaying streamed answers token by token, a key-service callout before
   each and a metering report after), in front of the mock LLM provider, pinned to
   PROXY_CPU. No formula gives its capacity, so its truth is measured apart from the
-  search: the users at which the proxy, unthrottled at 1 CPU, uses PROXY_CPU cores,
-  the load at which its quota runs out. An event loop's cost per user falls as its
-  wake-ups batch, so no one load's cost can be extrapolated (2026-12-07: 7.9
-  millicores a user at 10 users, 5.1 at 44, under 2.8 at 168); the truth is found as
-  a fixed point instead, `proxy_truth`: from PROXY_PROBE_USERS, each trial's users
-  become PROXY_CPU over the cost per user it measured, until two agree within
-  PROXY_AGREE. The cost falling with load makes that sequence rise to the fixed point
-  from below. The bar allows PROXY_TTFT_SLACK over the provider's TTFT, as the
+  search and its bar: the users at which the proxy, pinned to PROXY_CPU as the search
+  pins it, uses its whole quota. An event loop's cost per user falls as its wake-ups
+  batch, so no one load's cost can be extrapolated (2026-12-07, unthrottled: 7.9
+  millicores a user at 10 users, 5.1 at 44, under 2.8 at 168); the truth is found as a
+  fixed point instead, `proxy_truth`: from PROXY_PROBE_USERS, each trial's users become
+  PROXY_CPU over the cost per user it measured, until two agree within PROXY_AGREE. The
+  cost falling with load makes that sequence rise to the fixed point from below, where
+  the quota runs out (above it the CPU stays at the quota, so the sequence stays put).
+  It was once measured unthrottled at 1 CPU instead (180 users), but under its quota the
+  same proxy costs more per user (3.5 millicores at 144 users against 2.8 unthrottled:
+  make truth of 2026-12-07 found 140 against that 180), and the search measures the
+  proxy in its shape. The bar allows PROXY_TTFT_SLACK over the provider's TTFT, as the
   example does, so the search fails once queueing at the quota reaches the first
-  tokens, a little before the quota is used up. At twice the CPU the failing level
-  must pass, at twice the memory not: cpu, confirmed.
+  tokens, a little before the quota is used up. At twice the CPU the failing level must
+  pass, at twice the memory not: cpu, confirmed.
 """
 
 from __future__ import annotations
@@ -169,14 +173,14 @@ def proxy_search_test(beside_hogs: bool) -> CapacityTest:
 async def proxy_truth(
     run: Callable[[CapacityTest, str, Path], Awaitable[RunReport]], out: Path
 ) -> float:
-    """The users at which the proxy, unthrottled at 1 CPU, uses PROXY_CPU cores: the fixed
-    point of users -> PROXY_CPU / (its cores at those users / users), from
-    PROXY_PROBE_USERS, until two trials agree within PROXY_AGREE."""
+    """The users at which the proxy, pinned to PROXY_CPU, uses its quota: the fixed point
+    of users -> PROXY_CPU / (its cores at those users / users), from PROXY_PROBE_USERS,
+    until two trials agree within PROXY_AGREE."""
     users = PROXY_PROBE_USERS
     for attempt in range(1, PROXY_TRIALS + 1):
         steps = {"strategy": "steps", "levels": [users], "repeats": 0}
         report = await run(
-            proxy_test(f"proxy-cost-{attempt}", 1.0, steps, False), f"proxy-{attempt}", out
+            proxy_test(f"proxy-cost-{attempt}", PROXY_CPU, steps, False), f"proxy-{attempt}", out
         )
         step = report.steps[0]
         cores = step.target.cpu_mean_cores if step.target is not None else None
@@ -184,7 +188,7 @@ async def proxy_truth(
             raise RuntimeError(f"proxy truth: no CPU figure for the target at {users} users")
         implied = PROXY_CPU / (cores / users)
         print(
-            f"  proxy at {users} users, 1 CPU: {cores:.3f} cores, "
+            f"  proxy at {users} users, {PROXY_CPU:g} CPU: {cores:.3f} cores, "
             f"{cores / users * 1000:.2f} millicores a user: {implied:.1f} users at {PROXY_CPU:g}"
         )
         if abs(implied - users) <= PROXY_AGREE * users:
@@ -245,15 +249,22 @@ def holds(prefix: str, case: dict[str, Any], expected: LimitedBy) -> list[str]:
 
 
 async def shaped_cases(
-    run: Callable[[CapacityTest, str, Path], Awaitable[RunReport]], out: Path
+    run: Callable[[CapacityTest, str, Path], Awaitable[RunReport]],
+    out: Path,
+    only: str | None = None,
 ) -> dict[str, Any]:
-    """Both cases, quiet then beside the hogs; `run` is bench/truth.py's (it prints steps)."""
+    """Every case (or the one named), quiet then beside the hogs; `run` is
+    bench/truth.py's (it prints steps)."""
     result: dict[str, Any] = {}
     cases = [
         ("threaded", threaded_test, THREADED_TRUTH, LimitedBy.CPU),
         ("oom", oom_test, OOM_TRUTH, LimitedBy.MEMORY),
         ("proxy", proxy_search_test, None, LimitedBy.CPU),
     ]
+    if only is not None:
+        cases = [case for case in cases if case[0] == only]
+        if not cases:
+            raise SystemExit(f"no shaped case {only!r}: threaded, oom or proxy")
     missed: list[str] = []
     for prefix, make, known, expected in cases:
         truth = known if known is not None else await proxy_truth(run, out)
