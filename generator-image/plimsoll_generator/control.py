@@ -350,6 +350,7 @@ class ControlProtocol(asyncio.Protocol):
 
 async def serve(host: str, port: int, processes: int, token: str | None = None) -> None:
     runner: InProcess | ProcessPool = InProcess() if processes <= 1 else ProcessPool(processes)
+    await runner.start()
     trials = Trials(runner, Metrics(max(processes, 1)))
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: ControlProtocol(trials, token), host, port)
@@ -364,4 +365,4 @@ async def serve(host: str, port: int, processes: int, token: str | None = None) 
             await stop.wait()
     finally:
         trials.held.release()
-        runner.close()
+        await runner.close()

@@ -125,9 +125,12 @@ async def run_trial(
     trial_id: str,
     abort: asyncio.Event,
     on_slice: Callable[[TimelineSlice], None] | None = None,
+    floor: FloorProcess | None = None,
 ) -> TrialResult:
     """Run `request` to its end (or until `abort` is set) and report this process's share;
-    `on_slice` gets each timeline slice as it is cut (the progress a poll sees)."""
+    `on_slice` gets each timeline slice as it is cut (the progress a poll sees). `floor`
+    is the generator's floor process, started before it took trials; without one, a
+    floor process is started for this trial alone and ended with it."""
     recorder = Recorder([op.name for op in request.workload.mix], request.request_bounds)
     try:
         if request.replica_urls and request.refused_networks:
@@ -146,11 +149,12 @@ async def run_trial(
         return TrialResult(
             id=trial_id, state=TrialState.FAILED, level=request.level, errors=[str(exc)]
         )
-    floor = await FloorProcess.spawn() if request.floor else None
+    owned = floor is None
+    floor = (floor or FloorProcess()) if request.floor is not None else None
     try:
         meter = CpuMeter()
         timeline = TimelineCutter(ctx, on_slice)
-        floor_ready = asyncio.create_task(floor.ready()) if floor is not None else None
+        floor_ready = asyncio.create_task(floor.start()) if floor is not None else None
         if request.start_at is None and floor_ready is not None:
             await floor_ready  # no start to keep: the floor's first probes are not lost
         started_late = await wait_for_start(request.start_at, abort)
@@ -164,7 +168,7 @@ async def run_trial(
         tasks: list[asyncio.Task[None]] = [asyncio.create_task(timeline.run())]
         floor_result = (
             asyncio.create_task(_floor(floor, floor_ready, request, ctx))
-            if floor is not None and floor_ready is not None and request.floor is not None
+            if floor is not None and floor_ready is not None
             else None
         )
         for driver in drivers:
@@ -195,7 +199,9 @@ async def run_trial(
         for pool in pools:
             pool.close()
         if floor is not None and aborted:
-            await floor.stop()  # its answer would come at the window's end: none is wanted
+            # Its answer would come at the window's end: none is wanted; the next trial
+            # starts it again.
+            await floor.stop()
         floor_answer = await floor_result if floor_result is not None else None
         measured = max(0.0, min(stopped_at, ctx.end) - ctx.measure_from)
         wait = meter.wait
@@ -231,5 +237,5 @@ async def run_trial(
             timeline=timeline.finish(measured),
         )
     finally:
-        if floor is not None:  # however the trial ended, its floor process ends with it
+        if floor is not None and owned:  # a floor process of this trial's ends with it
             await floor.stop()

@@ -25,6 +25,7 @@ from plimsoll.api.timeline import TimelineSlice
 from plimsoll.api.trial import TrialRequest, TrialResult
 from plimsoll.shared.load_split import split_request
 from plimsoll.shared.results import merge_results
+from plimsoll_generator.floor import FloorProcess
 from plimsoll_generator.trial import run_trial
 
 
@@ -41,11 +42,18 @@ class InProcess:
     def __init__(self) -> None:
         self.abort_event: asyncio.Event | None = None
         self.slices: list[TimelineSlice] = []
+        self.floor = FloorProcess()
+
+    async def start(self) -> None:
+        """Start the floor process before the first trial, so its start-up is in none."""
+        await self.floor.start()
 
     async def run(self, request: TrialRequest, trial_id: str) -> TrialResult:
         self.abort_event = asyncio.Event()
         self.slices = []
-        return await run_trial(request, trial_id, self.abort_event, self.slices.append)
+        return await run_trial(
+            request, trial_id, self.abort_event, self.slices.append, floor=self.floor
+        )
 
     def progress(self) -> list[TimelineSlice]:
         return list(self.slices)
@@ -54,8 +62,8 @@ class InProcess:
         if self.abort_event is not None:
             self.abort_event.set()
 
-    def close(self) -> None:
-        pass
+    async def close(self) -> None:
+        await self.floor.stop()
 
 
 def _worker_main(conn: Connection) -> None:
@@ -76,6 +84,8 @@ async def _worker_loop(conn: Connection) -> None:
             loop.remove_reader(conn.fileno())
 
     loop.add_reader(conn.fileno(), readable)
+    floor = FloorProcess()
+    starting = asyncio.create_task(floor.start())  # before the first trial, as InProcess
     abort = asyncio.Event()
     running: asyncio.Task[TrialResult] | None = None
     while True:
@@ -87,7 +97,9 @@ async def _worker_loop(conn: Connection) -> None:
             def sent_on(cut: TimelineSlice) -> None:
                 conn.send(["slice", cut.to_wire_json()])
 
-            running = asyncio.create_task(run_trial(request, message[1], abort, sent_on))
+            running = asyncio.create_task(
+                run_trial(request, message[1], abort, sent_on, floor=floor)
+            )
             running.add_done_callback(
                 lambda task: conn.send(["result", task.result().to_wire_json()])
             )
@@ -98,6 +110,8 @@ async def _worker_loop(conn: Connection) -> None:
             if running is not None:
                 with contextlib.suppress(Exception):
                     await running
+            starting.cancel()
+            await floor.stop()
             return
 
 
@@ -155,7 +169,10 @@ class ProcessPool:
             with contextlib.suppress(OSError):
                 conn.send(["abort"])
 
-    def close(self) -> None:
+    async def start(self) -> None:
+        """Nothing to wait for: each worker starts its own floor process as it comes up."""
+
+    async def close(self) -> None:
         for conn in self.conns:
             with contextlib.suppress(OSError):
                 conn.send(["exit"])

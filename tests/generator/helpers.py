@@ -17,6 +17,7 @@ import httpx
 
 from plimsoll.api.trial import CONTROL_TOKEN_ENV, TrialRequest, TrialResult
 from plimsoll.shared import histogram
+from plimsoll_generator.floor import FloorProcess
 from plimsoll_generator.trial import run_trial
 
 TEST_TOKEN = "generator-test-token"  # what the tests' generators expect
@@ -28,11 +29,13 @@ def request(url: str, workload: dict[str, Any], **fields: Any) -> TrialRequest:
     return TrialRequest.model_validate(body)
 
 
-async def run(req: TrialRequest, abort_after: float | None = None) -> TrialResult:
+async def run(
+    req: TrialRequest, abort_after: float | None = None, floor: FloorProcess | None = None
+) -> TrialResult:
     abort = asyncio.Event()
     if abort_after is not None:
         asyncio.get_running_loop().call_later(abort_after, abort.set)
-    return await run_trial(req, "t", abort)
+    return await run_trial(req, "t", abort, floor=floor)
 
 
 def p(result: TrialResult, op: str, quantile: float) -> float:

@@ -1,5 +1,6 @@
 """The direct-call floor from a process of its own: what the generator's loop does is not
-in it, and the process ends with its trial."""
+in it; the generator's floor process answers trial after trial and starts in none of
+them; a trial's own floor process ends with it."""
 
 from __future__ import annotations
 
@@ -85,19 +86,89 @@ async def test_the_floor_process_is_gone_when_its_trial_ends(
     assert {c.pid for c in psutil.Process().children()} == before
 
 
-async def test_failed_probes_are_counted_and_the_process_ends() -> None:
-    floor = await FloorProcess.spawn()
-    assert await floor.ready()
-    # Nothing listens on port 9 of 127.0.0.1: every probe fails and is counted so.
-    now = time.time()
-    order = FloorOrder(
-        probe=FloorProbe(url="http://127.0.0.1:9/floor", rate=20),
-        timeout=1.0,
-        measure_from=now,
-        end=now + 0.5,
-    )
-    result = await floor.probe(order)
-    assert result.count == 0
-    assert result.latency is None
-    assert result.errors == 10
-    assert floor.process.returncode is not None
+def _children() -> set[int]:
+    return {c.pid for c in psutil.Process().children()}
+
+
+async def test_the_generators_floor_process_answers_each_trial_and_starts_in_none(
+    target: tuple[TargetState, str], floor_url: str
+) -> None:
+    _, url = target
+    floor = FloorProcess()
+    assert await floor.start()
+    assert floor.process is not None
+    held = floor.process.pid
+    children = _children()
+    try:
+        for _ in range(2):
+            result = await run(
+                request(
+                    url,
+                    {"mix": [{"name": "hello"}]},
+                    level=10,
+                    duration=1,
+                    floor={"url": floor_url, "rate": 20},
+                ),
+                floor=floor,
+            )
+            assert result.floor is not None
+            assert result.floor.count == 20
+            # No process was started for the trial: the floor's is the one started before.
+            assert floor.process is not None
+            assert floor.process.pid == held
+            assert _children() == children
+    finally:
+        await floor.stop()
+    assert _children() == children - {held}
+
+
+async def test_an_aborted_trial_stops_the_floor_process_and_the_next_starts_one(
+    target: tuple[TargetState, str], floor_url: str
+) -> None:
+    _, url = target
+    floor = FloorProcess()
+    assert await floor.start()
+    before = _children()
+    probed = {"url": floor_url, "rate": 20}
+    try:
+        aborted = await run(
+            request(url, {"mix": [{"name": "hello"}]}, level=10, duration=30, floor=probed),
+            abort_after=1.5,
+            floor=floor,
+        )
+        assert aborted.state is TrialState.ABORTED
+        # Its answer would have come at the 30 s window's end: the process was stopped.
+        assert floor.process is None
+        assert len(_children()) == len(before) - 1
+        result = await run(
+            request(url, {"mix": [{"name": "hello"}]}, level=10, duration=1, floor=probed),
+            floor=floor,
+        )
+        assert result.floor is not None
+        assert result.floor.count == 20
+        assert floor.process is not None
+        assert floor.process.returncode is None
+    finally:
+        await floor.stop()
+
+
+async def test_failed_probes_are_counted_and_the_process_stays() -> None:
+    floor = FloorProcess()
+    assert await floor.start()
+    try:
+        # Nothing listens on port 9 of 127.0.0.1: every probe fails and is counted so.
+        now = time.time()
+        order = FloorOrder(
+            probe=FloorProbe(url="http://127.0.0.1:9/floor", rate=20),
+            timeout=1.0,
+            measure_from=now,
+            end=now + 0.5,
+        )
+        result = await floor.probe(order)
+        assert result.count == 0
+        assert result.latency is None
+        assert result.errors == 10
+        assert floor.process is not None
+        assert floor.process.returncode is None  # ready for the next trial's order
+    finally:
+        await floor.stop()
