@@ -135,15 +135,23 @@ async def test_two_replicas_left_after_a_kill_cannot_carry_a_load_over_their_cei
     )
 
 
+RESTORE_AT = 4.5
+
+
 async def test_a_restored_zone_takes_its_share_again(tmp_path: Path, mark: str) -> None:
-    faults = [*LOSE_C, {"at": "5s", "restore": {"zone": "c"}}]
+    faults = [*LOSE_C, {"at": f"{RESTORE_AT}s", "restore": {"zone": "c"}}]
     report = await _prove(tmp_path, mark, 35, faults)
     step = report.steps[-1]
     assert [o.taken for o in step.faults] == [["target-2"], ["target-2"]]
     assert step.client is not None
-    lost = [s for s in step.client.timeline if LOST_AT + 0.5 <= s.start < 5.0]
-    back = [s for s in step.client.timeline if s.start >= 6.5]
+    timeline = step.client.timeline
+    lost = [s for s in timeline if LOST_AT + 0.5 <= s.start < RESTORE_AT]
     assert lost
-    assert back
     assert all(s.replica_sent[2] == 0 for s in lost), [s.replica_sent for s in lost]
-    assert all(s.replica_sent[2] > 0 for s in back), [s.replica_sent for s in back]
+    # The restored replica starts again in a cgroup of a quarter CPU: on a busy host its
+    # interpreter's start takes seconds (2.5 s in one clean-clone CI run), so when it
+    # rejoins is not fixed; once it has, it keeps its share in every slice.
+    sent = [(s.start, s.replica_sent) for s in timeline if s.start >= RESTORE_AT]
+    rejoined = next((i for i, (_, shares) in enumerate(sent) if shares[2] > 0), None)
+    assert rejoined is not None, f"zone c never took traffic again: {sent}"
+    assert all(shares[2] > 0 for _, shares in sent[rejoined:]), sent
