@@ -57,10 +57,17 @@ async def test_a_new_image_of_the_watched_deployment_starts_a_run_for_it(
         assert (proven["proven"]["cpu"], proven["proven"]["memory"]) == ("250m", "256Mi")
         # (Level 400 fails at 250m: a ceiling, hence a proof; a lower bound proves nothing.)
         # The team rolls out a new image: nothing of the CapacityTest changes.
-        rolled = await apiserver.api.get(f"{deployments}/shop-api")
-        assert rolled is not None
-        rolled["spec"]["template"]["spec"]["containers"][0]["image"] = SECOND
-        await apiserver.api.call("PUT", f"{deployments}/shop-api", json=rolled)
+        # A patch, as `kubectl set image` sends one: a read-then-PUT met 409 Conflict in
+        # CI once, the operator's contract annotation having changed the object between.
+        image = [
+            {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": SECOND}
+        ]
+        await apiserver.api.call(
+            "PATCH",
+            f"{deployments}/shop-api",
+            json=image,
+            headers={"Content-Type": "application/json-patch+json"},
+        )
         # Until a run passes for it, the new image's capacity is unproven; the last proof
         # stays beside it.
         unproven = await wait_for(lambda: _contract(apiserver, "unproven", SECOND), 60, "unproven")
