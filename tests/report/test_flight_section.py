@@ -3,7 +3,14 @@ replicas over time, from the step that flew it; nothing for a run without one.""
 
 from __future__ import annotations
 
-from plimsoll.api.autoscale import FlightResult, PodLag, ReplicaCount
+from plimsoll.api.autoscale import (
+    Autoscaler,
+    FlightResult,
+    PodLag,
+    RecommendedHpa,
+    ReplicaCount,
+    proof_variant_name,
+)
 from plimsoll.api.step import Verdict
 from plimsoll.report.flight import flight_markdown
 from plimsoll.report.markdown import render_markdown
@@ -38,6 +45,45 @@ def test_a_flight_in_figures() -> None:
     assert "| requests failed | 3 of 1,020 (0.29%) |" in section
     assert "0 s: 1/1; 15 s: 1/2; 16 s: 2/2" in section
     assert "## Autoscaler flight" in render_markdown(report)
+
+
+def test_the_recommended_hpa_as_a_manifest_and_the_flight_that_proved_it() -> None:
+    proof = proof_variant_name("default")
+    report = make_report(
+        {
+            "default": Run(None, 45, [(45, Verdict.FAIL, 0.1)]),
+            proof: Run(45, None, [(45, Verdict.PASS, 0.1)]),
+        }
+    )
+    settings = Autoscaler(min_replicas=2, max_replicas=7, target_cpu_utilization=28)
+    advice = RecommendedHpa(
+        autoscaler=settings,
+        share_of_ceiling=0.3,
+        load_per_pod=7.5,
+        lag_s=11.2,
+        pod_start_s=1.2,
+        cpu_at_ceiling=0.94,
+        reasons=["a new pod serves 11 s after the load starts to grow"],
+    )
+    first = FlightResult(profile="a burst", sentence="it did not hold", recommendation=advice)
+    second = FlightResult(profile="a burst", held=True, sentence="2 pods throughout; it held")
+    report.steps = [
+        step.model_copy(update={"flight": first if step.variant == "default" else second})
+        for step in report.steps
+    ]
+    section = flight_markdown(report)
+    assert "**Recommended HPA**: 2-7 replicas at 28% CPU" in section
+    assert "took 1.2 s to serve" in section
+    assert "kind: HorizontalPodAutoscaler" in section
+    assert f"name: {report.test_name}" in section
+    assert "Flown again under it: held. 2 pods throughout; it held" in section
+
+
+def test_a_flight_that_could_not_recommend_says_why() -> None:
+    report = make_report({"default": Run(None, 45, [(45, Verdict.FAIL, 0.1)])})
+    flight = FlightResult(profile="a burst", no_recommendation="no replica started")
+    report.steps[0] = report.steps[0].model_copy(update={"flight": flight})
+    assert "No HPA recommended: no replica started." in flight_markdown(report)
 
 
 def test_no_flight_no_section() -> None:

@@ -10,9 +10,12 @@ replicas at the ceiling and three at the HPA's 60% target; the controller syncs 
 - From one replica (the HPA's default-like minimum), the burst lands on a replica that
   carries 25: p99 goes over the 300 ms bar until the next sync has a second replica
   serving; the flight does not hold, and its figures say when it ran short (8 s), how
-  long each new replica took, and how long p99 was over the bar.
-- From three replicas (what a step burst needs: minReplicas for the peak, as
-  `decide.hpa_advice` says for a burst steeper than the lag), the flight holds.
+  long each new replica took, and how long p99 was over the bar. Asked to recommend and
+  prove (`autoscale: {recommend: true, prove: true}`), it derives the HPA that absorbs
+  the step (replicas for the peak from the start, a low target: `decide.flight_advice`)
+  from the CPU the replicas used and their start time, and the profile flown again under
+  that HPA holds.
+- From three replicas (what a step burst needs), the flight holds.
 
 Real processes, cgroups and loopback; the product's noise defaults.
 """
@@ -23,8 +26,10 @@ from pathlib import Path
 
 import pytest
 
+from plimsoll.api.autoscale import proof_variant_name
 from plimsoll.api.report import RunReport
 from plimsoll.api.step import Verdict
+from plimsoll.api.variant import Variant
 from plimsoll.platforms.local.platform import LocalPlatform
 from plimsoll.run.runner import run_test
 from tests.localrun import RecordingSink, one_level_test
@@ -33,7 +38,9 @@ pytestmark = pytest.mark.usefixtures("mark")
 BURST_AT = 8.0
 
 
-async def _fly(tmp_path: Path, mark: str, min_replicas: int) -> RunReport:
+async def _fly(
+    tmp_path: Path, mark: str, min_replicas: int, *, recommend: bool = False
+) -> RunReport:
     target = {
         "command": ["python", "examples/targets/cpu_bound.py"],
         "portEnv": "PORT",
@@ -59,20 +66,23 @@ async def _fly(tmp_path: Path, mark: str, min_replicas: int) -> RunReport:
             "profile": [{"level": 12, "hold": f"{BURST_AT:g}s"}, {"level": 45, "hold": "16s"}],
         },
         passWhen={"latency": [{"quantile": "p99", "below": "300ms"}]},
-        autoscale={"perPod": 25, "maxFailed": "1%"},
+        autoscale={"perPod": 25, "maxFailed": "1%", "recommend": recommend, "prove": recommend},
         generators={"replicas": 1, "processes": 1},
         noise={},
     )
 
-    def make(variant: object) -> LocalPlatform:
-        return LocalPlatform(f"flight-{mark[:6]}-{min_replicas}", tmp_path)
+    def make(variant: Variant | None) -> LocalPlatform:
+        name = variant.name if variant is not None else "default"
+        return LocalPlatform(f"flight-{mark[:6]}-{min_replicas}-{name}", tmp_path / name)
 
     return await run_test(test, make, RecordingSink())
 
 
-async def test_a_burst_the_autoscaler_is_late_for_does_not_hold(tmp_path: Path, mark: str) -> None:
-    report = await _fly(tmp_path, mark, min_replicas=1)
-    step = report.steps[-1]
+async def test_a_burst_the_autoscaler_is_late_for_does_not_hold_and_the_hpa_it_recommends_does(
+    tmp_path: Path, mark: str
+) -> None:
+    report = await _fly(tmp_path, mark, min_replicas=1, recommend=True)
+    step = next(s for s in report.steps if s.variant == "default")
     flight = step.flight
     assert flight is not None, step.judgement
     print(flight.sentence)
@@ -87,6 +97,26 @@ async def test_a_burst_the_autoscaler_is_late_for_does_not_hold(tmp_path: Path, 
     assert flight.seconds_over_bar >= 2, flight
     assert any(c.desired > c.ready for c in flight.replicas), flight.replicas
     assert flight.sentence in step.judgement.reasons
+    # The recommendation, from what the flight measured: a replica started in seconds
+    # and used most of its quarter CPU at the ceiling (10 ms of CPU a request).
+    advice = flight.recommendation
+    assert advice is not None, flight.no_recommendation
+    print(advice.model_dump_json(indent=1))
+    assert flight.pod_start_s is not None
+    assert 0 < advice.pod_start_s <= 5
+    assert 0.6 <= advice.cpu_at_ceiling <= 1.1
+    settings = advice.autoscaler
+    assert settings.min_replicas == 2  # the step arrives within the lag: 45 at 25 each
+    assert settings.target_cpu_utilization < 60
+    # The proof: the same profile under that HPA, as a variant of its own; it held.
+    proof = [s for s in report.steps if s.variant == proof_variant_name("default")]
+    assert proof, [s.variant for s in report.steps]
+    proven = proof[-1].flight
+    assert proven is not None
+    print(proven.sentence)
+    assert proven.held, proven
+    assert proven.recommendation is None  # the proof recommends nothing of its own
+    assert proof[-1].judgement.verdict is Verdict.PASS
 
 
 async def test_enough_replicas_for_the_peak_from_the_start_hold(tmp_path: Path, mark: str) -> None:

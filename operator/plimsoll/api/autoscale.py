@@ -119,6 +119,52 @@ class Autoscale(PlimsollModel):
     max_failed: Fraction = Field(
         0.001, description="The share of requests that may fail for the flight to hold."
     )
+    recommend: bool = Field(
+        False,
+        description="Derive from the flight the HPA settings that hold its burst (target "
+        "utilization, minReplicas, maxReplicas, a scale-up policy), from perPod, the CPU "
+        "the replicas used and how long a new one took to serve.",
+    )
+    prove: bool = Field(
+        False,
+        description="Fly the profile again under the recommended HPA, as a variant named "
+        "'<variant>-recommended', and judge it as the first; needs recommend.",
+    )
+
+    @model_validator(mode="after")
+    def _prove_needs_recommend(self) -> Autoscale:
+        if self.prove and not self.recommend:
+            raise ValueError("prove flies the recommended HPA: set recommend: true as well")
+        return self
+
+
+class UtilizationReading(PlimsollModel):
+    """What the autoscaler read at one sync: the ready replicas' mean CPU utilization."""
+
+    at: float = Field(description="Seconds from the flight's start.")
+    ready: int
+    utilization: float = Field(
+        description="Their mean CPU since the last sync, a share of the request."
+    )
+
+
+class RecommendedHpa(PlimsollModel):
+    """The HPA settings a flight recommends (`plimsoll.decide.flight_advice`)."""
+
+    autoscaler: Autoscaler = Field(description="The settings, as target.autoscaler takes them.")
+    share_of_ceiling: float = Field(description="The load per pod held, a share of perPod.")
+    load_per_pod: float = Field(
+        description="The same target as load per pod, for an HPA on a Prometheus metric."
+    )
+    lag_s: float = Field(description="From the load's growth to a new pod serving, seconds.")
+    pod_start_s: float = Field(description="The slowest replica start the flight measured.")
+    cpu_at_ceiling: float = Field(
+        description="The CPU a replica uses at perPod, a share of its request (measured)."
+    )
+    cpu_is_weak: bool = Field(
+        False, description="CPU says little about the load: scale on load per pod instead."
+    )
+    reasons: list[str] = Field(default_factory=list)
 
 
 class ReplicaCount(PlimsollModel):
@@ -157,7 +203,22 @@ class FlightResult(PlimsollModel):
     replicas: list[ReplicaCount] = Field(
         default_factory=list, description="Every change of the serving or wanted count."
     )
+    pod_start_s: float | None = Field(
+        None, description="The slowest replica start (asked for to serving), seconds."
+    )
+    recommendation: RecommendedHpa | None = Field(
+        None, description="The HPA settings that hold the burst (autoscale.recommend)."
+    )
+    no_recommendation: str = Field(
+        "", description="Why autoscale.recommend gave no settings, when it gave none."
+    )
 
     @property
     def failed_share(self) -> float:
         return self.failed / self.sent if self.sent else 0.0
+
+
+def proof_variant_name(variant: str) -> str:
+    """The variant that flies `variant`'s recommended HPA (autoscale.prove): a name within
+    a variant's 30 characters."""
+    return f"{variant[:18]}-recommended"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from plimsoll.api.autoscale import Autoscaler
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import EnvName, ImageRef
 from plimsoll.api.target import NAME_PATTERN, PodShape, Service, Target
@@ -59,6 +60,11 @@ class Variant(PlimsollModel):
     )
     env: dict[EnvName, str] = Field(default_factory=dict, description="Merged into target.env.")
     resources: PodShape | None = Field(None, description="Replaces target.resources.")
+    autoscaler: Autoscaler | None = Field(
+        None,
+        description="Replaces target.autoscaler: another HPA flown at the same profile (a "
+        "flight's recommended HPA is proven as such a variant).",
+    )
     services: list[Service] | None = Field(None, description="Replaces spec.services.")
     add_services: list[Service] = Field(
         default_factory=list,
@@ -106,6 +112,8 @@ class Variant(PlimsollModel):
             changes["args"] = self.args
         if self.resources is not None:
             changes["resources"] = self.resources
+        if self.autoscaler is not None:
+            changes["autoscaler"] = self.autoscaler
         return Target.model_validate({**dict(target), **changes})
 
     def services_for(self, services: list[Service]) -> list[Service]:

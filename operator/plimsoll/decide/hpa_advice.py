@@ -86,7 +86,7 @@ def advise(
     growth = burst.growth_within(lag)
     reasons = [
         f"a new pod serves {lag:.0f} s after the load starts to grow ({reaction_s:.0f} s for "
-        f"the HPA to see it and act, {start_s:.0f} s to start); meanwhile the load grows by "
+        f"the HPA to see it and act, {start_s:.1f} s to start); meanwhile the load grows by "
         f"{growth:,.0f}"
     ]
     wanted = burst.base / (burst.base + growth) if burst.base + growth > 0 else HIGHEST_SHARE

@@ -1,10 +1,12 @@
 """A flight's section of report.md (issue 57): what the target under its autoscaler lived
-through, in figures, and the replicas over time."""
+through, in figures, and the replicas over time; the HPA it recommends, as a manifest,
+and what the flight under that HPA showed (`autoscale.prove`)."""
 
 from __future__ import annotations
 
-from plimsoll.api.autoscale import FlightResult
+from plimsoll.api.autoscale import FlightResult, proof_variant_name
 from plimsoll.api.report import RunReport
+from plimsoll.report.hpa_manifest import hpa_manifest
 
 
 def _seconds(value: float | None, never: str) -> str:
@@ -15,7 +17,10 @@ def flight_markdown(report: RunReport) -> str:
     """The last flight of each variant as a table and its replica counts; "" for a run
     with no flight."""
     last = {s.variant: s.flight for s in report.steps if s.flight is not None}
-    sections = [_one(variant, flight, len(last) > 1) for variant, flight in last.items()]
+    sections = [
+        _one(variant, flight, len(last) > 1) + _recommended(variant, flight, last, report)
+        for variant, flight in last.items()
+    ]
     if not sections:
         return ""
     autoscaler = report.spec.target.autoscaler
@@ -53,3 +58,34 @@ def _one(variant: str, flight: FlightResult, named: bool) -> str:
             "",
         ]
     )
+
+
+def _recommended(
+    variant: str, flight: FlightResult, flights: dict[str, FlightResult], report: RunReport
+) -> str:
+    """The HPA the flight recommends, and the proof flight's outcome; "" when none asked."""
+    if flight.no_recommendation:
+        return f"No HPA recommended: {flight.no_recommendation}.\n"
+    advice = flight.recommendation
+    if advice is None:
+        return ""
+    settings = advice.autoscaler
+    lines = [
+        f"**Recommended HPA**: {settings.min_replicas}-{settings.max_replicas} replicas at "
+        f"{settings.target_cpu_utilization}% CPU (pods held at {advice.share_of_ceiling:.0%} "
+        f"of their ceiling, {advice.load_per_pod:g} per pod; a replica used "
+        f"{advice.cpu_at_ceiling:.0%} of its CPU request at the ceiling and took "
+        f"{advice.pod_start_s:.1f} s to serve).",
+        "",
+        *(f"- {reason}" for reason in advice.reasons),
+        "",
+        "```yaml",
+        hpa_manifest(settings, report.test_name).rstrip(),
+        "```",
+        "",
+    ]
+    proof = flights.get(proof_variant_name(variant))
+    if proof is not None:
+        verdict = "held" if proof.held else "did not hold"
+        lines += [f"Flown again under it: {verdict}. {proof.sentence}", ""]
+    return "\n".join(lines)

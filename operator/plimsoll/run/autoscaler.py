@@ -8,7 +8,9 @@ and asks `decide.hpa.sync` how many to run. Replicas start concurrently, as pods
 sync does not wait for the ones it asked for, and the next sync sees them as unready
 until they serve. Scaling down stops the newest ready replicas first (a ReplicaSet's
 rule for pods of equal standing). Every change of the wanted or the ready count goes
-to `history`, the timeline the flight's figures are read from (`decide.flight`).
+to `history`, the timeline the flight's figures are read from (`decide.flight`); each
+sync's CPU reading to `readings` and each replica's start time to `starts`, what a
+recommendation is derived from (`decide.flight_advice`).
 
 The loop runs on the event loop's clock, so a test can drive it in fake time; every
 loop is bounded by `until`.
@@ -21,7 +23,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from plimsoll.api.autoscale import ReplicaCount
+from plimsoll.api.autoscale import ReplicaCount, UtilizationReading
 from plimsoll.decide.hpa import Hpa, Memory, Pods, sync
 from plimsoll.platforms.base import ReplicaPool
 
@@ -32,6 +34,8 @@ class SimulatedHpa:
     pool: ReplicaPool
     clock: Callable[[], float]  # the event loop's time
     history: list[ReplicaCount] = field(default_factory=list)
+    readings: list[UtilizationReading] = field(default_factory=list)
+    starts: list[float] = field(default_factory=list)  # seconds from asked for to serving
     failed_starts: list[str] = field(default_factory=list)
     _starting: set[asyncio.Task[None]] = field(default_factory=set)
     _memory: Memory = field(default_factory=Memory)
@@ -66,6 +70,9 @@ class SimulatedHpa:
         now = self.clock() - self._origin
         current = self.pool.ready() + len(self._starting)
         shares = self.pool.utilization()
+        if shares:
+            mean = sum(shares) / len(shares)
+            self.readings.append(UtilizationReading(at=now, ready=len(shares), utilization=mean))
         # A serving replica with no figure yet counts as the controller counts a pod with
         # no metric: idle when scaling up, at target when scaling down.
         missing = max(0, self.pool.ready() - len(shares))
@@ -82,8 +89,10 @@ class SimulatedHpa:
         self._note()
 
     async def _add(self) -> None:
+        asked = self.clock()
         try:
             await self.pool.add()
+            self.starts.append(self.clock() - asked)
         except Exception as exc:  # a replica that cannot start: the next sync asks again
             self.failed_starts.append(str(exc) or type(exc).__name__)
         self._note()

@@ -26,6 +26,7 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
+from plimsoll.api.autoscale import proof_variant_name
 from plimsoll.api.report import RunReport
 from plimsoll.api.resource import CapacityTest
 from plimsoll.api.run_record import Outcome, RunRecord
@@ -186,6 +187,49 @@ async def _run_guided(
         measured.append(measured_of(choice.shape, ceiling, record.records))
 
 
+def proof_variant(name: str, spec: CapacityTestSpec, record: RunRecord) -> Variant | None:
+    """The variant that flies `name`'s recommended HPA (autoscale.prove), or None when the
+    spec asks for no proof or the flight recommended nothing."""
+    if spec.autoscale is None or not spec.autoscale.prove:
+        return None
+    flights = [s.flight for s in record.steps if s.variant == name and s.flight is not None]
+    recommended = flights[-1].recommendation if flights else None
+    if recommended is None:
+        return None
+    settings = recommended.autoscaler
+    return Variant(
+        name=proof_variant_name(name),
+        description=f"the HPA {name}'s flight recommended: {settings.min_replicas}-"
+        f"{settings.max_replicas} replicas at {settings.target_cpu_utilization}% CPU",
+        autoscaler=settings,
+    )
+
+
+async def _prove_recommended(
+    name: str,
+    specs: dict[str, CapacityTestSpec],
+    make_platform: Callable[[Variant | None], Platform],
+    sink: ProgressSink,
+    history: Sequence[StepRecord],
+    record: RunRecord,
+) -> None:
+    """Fly the profile again under the HPA `name`'s flight recommended, as a variant of
+    its own (no recommendation of its own: it is the proof)."""
+    variant = proof_variant(name, specs[name], record)
+    if variant is None:
+        return
+    spec = specs[name].for_variant(variant)
+    assert spec.autoscale is not None  # proof_variant found one
+    judged_only = spec.autoscale.model_copy(update={"recommend": False, "prove": False})
+    specs[variant.name] = spec.model_copy(update={"autoscale": judged_only})
+    platform = _platform_for(variant, make_platform, record)
+    ceiling = await _run_variant(
+        variant.name, specs, make_platform, platform, sink, history, record
+    )
+    record.ceilings.append(ceiling)
+    await sink.variant_finished(ceiling)
+
+
 def _finish(record: RunRecord, specs: Mapping[str, CapacityTestSpec]) -> RunReport:
     """The report of the run as it ended: its record, with the conclusions drawn once."""
     record.ended_at = _now()
@@ -221,13 +265,14 @@ async def run_test(
             specs = {}  # the guided search derives each shape's spec as it chooses it
             await _run_guided(test.spec, specs, make_platform, sink, history, record)
         else:
-            for variant, name in zip(variants, specs, strict=True):
+            for variant, name in zip(variants, list(specs), strict=True):
                 platform = _platform_for(variant, make_platform, record)
                 ceiling = await _run_variant(
                     name, specs, make_platform, platform, sink, history, record
                 )
                 record.ceilings.append(ceiling)
                 await sink.variant_finished(ceiling)
+                await _prove_recommended(name, specs, make_platform, sink, history, record)
         # "At least" (every level passed) is not a ceiling, but the run did all it was
         # asked: it succeeds, and the message says which variants found no ceiling.
         incomplete = [c for c in record.ceilings if not c.complete]

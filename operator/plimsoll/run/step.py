@@ -211,7 +211,7 @@ async def run_step(
     if autopilot is not None:
         autopilot.take_off(plan.duration)
     client, failure, fired = await _client_side(spec, endpoints, plan, on_progress)
-    replicas = await autopilot.land() if autopilot is not None else []
+    log = await autopilot.land() if autopilot is not None else None
     ended = datetime.now(UTC)
     measured_start = min(started + timedelta(seconds=spec.trial.warm_up), ended)
     server = ServerSide()
@@ -237,8 +237,8 @@ async def run_step(
         contention = _contention(spec, plan, client, server, endpoints.equipment_cpus)
         judgement = with_faults(_judge(spec, plan, client, server, contention), outcomes)
     flight = None
-    if autopilot is not None and client is not None:
-        flight, judgement = judged(spec, plan.level, client, replicas, judgement)
+    if log is not None and client is not None:
+        flight, judgement = judged(spec, plan.level, client, log, judgement)
     return StepResult(
         index=plan.index,
         level=plan.level,
