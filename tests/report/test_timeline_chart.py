@@ -1,14 +1,24 @@
 """Each full step's timeline is drawn, and a drifting step's note reaches report.md; a
-fault is marked where it fired."""
+fault is marked where it fired; a flight's offered load and replicas are drawn."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from plimsoll.api.autoscale import FlightResult, ProfilePhase, ReplicaCount
 from plimsoll.api.faults import FaultOutcome
+from plimsoll.api.report import RunReport
+from plimsoll.api.step import StepResult
 from plimsoll.decide.steadiness import steadiness
 from plimsoll.report.files import read_report, write_json, write_report
-from plimsoll.report.timeline_chart import LOG_SCALE_RATIO, timeline_figure
+from plimsoll.report.html_timeline_chart import timeline_chart
+from plimsoll.report.timeline_chart import (
+    LOG_SCALE_RATIO,
+    offered_rates,
+    replica_counts,
+    scale_events,
+    timeline_figure,
+)
 from plimsoll.shared.timeline import points
 from tests.report.test_report_files import _report
 from tests.timelinefixtures import known_timeline
@@ -60,3 +70,49 @@ def test_a_fault_is_a_dotted_line_and_a_far_bar_puts_the_latency_on_a_log_axis()
     step.faults = []
     report.spec.pass_when.latency[0].below = 0.02  # 20 ms: near the data
     assert timeline_figure(report, step).axes[0].get_yscale() == "linear"
+
+
+def _flight_step() -> tuple[RunReport, StepResult]:
+    """A flight at 40/s: 10 for 4 s, then 40; one replica wanted two at 5 s, served at 6."""
+    report = _report()
+    profile = [ProfilePhase(level=10, hold=4), ProfilePhase(level=40, hold=5)]
+    workload = report.spec.workload.model_copy(update={"profile": profile})
+    report.spec = report.spec.model_copy(update={"workload": workload})
+    step = report.steps[0].model_copy(update={"level": 40})
+    assert step.client is not None
+    step.client.timeline = known_timeline([2] * 9, [0] * 9)
+    step.flight = FlightResult(
+        profile="10/s for 4 s, to 40 at once for 5 s",
+        replicas=[
+            ReplicaCount(at=0, ready=1, desired=1),
+            ReplicaCount(at=5, ready=1, desired=2),
+            ReplicaCount(at=6, ready=2, desired=2),
+        ],
+    )
+    report.steps[0] = step
+    return report, step
+
+
+def test_a_flight_draws_the_offered_load_and_the_replicas_with_each_scale_event() -> None:
+    report, step = _flight_step()
+    assert step.client is not None
+    assert offered_rates(report, step, points(step.client.timeline)) == [10.0] * 4 + [40.0] * 5
+    assert replica_counts(step, 9.0) == ([0, 5, 6, 9.0], [1, 1, 2, 2], [1, 2, 2, 2])
+    assert scale_events(step) == [(5, 2)]  # a change of the ready count alone is no event
+    _, rate_axes, replica_axes = timeline_figure(report, step).axes
+    assert "offered" in rate_axes.get_legend_handles_labels()[1]
+    assert replica_axes.get_ylabel() == "replicas"
+    assert {"ready", "wanted", "scale event"} <= set(replica_axes.get_legend_handles_labels()[1])
+    # Any other step has neither.
+    plain = report.steps[1]
+    assert offered_rates(report, plain, []) == []
+    assert replica_counts(plain, 9.0) == ([], [], [])
+
+
+def test_the_page_draws_a_flights_replicas_in_a_row_of_their_own() -> None:
+    report, step = _flight_step()
+    chart = timeline_chart(report, step)
+    names = {trace.name for trace in chart.figure.data}
+    assert {"offered", "ready", "wanted", "scale event"} <= names
+    titles = [a.text for a in chart.figure.layout.annotations]
+    assert "replicas" in titles

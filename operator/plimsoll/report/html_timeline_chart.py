@@ -3,7 +3,9 @@
 One plotly chart per full step that kept a timeline (`drawn_steps`, as the PNG
 timelines): p50 and p99 per slice on top, the achieved rate below with each slice
 that had errors marked, each fault of `trial.faults` as a dotted line and its recovery
-shaded, and, with several replicas, what each was sent per second. A timeline slice
+shaded, and, with several replicas, what each was sent per second; an autoscaler
+flight's instead the load its profile offered and the replicas ready and wanted over
+the flight, each scale event marked (`timeline_chart`'s series). A timeline slice
 merges every operation's total latency, so only the bars that judge exactly that
 (operation '*', metric total) are drawn over it; the others are named under the chart.
 """
@@ -17,7 +19,14 @@ from plimsoll.api.report import RunReport
 from plimsoll.api.step import StepResult
 from plimsoll.api.timeline import TimelinePoint
 from plimsoll.report.html_chart import BAR_LINE, BROKEN, Chart, bound_title
-from plimsoll.report.timeline_chart import LOG_SCALE_RATIO, drawn_steps, timeline_points
+from plimsoll.report.timeline_chart import (
+    LOG_SCALE_RATIO,
+    drawn_steps,
+    offered_rates,
+    replica_counts,
+    scale_events,
+    timeline_points,
+)
 
 
 def _replica_rates(step: StepResult) -> list[list[float]]:
@@ -123,21 +132,64 @@ def _error_marks(figure: go.Figure, middles: list[float], series: list[TimelineP
     )
 
 
+def _flight_rows(
+    figure: go.Figure, report: RunReport, step: StepResult, middles: list[float]
+) -> None:
+    """A flight's offered load on the rate row, its replicas ready and wanted (each scale
+    event marked) on the third."""
+    series = timeline_points(step)
+    figure.add_trace(
+        go.Scatter(
+            x=middles,
+            y=offered_rates(report, step, series),
+            mode="lines",
+            line={"color": "grey", "dash": "dash"},
+            name="offered",
+        ),
+        row=2,
+        col=1,
+    )
+    end = max((p.start + p.seconds for p in series), default=step.duration)
+    times, ready, desired = replica_counts(step, end)
+    for name, counts, dash in (("ready", ready, "solid"), ("wanted", desired, "dash")):
+        figure.add_trace(
+            go.Scatter(
+                x=times, y=counts, mode="lines", line={"shape": "hv", "dash": dash}, name=name
+            ),
+            row=3,
+            col=1,
+        )
+    events = scale_events(step)
+    figure.add_trace(
+        go.Scatter(
+            x=[t for t, _ in events],
+            y=[n for _, n in events],
+            mode="markers",
+            marker={"symbol": "triangle-up", "size": 9},
+            name="scale event",
+            hovertemplate="%{x:.0f} s: wanted %{y}<extra></extra>",
+        ),
+        row=3,
+        col=1,
+    )
+
+
 def timeline_chart(report: RunReport, step: StepResult) -> Chart:
-    """One step's latency, sending rate (and each replica's) over its measured window."""
+    """One step's latency, sending rate (and each replica's, or a flight's replicas) over
+    its measured window."""
     series = timeline_points(step)
     middles = [p.start + p.seconds / 2 for p in series]
-    replicas = _replica_rates(step)
-    rows = 3 if replicas else 2
-    titles = ["latency (ms)", "sent per second"] + (
-        ["sent per second, per replica"] * bool(replicas)
-    )
+    flight = step.flight is not None
+    replicas = [] if flight else _replica_rates(step)
+    rows = 3 if replicas or flight else 2
+    third = ["replicas"] if flight else ["sent per second, per replica"] * bool(replicas)
+    titles = ["latency (ms)", "sent per second", *third]
     figure = make_subplots(
         rows=rows,
         cols=1,
         shared_xaxes=True,
         vertical_spacing=0.08,
-        row_heights=[0.5, 0.25, 0.25][:rows] if replicas else [0.65, 0.35],
+        row_heights=[0.5, 0.25, 0.25] if rows == 3 else [0.65, 0.35],
         subplot_titles=titles,
     )
     bars = _latency_row(figure, report, step, series, middles)
@@ -153,8 +205,10 @@ def timeline_chart(report: RunReport, step: StepResult) -> Chart:
             row=3,
             col=1,
         )
+    if flight:
+        _flight_rows(figure, report, step, middles)
     figure.update_layout(
-        height=520 if replicas else 430,
+        height=520 if rows == 3 else 430,
         margin={"l": 60, "r": 20, "t": 50, "b": 50},
         legend={"orientation": "h", "y": -0.15},
         template="plotly_white",

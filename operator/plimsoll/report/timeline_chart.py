@@ -5,10 +5,15 @@ timeline: latency over time on top (with the bar's latency bounds as dashed
 lines), the sending rate below, and every slice in which calls failed marked
 with a red cross and its count, so a spike and its recovery show where they
 happened; each fault of `trial.faults` is a dotted line, shaded until p99 was
-back within the bar. The figures come from `plimsoll.shared.timeline.points`.
+back within the bar. An autoscaler flight's step adds the load its profile offered
+beside the achieved rate, and a third row: the replicas ready and wanted over the
+flight, each change of the wanted count (a scale event) marked. The figures come from
+`plimsoll.shared.timeline.points` and the step's `flight`.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import matplotlib
 
@@ -20,6 +25,7 @@ from matplotlib.figure import Figure
 from plimsoll.api.report import RunReport
 from plimsoll.api.step import StepResult, TrialKind
 from plimsoll.api.timeline import TimelinePoint
+from plimsoll.shared.rate_profile import of_phases
 from plimsoll.shared.timeline import points
 
 LOG_SCALE_RATIO = 10  # a bar this many times the highest latency drawn: log axis
@@ -31,6 +37,54 @@ def chart_stem(step: StepResult) -> str:
 
 def timeline_points(step: StepResult) -> list[TimelinePoint]:
     return points(step.client.timeline) if step.client is not None else []
+
+
+def offered_rates(report: RunReport, step: StepResult, series: list[TimelinePoint]) -> list[float]:
+    """A flight's offered load in each slice (its level times the profile's mean share
+    over the slice); [] for any other step."""
+    profile = report.spec.workload.profile
+    if step.flight is None or not profile:
+        return []
+    shape = of_phases(profile)
+    return [
+        step.level * (shape.area(p.start + p.seconds) - shape.area(p.start)) / p.seconds
+        for p in series
+    ]
+
+
+def replica_counts(step: StepResult, end: float) -> tuple[list[float], list[int], list[int]]:
+    """A flight's replicas over time as steps to `end`: (times, ready, wanted); empty for
+    any other step."""
+    counts = step.flight.replicas if step.flight is not None else []
+    if not counts:
+        return [], [], []
+    times = [c.at for c in counts] + [max(end, counts[-1].at)]
+    ready = [c.ready for c in counts] + [counts[-1].ready]
+    desired = [c.desired for c in counts] + [counts[-1].desired]
+    return times, ready, desired
+
+
+def scale_events(step: StepResult) -> list[tuple[float, int]]:
+    """Each change of the wanted count in a flight: (when, to how many)."""
+    counts = step.flight.replicas if step.flight is not None else []
+    return [(b.at, b.desired) for a, b in itertools.pairwise(counts) if b.desired != a.desired]
+
+
+def _replica_row(step: StepResult, axes: Axes, end: float) -> None:
+    times, ready, desired = replica_counts(step, end)
+    axes.step(times, ready, where="post", color="C0", label="ready")
+    axes.step(times, desired, where="post", color="C1", linestyle="--", label="wanted")
+    events = scale_events(step)
+    axes.scatter(
+        [t for t, _ in events],
+        [n for _, n in events],
+        color="C1",
+        marker="^",
+        zorder=3,
+        label="scale event",
+    )
+    axes.set_ylabel("replicas")
+    axes.set_ylim(bottom=0)
 
 
 def _fault_marks(step: StepResult, latency_axes: Axes, rate_axes: Axes) -> None:
@@ -75,9 +129,15 @@ def timeline_figure(report: RunReport, step: StepResult) -> Figure:
     """One step's latency and rate over its measured window, with the bar and faults."""
     series = timeline_points(step)
     middles = [p.start + p.seconds / 2 for p in series]
-    figure, (latency_axes, rate_axes) = plt.subplots(
-        2, 1, figsize=(8, 5), sharex=True, gridspec_kw={"height_ratios": [2, 1]}
+    flight = step.flight is not None
+    figure, axes_list = plt.subplots(
+        3 if flight else 2,
+        1,
+        figsize=(8, 6.5 if flight else 5),
+        sharex=True,
+        gridspec_kw={"height_ratios": [2, 1, 1] if flight else [2, 1]},
     )
+    latency_axes, rate_axes = axes_list[0], axes_list[1]
     for label, values in (
         ("p50", [p.p50_ms for p in series]),
         ("p99", [p.p99_ms for p in series]),
@@ -101,7 +161,13 @@ def timeline_figure(report: RunReport, step: StepResult) -> Figure:
         latency_axes.set_yscale("log")
     _fault_marks(step, latency_axes, rate_axes)
     rate_axes.plot(middles, [p.rate for p in series], color="C2", label="achieved rate")
+    offered = offered_rates(report, step, series)
+    if offered:
+        rate_axes.plot(middles, offered, color="grey", linestyle="--", label="offered")
     _error_marks(rate_axes, middles, series)
+    if flight:
+        end = max((p.start + p.seconds for p in series), default=step.duration)
+        _replica_row(step, axes_list[2], end)
     verdict = step.judgement.verdict.value
     steady = step.steadiness
     note = "" if steady is None or steady.steady else ", not steady"
@@ -110,8 +176,8 @@ def timeline_figure(report: RunReport, step: StepResult) -> Figure:
     )
     latency_axes.set_ylabel("latency (ms)")
     rate_axes.set_ylabel("requests/s")
-    rate_axes.set_xlabel("seconds into the measured window")
-    for axes in (latency_axes, rate_axes):
+    axes_list[-1].set_xlabel("seconds into the measured window")
+    for axes in axes_list:
         if axes.get_legend_handles_labels()[0]:
             axes.legend(fontsize="small")
     return figure
