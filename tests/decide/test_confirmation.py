@@ -61,6 +61,8 @@ def test_the_plan_runs_clear_of_the_ceiling_named_resource_first(named: LimitedB
         ({"complete": False}, SHAPE, "stopped before"),
         ({"high": None}, SHAPE, "stopped before"),
         ({"limited_by": LimitedBy.UNKNOWN}, SHAPE, "no server-side figures"),
+        # A flight that did not hold: its one level failed, complete, with nothing passed.
+        ({"level": None, "low": None, "high": 45}, SHAPE, "no level passed"),
     ],
 )
 def test_nothing_to_confirm_plans_no_trial_and_says_why(

@@ -17,7 +17,8 @@ replicas at the ceiling and three at the HPA's 60% target; the controller syncs 
   that HPA holds.
 - From three replicas (what a step burst needs), the flight holds.
 
-Real processes, cgroups and loopback; the product's noise defaults.
+Real processes, cgroups and loopback; the product's noise and attribution defaults (a
+flight that did not hold is no ceiling to put to the confirmation experiment).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ async def _fly(
         autoscale={"perPod": 25, "maxFailed": "1%", "recommend": recommend, "prove": recommend},
         generators={"replicas": 1, "processes": 1},
         noise={},
+        attribution={},  # the product's defaults: a flight has no ceiling to confirm
     )
 
     def make(variant: Variant | None) -> LocalPlatform:

@@ -42,6 +42,8 @@ def why_not_planned(ceiling: Ceiling, shape: PodShape | None) -> str | None:
         return "every level passed: there is no failing level to run again"
     if not ceiling.complete or ceiling.high is None:
         return "the search stopped before it found a failing level above the ceiling"
+    if ceiling.level is None:
+        return "no level passed: there is no ceiling to run past"
     if ceiling.limited_by is LimitedBy.UNKNOWN:
         return "no server-side figures named a limit to test"
     return None

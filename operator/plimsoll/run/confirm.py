@@ -49,6 +49,8 @@ def why_not_run(spec: CapacityTestSpec, ceiling: Ceiling, pinned: bool | None) -
         return "attribution.confirm is off"
     if spec.search.strategy is Strategy.PROVE:
         return "a proof judges one level, not a ceiling"
+    if spec.search.strategy is Strategy.AUTOSCALE:
+        return "a flight judges what the autoscaler lived through, not a ceiling"
     if pinned is False:
         return "the target ran unpinned: doubling a limit it never had proves nothing"
     streams = spec.workload.streams
