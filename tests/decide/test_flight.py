@@ -84,6 +84,16 @@ def test_never_back_within_the_bar() -> None:
     assert "never back within the bar" in flight.sentence
 
 
+def test_slices_where_calls_failed_and_none_answered_are_over_the_bar() -> None:
+    # A queue past the timeout: the middle slices answer nothing, only time out.
+    timed_out = FlightSlice(10, 5.0, 500, 0, None, 2, 2, 2500, 400)
+    idle = FlightSlice(15, 5.0, 0, 0, None, 2, 2, 0, 0)  # nothing sent, nothing failed
+    slices = [_slice(0, 200, 200, 50, 2, 2), _slice(5, 500, 200, 900, 2, 2), timed_out, idle]
+    flight = _measure(slices)
+    assert flight.seconds_over_bar == 10  # the slow slice and the silent one; not the idle
+    assert not flight.held
+
+
 def test_a_turn_of_the_wanted_count_within_the_window_is_a_flap() -> None:
     wanted = [5, 5, 3, 3, 5, 5, 3]  # down at 10 s, up at 20 s, down at 30 s
     slices = [_slice(5 * i, 300, 300, 50, 5, d) for i, d in enumerate(wanted)]

@@ -14,7 +14,8 @@ the per-pod ceiling (measured in the same run, or given):
 - **time to capacity**: from short of capacity to the first slice from which, to the
   flight's end or the next shortage, p99 stays within the bar and the carried load
   keeps up with the offered (`KEEPS_UP` of it);
-- **seconds over the bar**, **requests failed** (and their share of those sent);
+- **seconds over the bar** (slices whose p99 was above it, and slices where calls
+  failed and none was answered), **requests failed** (and their share of those sent);
 - on the way down, **flaps** (the wanted count turning back up within the scale-down
   stabilization window after going down, or down after going up) and
   **over-provisioned pod-minutes** (ready replicas beyond what the offered load needs
@@ -73,7 +74,7 @@ def measure(
     if per_pod <= 0:
         raise ValueError("the per-pod ceiling must be positive")
     short = next((s for s in slices if s.offered > s.ready * per_pod), None)
-    over = sum(s.seconds for s in slices if s.p99_ms is not None and s.p99_ms > bar_ms)
+    over = sum(s.seconds for s in slices if _over_bar(s, bar_ms))
     sent, failed = sum(s.sent for s in slices), sum(s.failed for s in slices)
     extra = sum(max(0, s.ready - needed(s.offered, per_pod)) * s.seconds for s in slices)
     failed_share = failed / sent if sent else 0.0
@@ -92,6 +93,14 @@ def measure(
         held=over == 0 and failed_share <= max_failed_share,
     )
     return flight.model_copy(update={"sentence": sentence(flight)})
+
+
+def _over_bar(s: FlightSlice, bar_ms: float) -> bool:
+    """Over the bar: p99 above it, or calls that failed with none answered (a queue past
+    the timeout answers nothing in its slices, which are worse than over, not within)."""
+    if s.p99_ms is None:
+        return s.failed > 0
+    return s.p99_ms > bar_ms
 
 
 def _lags(slices: Sequence[FlightSlice], short: FlightSlice | None) -> list[PodLag]:
