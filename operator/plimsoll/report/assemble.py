@@ -40,13 +40,16 @@ def assemble(record: RunRecord, specs: Mapping[str, CapacityTestSpec]) -> RunRep
     proving = spec.search.strategy is Strategy.PROVE
     if proving:
         _prove(report, specs.get(spec.baseline_name, spec))
-    if spec.search.strategy is Strategy.AUTOSCALE:  # a flight's answer is what it lived through
+    flying = spec.search.strategy is Strategy.AUTOSCALE
+    if flying:  # a flight's answer is what it lived through
         last = {s.variant: s.flight for s in record.steps if s.flight is not None}
         prefix = len(last) > 1
         report.summary = [
             f"[{variant}] {f.sentence}" if prefix else f.sentence for variant, f in last.items()
         ] or report.summary
-    report.comparison = compare_variants(record, report.unit_costs)
+    # Flights have no ceilings to set side by side: their section compares what each lived
+    # through (a recommended HPA's proof is a variant too).
+    report.comparison = None if flying else compare_variants(record, report.unit_costs)
     if spec.shapes is not None:
         table = shape_rows(record, record.shapes or ShapeTable())
         baseline = record.ceilings[0].variant if record.ceilings else ""

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from plimsoll.api.report import RunReport
+from plimsoll.api.spec import Strategy
 from plimsoll.decide.step_summary import record_of
 
 
@@ -57,7 +58,8 @@ def write_report(report: RunReport, out: Path) -> list[Path]:
     from plimsoll.report.comparison import compare_variants
     from plimsoll.report.markdown import render_markdown
 
-    if report.comparison is None:  # a report.json from before comparisons were kept
+    flight = report.spec.search.strategy is Strategy.AUTOSCALE  # nothing to compare (assemble)
+    if report.comparison is None and not flight:  # a report.json from before comparisons were kept
         report.comparison = compare_variants(report, report.unit_costs)
     written = [write_json(report, out)]
     charts = draw_charts(report, out)

@@ -65,12 +65,13 @@ def _recommended(
 ) -> str:
     """The HPA the flight recommends, and the proof flight's outcome; "" when none asked."""
     if flight.no_recommendation:
-        return f"No HPA recommended: {flight.no_recommendation}.\n"
+        return f"\nNo HPA recommended: {flight.no_recommendation}.\n"
     advice = flight.recommendation
     if advice is None:
         return ""
     settings = advice.autoscaler
     lines = [
+        "",
         f"**Recommended HPA**: {settings.min_replicas}-{settings.max_replicas} replicas at "
         f"{settings.target_cpu_utilization}% CPU (pods held at {advice.share_of_ceiling:.0%} "
         f"of their ceiling, {advice.load_per_pod:g} per pod; a replica used "

@@ -21,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from plimsoll.api.report import RunReport
 from plimsoll.api.step import StepResult, TrialKind
@@ -85,6 +86,7 @@ def _replica_row(step: StepResult, axes: Axes, end: float) -> None:
     )
     axes.set_ylabel("replicas")
     axes.set_ylim(bottom=0)
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def _fault_marks(step: StepResult, latency_axes: Axes, rate_axes: Axes) -> None:
