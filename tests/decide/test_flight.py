@@ -84,13 +84,15 @@ def test_never_back_within_the_bar() -> None:
     assert "never back within the bar" in flight.sentence
 
 
-def test_slices_where_calls_failed_and_none_answered_are_over_the_bar() -> None:
-    # A queue past the timeout: the middle slices answer nothing, only time out.
-    timed_out = FlightSlice(10, 5.0, 500, 0, None, 2, 2, 2500, 400)
-    idle = FlightSlice(15, 5.0, 0, 0, None, 2, 2, 0, 0)  # nothing sent, nothing failed
-    slices = [_slice(0, 200, 200, 50, 2, 2), _slice(5, 500, 200, 900, 2, 2), timed_out, idle]
-    flight = _measure(slices)
-    assert flight.seconds_over_bar == 10  # the slow slice and the silent one; not the idle
+def test_failed_calls_count_as_slower_than_any_answer() -> None:
+    # A queue past the timeout: few calls answered, quickly; the rest timed out.
+    silent = FlightSlice(10, 5.0, 500, 0, None, 2, 2, 2500, 400)  # none answered
+    fast_few = FlightSlice(15, 5.0, 500, 20, 40, 2, 2, 2500, 300)  # 100 answered in 40 ms
+    one_in_200 = FlightSlice(20, 5.0, 500, 398, 40, 2, 2, 2500, 10)  # 0.5% failed: within
+    idle = FlightSlice(25, 5.0, 0, 0, None, 2, 2, 0, 0)  # nothing sent, nothing failed
+    slices = [_slice(0, 200, 200, 50, 2, 2), _slice(5, 500, 200, 900, 2, 2)]
+    flight = _measure([*slices, silent, fast_few, one_in_200, idle])
+    assert flight.seconds_over_bar == 15  # the slow slice, the silent one, the fast few
     assert not flight.held
 
 

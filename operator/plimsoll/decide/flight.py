@@ -14,8 +14,9 @@ the per-pod ceiling (measured in the same run, or given):
 - **time to capacity**: from short of capacity to the first slice from which, to the
   flight's end or the next shortage, p99 stays within the bar and the carried load
   keeps up with the offered (`KEEPS_UP` of it);
-- **seconds over the bar** (slices whose p99 was above it, and slices where calls
-  failed and none was answered), **requests failed** (and their share of those sent);
+- **seconds over the bar**: slices whose p99 was above it, failed calls counted as
+  slower than any answer (so a slice where over 1% of the calls failed is over);
+  **requests failed** (and their share of those sent);
 - on the way down, **flaps** (the wanted count turning back up within the scale-down
   stabilization window after going down, or down after going up) and
   **over-provisioned pod-minutes** (ready replicas beyond what the offered load needs
@@ -37,6 +38,7 @@ from plimsoll.api.timeline import TimelineSlice
 from plimsoll.shared import histogram
 from plimsoll.shared.rate_profile import RateProfile
 
+P99 = 0.99
 KEEPS_UP = 0.95  # the carried load, as a share of the offered, that counts as keeping up
 
 
@@ -96,11 +98,15 @@ def measure(
 
 
 def _over_bar(s: FlightSlice, bar_ms: float) -> bool:
-    """Over the bar: p99 above it, or calls that failed with none answered (a queue past
-    the timeout answers nothing in its slices, which are worse than over, not within)."""
-    if s.p99_ms is None:
-        return s.failed > 0
-    return s.p99_ms > bar_ms
+    """Over the bar: the slice's p99 above it, counting each failed call as slower than
+    any answer (a call that timed out waited at least the timeout). So more than 1% of
+    its calls failed is over, whatever the answers' own p99: a queue past the timeout
+    answers few calls, quickly, and fails the rest."""
+    answered = s.achieved * s.seconds
+    calls = answered + s.failed
+    if calls > 0 and s.failed > (1 - P99) * calls:
+        return True
+    return s.p99_ms is not None and s.p99_ms > bar_ms
 
 
 def _lags(slices: Sequence[FlightSlice], short: FlightSlice | None) -> list[PodLag]:
@@ -118,7 +124,7 @@ def _lags(slices: Sequence[FlightSlice], short: FlightSlice | None) -> list[PodL
 
 
 def _recovered(s: FlightSlice, bar_ms: float) -> bool:
-    within = s.p99_ms is not None and s.p99_ms <= bar_ms
+    within = s.p99_ms is not None and not _over_bar(s, bar_ms)
     return within and s.achieved >= KEEPS_UP * s.offered
 
 
