@@ -75,6 +75,9 @@ def test_the_cpu_at_the_ceiling_is_scaled_from_the_loaded_syncs() -> None:
         UtilizationReading(at=20, ready=2, utilization=0.86),
         # 45/s on eight: 5.6 each, under a quarter of 25: the idle cost weighs, left out
         UtilizationReading(at=15, ready=8, utilization=0.5),
+        # 12 then 45 offered over 5-10 s to one replica (25): short of capacity, its CPU
+        # all used whatever it carried; left out
+        UtilizationReading(at=10, ready=1, utilization=1.0),
     ]
     share = cpu_at_ceiling(readings, _slices(), per_pod=PER_POD, sync_s=5)
     assert share == pytest.approx((0.9375 + 0.86 * 25 / 22.5) / 2)

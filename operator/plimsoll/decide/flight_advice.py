@@ -11,7 +11,9 @@ what the flight measured, written as `target.autoscaler` so a second flight can 
   is read from the controller's own readings: each sync's mean utilization over the load
   each ready replica carried in the period before it, scaled to `perPod`; the median of
   the syncs where a replica carried at least `LOADED_SHARE` of `perPod` (below it the
-  process's idle cost weighs too much in the ratio).
+  process's idle cost weighs too much in the ratio) and the replicas were never short of
+  capacity (then they use their CPU queueing and throttled, whatever they carry: a
+  15 s-sync flight read 1.1 of the request so).
 
 No replica started, or no sync read a loaded replica: nothing to time a start by or to
 scale CPU by, and no recommendation, with the reason. Pure.
@@ -78,7 +80,10 @@ def cpu_at_ceiling(
         if seconds <= 0 or reading.ready <= 0:
             continue
         carried = sum(s.achieved * s.seconds for s in window) / seconds / reading.ready
-        if carried >= LOADED_SHARE * per_pod:
+        # Short of capacity, a replica's CPU is spent whatever it carries (queueing,
+        # throttled): its ratio says nothing about its cost at the ceiling.
+        short = any(s.offered > reading.ready * per_pod for s in window)
+        if carried >= LOADED_SHARE * per_pod and not short:
             ratios.append(reading.utilization * per_pod / carried)
     return statistics.median(ratios) if ratios else None
 
