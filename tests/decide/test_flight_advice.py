@@ -25,6 +25,7 @@ from plimsoll.decide.flight_advice import (
 from plimsoll.decide.hpa_advice import Burst
 
 PER_POD = 25.0
+BAR_MS = 300.0
 PROFILE = [
     ProfilePhase(level=12, hold=8),
     ProfilePhase(level=45, hold=16),
@@ -79,14 +80,29 @@ def test_the_cpu_at_the_ceiling_is_scaled_from_the_loaded_syncs() -> None:
         # all used whatever it carried; left out
         UtilizationReading(at=10, ready=1, utilization=1.0),
     ]
-    share = cpu_at_ceiling(readings, _slices(), per_pod=PER_POD, sync_s=5)
+    share = cpu_at_ceiling(readings, _slices(), per_pod=PER_POD, sync_s=5, bar_ms=BAR_MS)
     assert share == pytest.approx((0.9375 + 0.86 * 25 / 22.5) / 2)
-    assert cpu_at_ceiling(readings[2:], _slices(), per_pod=PER_POD, sync_s=5) is None
+    assert cpu_at_ceiling(readings[2:], _slices(), per_pod=PER_POD, sync_s=5, bar_ms=BAR_MS) is None
+
+
+def test_a_sync_through_a_backlog_is_left_out() -> None:
+    # Over 15-20 s two replicas work off a backlog: 40 of 45 answered, p99 900 ms, calls
+    # timing out, all their CPU used: 1.0 x 25 / 20 would read 1.25 of the request.
+    working_off = _slices(ready=2)
+    for t in range(15, 20):
+        working_off[t] = FlightSlice(t, 1, 45, 40, 900, 2, 2, 45, 5)
+    reading = [UtilizationReading(at=20, ready=2, utilization=1.0)]
+    kwargs = {"per_pod": PER_POD, "sync_s": 5.0, "bar_ms": BAR_MS}
+    assert cpu_at_ceiling(reading, working_off, **kwargs) is None
+    # The same reading over a steady period counts: 1.0 x 25 / 22.5.
+    assert cpu_at_ceiling(reading, _slices(ready=2), **kwargs) == pytest.approx(25 / 22.5)
 
 
 def test_a_step_burst_is_met_with_replicas_running_and_a_low_target() -> None:
     readings = [UtilizationReading(at=5, ready=1, utilization=0.45)]  # 0.9375 at the ceiling
-    advice = recommend(HPA, PROFILE, _slices(), readings, [0.8, 1.2], per_pod=PER_POD)
+    advice = recommend(
+        HPA, PROFILE, _slices(), readings, [0.8, 1.2], per_pod=PER_POD, bar_ms=BAR_MS
+    )
     assert isinstance(advice, RecommendedHpa)
     # The lag: two syncs (10 s) and the slowest start (1.2 s); the whole 33 of the step
     # arrives within it. 12 / 45 = 27% of the ceiling would absorb it: under 30%, so 30%
@@ -122,6 +138,8 @@ def test_no_recommendation_without_a_start_a_loaded_sync_or_a_rise() -> None:
         (PROFILE[:1], loaded, [1.0], "never rises"),
     ]
     for profile, readings, starts, words in cases:
-        advice = recommend(HPA, profile, _slices(), readings, starts, per_pod=PER_POD)
+        advice = recommend(
+            HPA, profile, _slices(), readings, starts, per_pod=PER_POD, bar_ms=BAR_MS
+        )
         assert isinstance(advice, NoRecommendation)
         assert words in advice.reason

@@ -123,7 +123,8 @@ def _lags(slices: Sequence[FlightSlice], short: FlightSlice | None) -> list[PodL
     return lags
 
 
-def _recovered(s: FlightSlice, bar_ms: float) -> bool:
+def recovered(s: FlightSlice, bar_ms: float) -> bool:
+    """The slice held the bar and carried what was offered (`KEEPS_UP` of it)."""
     within = s.p99_ms is not None and not _over_bar(s, bar_ms)
     return within and s.achieved >= KEEPS_UP * s.offered
 
@@ -137,7 +138,7 @@ def _time_to_capacity(
     # One pass from the end: the earliest slice of the recovered run that ends the flight.
     first: FlightSlice | None = None
     for s in reversed([s for s in slices if s.at >= short.at]):
-        if not _recovered(s, bar_ms):
+        if not recovered(s, bar_ms):
             break
         first = s
     return first.at - short.at if first is not None else None

@@ -11,9 +11,10 @@ what the flight measured, written as `target.autoscaler` so a second flight can 
   is read from the controller's own readings: each sync's mean utilization over the load
   each ready replica carried in the period before it, scaled to `perPod`; the median of
   the syncs where a replica carried at least `LOADED_SHARE` of `perPod` (below it the
-  process's idle cost weighs too much in the ratio) and the replicas were never short of
-  capacity (then they use their CPU queueing and throttled, whatever they carry: a
-  15 s-sync flight read 1.1 of the request so).
+  process's idle cost weighs too much in the ratio) and was steady through the period:
+  never short of capacity, within the bar and keeping up. Otherwise it spends its CPU
+  queueing, throttled, or answering calls whose clients gave up, whatever it carries: a
+  15 s-sync flight, its readings taken through its backlog, read 1.43 of the request.
 
 No replica started, or no sync read a loaded replica: nothing to time a start by or to
 scale CPU by, and no recommendation, with the reason. Pure.
@@ -37,7 +38,7 @@ from plimsoll.api.autoscale import (
     SelectPolicy,
     UtilizationReading,
 )
-from plimsoll.decide.flight import FlightSlice
+from plimsoll.decide.flight import FlightSlice, recovered
 from plimsoll.decide.hpa_advice import POLICY_PERIOD_S, Burst, advise
 
 LOADED_SHARE = 0.25  # of perPod: a sync's reading below it says more about idle cost
@@ -67,9 +68,11 @@ def cpu_at_ceiling(
     *,
     per_pod: float,
     sync_s: float,
+    bar_ms: float,
 ) -> float | None:
     """The CPU a replica uses at `per_pod`, a share of its request; None when no sync read
-    replicas carrying `LOADED_SHARE` of it."""
+    steady replicas carrying `LOADED_SHARE` of it (steady: never short of capacity, every
+    slice of the period within the p99 bar `bar_ms` and keeping up)."""
     ratios = []
     for reading in readings:
         start = reading.at - sync_s
@@ -80,10 +83,11 @@ def cpu_at_ceiling(
         if seconds <= 0 or reading.ready <= 0:
             continue
         carried = sum(s.achieved * s.seconds for s in window) / seconds / reading.ready
-        # Short of capacity, a replica's CPU is spent whatever it carries (queueing,
-        # throttled): its ratio says nothing about its cost at the ceiling.
-        short = any(s.offered > reading.ready * per_pod for s in window)
-        if carried >= LOADED_SHARE * per_pod and not short:
+        # Short of capacity, or working off a backlog, a replica's CPU is spent whatever it
+        # carries (queueing, throttled, answering calls whose clients gave up): its ratio
+        # says nothing about its cost at the ceiling.
+        steady = all(s.offered <= reading.ready * per_pod and recovered(s, bar_ms) for s in window)
+        if carried >= LOADED_SHARE * per_pod and steady:
             ratios.append(reading.utilization * per_pod / carried)
     return statistics.median(ratios) if ratios else None
 
@@ -96,6 +100,7 @@ def recommend(
     starts: Sequence[float],
     *,
     per_pod: float,
+    bar_ms: float,
 ) -> RecommendedHpa | NoRecommendation:
     """The settings that hold the profile's steepest rise, from what one flight measured
     under `autoscaler`."""
@@ -106,11 +111,13 @@ def recommend(
         return NoRecommendation(
             "no replica started during the flight: a pod's start time was not measured"
         )
-    cpu_share = cpu_at_ceiling(readings, slices, per_pod=per_pod, sync_s=autoscaler.sync_period)
+    cpu_share = cpu_at_ceiling(
+        readings, slices, per_pod=per_pod, sync_s=autoscaler.sync_period, bar_ms=bar_ms
+    )
     if cpu_share is None:
         return NoRecommendation(
-            f"no sync read replicas carrying {LOADED_SHARE:.0%} of perPod: the CPU at the "
-            "ceiling was not measured"
+            f"no sync read steady replicas carrying {LOADED_SHARE:.0%} of perPod: the CPU at "
+            "the ceiling was not measured"
         )
     start_s = max(starts)
     advice = advise(

@@ -95,7 +95,13 @@ def judged(
     }
     if autoscale.recommend and slices:
         advice = recommend(
-            autoscaler, profile, slices, log.readings, log.starts, per_pod=autoscale.per_pod
+            autoscaler,
+            profile,
+            slices,
+            log.readings,
+            log.starts,
+            per_pod=autoscale.per_pod,
+            bar_ms=bar_ms,
         )
         if isinstance(advice, NoRecommendation):
             update["no_recommendation"] = advice.reason
