@@ -94,8 +94,11 @@ def test_a_sync_through_a_backlog_is_left_out() -> None:
     reading = [UtilizationReading(at=20, ready=2, utilization=1.0)]
     kwargs = {"per_pod": PER_POD, "sync_s": 5.0, "bar_ms": BAR_MS}
     assert cpu_at_ceiling(reading, working_off, **kwargs) is None
-    # The same reading over a steady period counts: 1.0 x 25 / 22.5.
-    assert cpu_at_ceiling(reading, _slices(ready=2), **kwargs) == pytest.approx(25 / 22.5)
+    # A reading over a steady period counts (0.45 x 25 / 22.5 = 0.5), and never
+    # past the request, which is the replica's limit too (1.0 x 25 / 22.5 = 1.11).
+    half = [UtilizationReading(at=20, ready=2, utilization=0.45)]
+    assert cpu_at_ceiling(half, _slices(ready=2), **kwargs) == pytest.approx(0.5)
+    assert cpu_at_ceiling(reading, _slices(ready=2), **kwargs) == 1.0
 
 
 def test_a_step_burst_is_met_with_replicas_running_and_a_low_target() -> None:

@@ -108,3 +108,25 @@ async def test_a_replica_with_no_figure_yet_counts_as_the_controller_counts_it()
     hpa = SimulatedHpa(Hpa(min_replicas=1, max_replicas=8, target_utilization=0.6), pool, loop.time)
     await hpa.run(40)
     assert hpa.history == [ReplicaCount(at=0, ready=2, desired=2)]
+
+
+@pytest.mark.looptime
+async def test_each_sync_keeps_its_reading_and_each_start_its_time() -> None:
+    """The CPU readings and start times a recommendation is made from: the first sync's
+    window opens with the flight (not with the pool), and each start takes START_S."""
+    loop = asyncio.get_running_loop()
+
+    class Watched(FakePool):
+        calls: list[float] = []
+
+        def utilization(self) -> list[float]:
+            self.calls.append(self.loop.time() - self.origin)
+            return super().utilization()
+
+    pool = Watched(lambda t: 100.0, ready=1)  # 90% on one replica: 2 wanted
+    hpa = SimulatedHpa(Hpa(min_replicas=1, max_replicas=4, target_utilization=0.6), pool, loop.time)
+    await hpa.run(45)
+    assert pool.calls == [0, 15, 30]  # the flight's start, then each sync
+    assert [(r.at, r.ready) for r in hpa.readings] == [(15, 1), (30, 1)]  # the 2nd serves at 35
+    assert hpa.readings[0].utilization == pytest.approx(0.9)
+    assert hpa.starts == [START_S]

@@ -76,7 +76,7 @@ def measure(
     if per_pod <= 0:
         raise ValueError("the per-pod ceiling must be positive")
     short = next((s for s in slices if s.offered > s.ready * per_pod), None)
-    over = sum(s.seconds for s in slices if _over_bar(s, bar_ms))
+    over = sum(s.seconds for s in slices if over_bar(s, bar_ms))
     sent, failed = sum(s.sent for s in slices), sum(s.failed for s in slices)
     extra = sum(max(0, s.ready - needed(s.offered, per_pod)) * s.seconds for s in slices)
     failed_share = failed / sent if sent else 0.0
@@ -97,7 +97,7 @@ def measure(
     return flight.model_copy(update={"sentence": sentence(flight)})
 
 
-def _over_bar(s: FlightSlice, bar_ms: float) -> bool:
+def over_bar(s: FlightSlice, bar_ms: float) -> bool:
     """Over the bar: the slice's p99 above it, counting each failed call as slower than
     any answer (a call that timed out waited at least the timeout). So more than 1% of
     its calls failed is over, whatever the answers' own p99: a queue past the timeout
@@ -123,9 +123,9 @@ def _lags(slices: Sequence[FlightSlice], short: FlightSlice | None) -> list[PodL
     return lags
 
 
-def recovered(s: FlightSlice, bar_ms: float) -> bool:
+def _recovered(s: FlightSlice, bar_ms: float) -> bool:
     """The slice held the bar and carried what was offered (`KEEPS_UP` of it)."""
-    within = s.p99_ms is not None and not _over_bar(s, bar_ms)
+    within = s.p99_ms is not None and not over_bar(s, bar_ms)
     return within and s.achieved >= KEEPS_UP * s.offered
 
 
@@ -138,7 +138,7 @@ def _time_to_capacity(
     # One pass from the end: the earliest slice of the recovered run that ends the flight.
     first: FlightSlice | None = None
     for s in reversed([s for s in slices if s.at >= short.at]):
-        if not recovered(s, bar_ms):
+        if not _recovered(s, bar_ms):
             break
         first = s
     return first.at - short.at if first is not None else None

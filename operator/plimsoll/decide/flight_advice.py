@@ -12,7 +12,8 @@ what the flight measured, written as `target.autoscaler` so a second flight can 
   each ready replica carried in the period before it, scaled to `perPod`; the median of
   the syncs where a replica carried at least `LOADED_SHARE` of `perPod` (below it the
   process's idle cost weighs too much in the ratio) and was steady through the period:
-  never short of capacity, within the bar and keeping up. Otherwise it spends its CPU
+  never short of capacity and within the bar (failed calls counted as slower than any
+  answer, as `decide.flight` counts them). Otherwise it spends its CPU
   queueing, throttled, or answering calls whose clients gave up, whatever it carries: a
   15 s-sync flight, its readings taken through its backlog, read 1.43 of the request.
 
@@ -38,7 +39,7 @@ from plimsoll.api.autoscale import (
     SelectPolicy,
     UtilizationReading,
 )
-from plimsoll.decide.flight import FlightSlice, recovered
+from plimsoll.decide.flight import FlightSlice, over_bar
 from plimsoll.decide.hpa_advice import POLICY_PERIOD_S, Burst, advise
 
 LOADED_SHARE = 0.25  # of perPod: a sync's reading below it says more about idle cost
@@ -72,7 +73,7 @@ def cpu_at_ceiling(
 ) -> float | None:
     """The CPU a replica uses at `per_pod`, a share of its request; None when no sync read
     steady replicas carrying `LOADED_SHARE` of it (steady: never short of capacity, every
-    slice of the period within the p99 bar `bar_ms` and keeping up)."""
+    slice of the period within the p99 bar `bar_ms`)."""
     ratios = []
     for reading in readings:
         start = reading.at - sync_s
@@ -86,10 +87,17 @@ def cpu_at_ceiling(
         # Short of capacity, or working off a backlog, a replica's CPU is spent whatever it
         # carries (queueing, throttled, answering calls whose clients gave up): its ratio
         # says nothing about its cost at the ceiling.
-        steady = all(s.offered <= reading.ready * per_pod and recovered(s, bar_ms) for s in window)
+        steady = all(
+            s.offered <= reading.ready * per_pod and not over_bar(s, bar_ms) for s in window
+        )
         if carried >= LOADED_SHARE * per_pod and steady:
             ratios.append(reading.utilization * per_pod / carried)
-    return statistics.median(ratios) if ratios else None
+    if not ratios:
+        return None
+    # A replica's limit is its request (Plimsoll pins requests == limits): scaled up from
+    # a half-loaded sync, its fixed cost can read past 1.0 (1.03 at 12 of 25 requests/s),
+    # which it cannot use at its ceiling.
+    return min(1.0, statistics.median(ratios))
 
 
 def recommend(

@@ -54,6 +54,10 @@ class SimulatedHpa:
         """Sync every period for `seconds`; replicas still starting at the end are left to
         start (the caller stops the pool)."""
         self._origin = self.clock()
+        # The first sync reads the CPU since the flight began, as metrics-server reports a
+        # recent window: from the platform's start the window reached back past what the
+        # sampler keeps, and the first sync read nothing.
+        self.pool.utilization()
         self._desired = self.pool.ready()
         self._note()
         deadline = self._origin + seconds
