@@ -27,15 +27,31 @@ def test_version_prints_the_installed_version() -> None:
     assert result.output == f"plimsoll {package_version(DISTRIBUTION)}\n"
 
 
+# Examples the cluster refuses, and why: each validates for `plimsoll run` instead, and
+# must stay refused on the cluster with this reason until the capability lands there.
+LOCAL_ONLY = {
+    "autoscaler-burst.yaml": "the autoscaler flight test is not built yet on Kubernetes",
+}
+
+
 def test_validate_accepts_the_examples() -> None:
     files = [
-        str(p)
+        p
         for p in sorted((ROOT / "examples").glob("*.yaml"))
         if "kind: CapacityTest" in p.read_text()
     ]
-    result = runner.invoke(app, ["validate", *files])
+    cluster = [str(p) for p in files if p.name not in LOCAL_ONLY]
+    result = runner.invoke(app, ["validate", *cluster])
     assert result.exit_code == 0, result.output
-    assert result.stdout.count(": valid") == len(files)
+    assert result.stdout.count(": valid") == len(cluster)
+    local = [str(ROOT / "examples" / name) for name in LOCAL_ONLY]
+    result = runner.invoke(app, ["validate", "--local", *local])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count(": valid") == len(local)
+    for name, reason in LOCAL_ONLY.items():
+        refused = runner.invoke(app, ["validate", str(ROOT / "examples" / name)])
+        assert refused.exit_code == 2, refused.output
+        assert reason in refused.output
 
 
 def test_validate_names_the_field_and_fails(tmp_path: Path) -> None:
