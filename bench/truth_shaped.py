@@ -21,23 +21,26 @@ CPU hogs (the steps the hogs slowed must be called noisy, never failed).
   asyncio loop relaying streamed answers token by token, a key-service callout before
   each and a metering report after), in front of the mock LLM provider, pinned to
   PROXY_CPU. No formula gives its capacity, so its truth is measured apart from the
-  search: the users at which the proxy, unthrottled at 1 CPU, uses PROXY_CPU cores,
-  the load at which its quota runs out. An event loop's cost per user falls as its
-  wake-ups batch, so no one load's cost can be extrapolated (2026-12-07: 7.9
-  millicores a user at 10 users, 5.1 at 44, under 2.8 at 168); the truth is found as
-  a fixed point instead, `proxy_truth`: from PROXY_PROBE_USERS, each trial's users
-  become PROXY_CPU over the cost per user it measured, until two agree within
-  PROXY_AGREE. The cost falling with load makes that sequence rise to the fixed point
-  from below. It cannot run at the quota instead: pinned to PROXY_CPU the
-  proxy's CPU levels off at 0.38-0.41 cores while throttled in most periods (2026-12-07:
-  0.412 cores at 157 users, 0.377 at 191, 0.385 at 253), so the users at which it uses
-  its quota never come and the sequence climbs past the ceiling. Under its quota it also
-  costs more per user than unthrottled (3.5 millicores at 144 users against 2.8), which
-  is why this truth (180) sits above what the search finds (140): a truth that includes
-  the quota's own cost is still owed. The bar allows PROXY_TTFT_SLACK over the
-  provider's TTFT, as the example does, so the search fails once queueing at the quota
-  reaches the first tokens, a little before the quota is used up. At twice the CPU the failing level
-  must pass, at twice the memory not: cpu, confirmed.
+  search, in two parts (`proxy_truth`):
+  1. the region: the users at which the proxy, unthrottled at 1 CPU, uses PROXY_CPU
+     cores (the load at which its quota runs out), found as a fixed point: from
+     PROXY_PROBE_USERS, each trial's users become PROXY_CPU over the cost per user it
+     measured, until two agree within PROXY_AGREE. An event loop's cost per user falls
+     as its wake-ups batch (2026-12-07: 7.9 millicores a user at 10 users, 5.1 at 44,
+     under 2.8 at 168), so no one load's cost can be extrapolated; the sequence rises to
+     the fixed point from below. It cannot run at the quota instead: pinned, the
+     proxy's CPU levels off at 0.38-0.41 cores while throttled in most periods, so the
+     users at which it uses its quota never come.
+  2. the truth: the pinned proxy run at fixed levels around that point (PROXY_SWEEP of
+     it), PROXY_REPEATS times each, judged by the example's bar; the truth is the
+     highest level that passed in most of its repeats with every level below it doing
+     the same. The fixed point alone was not the ceiling: under its quota the proxy
+     costs more per user than unthrottled (3.5 millicores at 144 users against 2.8),
+     and the bar (first tokens within PROXY_TTFT_SLACK of the provider's) fails once
+     queueing at the quota reaches them, so the search found 140 against 180 in one
+     session and 208 in the next. The sweep asks the bar at every level, repeatedly,
+     with no search: the search's answer is held to the brute-force one.
+  At twice the CPU the failing level must pass, at twice the memory not: cpu, confirmed.
 """
 
 from __future__ import annotations
@@ -73,6 +76,9 @@ PROXY_TTFT_SLACK_MS = 100  # the example's bar: p95 TTFT at most 100 ms over the
 PROXY_PROBE_USERS = 10
 PROXY_AGREE = 0.05  # two fixed-point trials this close: the truth
 PROXY_TRIALS = 6  # at most, then the last figure stands (said so in the output)
+# The sweep's levels, as shares of the fixed point: 7.5% apart, the truth's resolution.
+PROXY_SWEEP = (0.7, 0.775, 0.85, 0.925, 1.0, 1.075, 1.15, 1.225, 1.3)
+PROXY_REPEATS = 3  # trials per swept level; most must pass
 PROXY_SPEC = Path(__file__).resolve().parents[1] / "examples" / "llm-proxy-multi-user.yaml"
 HOG_CPU = 0  # the hogs' CPU, and the target's beside them
 HOGS = 3
@@ -172,7 +178,7 @@ def proxy_search_test(beside_hogs: bool) -> CapacityTest:
     return proxy_test("truth-proxy", PROXY_CPU, search, beside_hogs)
 
 
-async def proxy_truth(
+async def proxy_fixed_point(
     run: Callable[[CapacityTest, str, Path], Awaitable[RunReport]], out: Path
 ) -> float:
     """The users at which the proxy, unthrottled at 1 CPU, uses PROXY_CPU cores: the fixed
@@ -198,6 +204,42 @@ async def proxy_truth(
         users = round(implied)
     print(f"  proxy truth: no fixed point within {PROXY_TRIALS} trials; the last figure stands")
     return implied
+
+
+def swept_truth(verdicts: dict[int, list[Verdict]]) -> int | None:
+    """The highest level that passed in most of its judged trials, every level below it
+    doing the same; None when the lowest did not."""
+    truth = None
+    for level in sorted(verdicts):
+        judged = [v for v in verdicts[level] if v in (Verdict.PASS, Verdict.FAIL)]
+        if not judged or 2 * judged.count(Verdict.PASS) <= len(judged):
+            break
+        truth = level
+    return truth
+
+
+async def proxy_truth(
+    run: Callable[[CapacityTest, str, Path], Awaitable[RunReport]], out: Path
+) -> float:
+    """The pinned proxy's ceiling by its bar, swept around its CPU's fixed point."""
+    point = await proxy_fixed_point(run, out)
+    levels = sorted({max(1, round(point * share)) for share in PROXY_SWEEP})
+    swept = [level for level in levels for _ in range(PROXY_REPEATS)]
+    steps = {"strategy": "steps", "levels": swept, "repeats": 0}
+    report = await run(proxy_test("proxy-sweep", PROXY_CPU, steps, False), "proxy-sweep", out)
+    verdicts: dict[int, list[Verdict]] = {level: [] for level in levels}
+    for step in report.steps:
+        verdicts.setdefault(step.level, []).append(step.judgement.verdict)
+    print(
+        "  proxy sweep: "
+        + "; ".join(f"{lv}: {'/'.join(v.value for v in vs)}" for lv, vs in verdicts.items())
+    )
+    truth = swept_truth(verdicts)
+    if truth is None:
+        raise RuntimeError(f"proxy truth: the lowest swept level ({levels[0]}) did not pass")
+    if truth == levels[-1]:
+        print(f"  proxy truth: every swept level passed; {truth} is a lower bound")
+    return float(truth)
 
 
 THREADED_TRUTH = THREADED_CPU / (THREADED_WORK_MS / 1000)
