@@ -40,7 +40,7 @@ from plimsoll.api.autoscale import (
     UtilizationReading,
 )
 from plimsoll.decide.flight import FlightSlice, over_bar
-from plimsoll.decide.hpa_advice import POLICY_PERIOD_S, Burst, advise
+from plimsoll.decide.hpa_advice import POLICY_PERIOD_S, Burst, HpaAdvice, advise
 
 LOADED_SHARE = 0.25  # of perPod: a sync's reading below it says more about idle cost
 MOST_REPLICAS = 32  # what target.autoscaler allows (the local platform's room)
@@ -136,6 +136,22 @@ def recommend(
         start_s=start_s,
         reaction_s=2 * autoscaler.sync_period,
     )
+    settings, reasons = _as_autoscaler(autoscaler, advice)
+    return RecommendedHpa(
+        autoscaler=settings,
+        share_of_ceiling=advice.share_of_ceiling,
+        load_per_pod=advice.load_per_pod,
+        lag_s=round(advice.lag_s, 1),
+        pod_start_s=round(start_s, 2),
+        cpu_at_ceiling=round(cpu_share, 3),
+        cpu_is_weak=advice.cpu_is_weak,
+        reasons=reasons,
+    )
+
+
+def _as_autoscaler(flown: Autoscaler, advice: HpaAdvice) -> tuple[Autoscaler, list[str]]:
+    """`advice` as target.autoscaler (the flown one's sync period and scale-down kept),
+    and its reasons, with one more where target.autoscaler's room cut it."""
     reasons = list(advice.reasons)
     min_replicas, max_replicas = advice.min_replicas, advice.max_replicas
     if max_replicas > MOST_REPLICAS:
@@ -154,8 +170,8 @@ def recommend(
             ScalingPolicy(type=PolicyType.PERCENT, value=100, period_seconds=POLICY_PERIOD_S),
         ],
     )
-    scale_down = autoscaler.behavior.scale_down if autoscaler.behavior else None
-    settings = autoscaler.model_copy(
+    scale_down = flown.behavior.scale_down if flown.behavior else None
+    settings = flown.model_copy(
         update={
             "min_replicas": min_replicas,
             "max_replicas": max_replicas,
@@ -163,13 +179,4 @@ def recommend(
             "behavior": Behavior(scale_up=scale_up, scale_down=scale_down),
         }
     )
-    return RecommendedHpa(
-        autoscaler=settings,
-        share_of_ceiling=advice.share_of_ceiling,
-        load_per_pod=advice.load_per_pod,
-        lag_s=round(advice.lag_s, 1),
-        pod_start_s=round(start_s, 2),
-        cpu_at_ceiling=round(cpu_share, 3),
-        cpu_is_weak=advice.cpu_is_weak,
-        reasons=reasons,
-    )
+    return settings, reasons
