@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
+# Run as a script (`python bench/NAME.py`): the repository root holds the `bench` package.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.cli_run import run_spec
 
-ROOT = Path(__file__).resolve().parent.parent
-PLIMSOLL = str(Path(sys.executable).parent / "plimsoll")
 BASE_SHARE = 0.5  # of the reference ceiling: the flight's base
 PEAK_SHARE = 1.8  # of the reference ceiling: the step (two replicas' worth, nearly)
 BAR = {"latency": [{"quantile": "p99", "below": "400ms"}], "minAchieved": "90%"}
@@ -68,28 +67,6 @@ def _spec(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _run(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
-    name = spec["metadata"]["name"]
-    path = folder / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    out = folder / name
-    done = subprocess.run(
-        [PLIMSOLL, "run", str(path), "--out", str(out), "--quiet"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    print(done.stdout.strip())
-    report_file = out / "report.json"
-    if not report_file.exists():
-        print(done.stderr, file=sys.stderr)
-        raise SystemExit(f"{name}: no report ({done.returncode})")
-    report: dict[str, Any] = json.loads(report_file.read_text())
-    return report
-
-
 def _flight(report: dict[str, Any], variant: str) -> dict[str, Any]:
     flights = [s["flight"] for s in report["steps"] if s["variant"] == variant and s.get("flight")]
     if not flights:
@@ -104,7 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="plimsoll-autoscale-") as tmp:
         folder = Path(tmp)
-        reference = _run(
+        reference = run_spec(
             _spec(
                 "autoscale-reference",
                 {
@@ -118,6 +95,7 @@ def main() -> None:
                 },
             ),
             folder,
+            timeout=900,
         )
         per_pod = reference["ceiling"]["level"]
         if per_pod is None:
@@ -130,7 +108,7 @@ def main() -> None:
             "targetCpuUtilization": 60,
             "syncPeriod": f"{args.sync:g}s",
         }
-        flown = _run(
+        flown = run_spec(
             _spec(
                 "autoscale-flight",
                 {
@@ -157,6 +135,7 @@ def main() -> None:
                 },
             ),
             folder,
+            timeout=900,
         )
     flight = _flight(flown, "default")
     advice = flight.get("recommendation")

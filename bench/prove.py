@@ -25,16 +25,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
+# Run as a script (`python bench/NAME.py`): the repository root holds the `bench` package.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.cli_run import run_spec
 
-ROOT = Path(__file__).resolve().parent.parent
-PLIMSOLL = str(Path(sys.executable).parent / "plimsoll")
 SHARE = 0.7  # of the reference ceiling: the proof's level
 OVER = 1.3  # of the reference ceiling: a proof that must not hold
 
@@ -76,35 +75,13 @@ def _spec(name: str, replicas: int, trial: dict[str, Any], search: dict[str, Any
     }
 
 
-def _run(spec: Any, folder: Path) -> dict[str, Any]:
-    name = spec["metadata"]["name"]
-    path = folder / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    out = folder / name
-    done = subprocess.run(
-        [PLIMSOLL, "run", str(path), "--out", str(out), "--quiet"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    print(done.stdout.strip())
-    report_file = out / "report.json"
-    if not report_file.exists():
-        print(done.stderr, file=sys.stderr)
-        raise SystemExit(f"{name}: no report ({done.returncode})")
-    report: dict[str, Any] = json.loads(report_file.read_text())
-    return report
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=24.0, help="The proof's trial, s.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="plimsoll-prove-") as tmp:
         folder = Path(tmp)
-        reference = _run(
+        reference = run_spec(
             _spec(
                 "prove-reference",
                 2,
@@ -120,7 +97,7 @@ def main() -> None:
         over_level = int(ceiling * OVER) + 1
         kill_at = round(args.duration / 3, 1)
         proofs = [
-            _run(
+            run_spec(
                 _spec(
                     name,
                     3,
