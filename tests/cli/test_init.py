@@ -3,7 +3,9 @@
 nginx serves `/` itself (a `return 200`), so the probe measures a real HTTP server.
 From `--url` the written spec names it as an existing service; from `--command` the
 same nginx is started by init for the probe, stopped after it, and the spec starts
-it pinned. Each written spec passes `plimsoll validate --local` with no warning, and holds
+it pinned; from `--image` the spec is a cluster's, probed at the `--url` where the
+user runs the image (nginx stands in). Each local spec passes `plimsoll validate
+--local` with no warning, and holds
 the values the probe gave (start level, p99 bar) with the comments that say so. The
 last test takes the `--url` spec through two short real trials with `plimsoll run`.
 """
@@ -151,15 +153,51 @@ def test_init_from_a_command_starts_probes_and_stops_it(tmp_path: Path, mark: st
     assert marked_processes(mark) == []
 
 
-def test_init_refuses_what_it_cannot_probe_and_what_is_not_built(tmp_path: Path) -> None:
+def test_init_from_an_image_writes_a_cluster_spec_probed_where_the_user_runs_it(
+    nginx: str, tmp_path: Path
+) -> None:
+    # nginx stands in for the image run under the user's podman: the probe goes to --url.
+    spec = tmp_path / "capacitytest.yaml"
+    image = "ghcr.io/acme/my-service:1.4"
+    done = plimsoll(
+        "init", "--image", image, "--url", nginx, "--port", "8081", "--cpu", "250m",
+        "--out", str(spec), "--probe-seconds", "1", timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "target.resources   the pod shape to measure (now 250m CPU / 512Mi)" in done.stdout
+    assert f"Then: kubectl apply -f {spec}; kubectl get capacitytests -w" in done.stdout
+    text = spec.read_text()
+    assert text.startswith(
+        f"# A CapacityTest written by `plimsoll init --image {image} --url {nginx} --port 8081`"
+    )
+    assert f"# The probe went to {nginx}, where you ran the image" in text
+    checked = plimsoll("validate", str(spec), timeout=60)  # as the cluster's admission will
+    assert checked.returncode == 0, checked.stderr
+    test = load_capacity_test(yaml.safe_load(text))
+    target = test.spec.target
+    assert (target.image, target.port, target.port_env) == (image, 8081, None)
+    assert target.url is None
+    assert target.command is None
+    assert target.readiness_path == "/"
+    assert target.resources is not None
+    assert target.resources.cpu == 0.25
+    assert test.spec.search.start >= 1
+    local = plimsoll("validate", "--local", str(spec), timeout=60)
+    assert local.returncode != 0  # a cluster's spec: this machine cannot run an image
+    assert "target" in local.stderr
+
+
+def test_init_refuses_what_it_cannot_probe(tmp_path: Path) -> None:
     spec = tmp_path / "x.yaml"
     closed = plimsoll("init", "--url", f"http://127.0.0.1:{_free_port()}/", "--out", str(spec))
     assert closed.returncode == 1
     assert "did not answer" in closed.stderr
     assert not spec.exists()
     image = plimsoll("init", "--image", "registry.example.com/api:1", "--out", str(spec))
-    assert image.returncode == 1
-    assert "plimsoll init --image: not built yet" in image.stderr
+    assert image.returncode == 2
+    assert "--image needs --url: run the image where you can reach it" in image.stderr
+    assert "podman run --rm -p 127.0.0.1:8080:PORT registry.example.com/api:1" in image.stderr
+    assert not spec.exists()
     deployment = plimsoll("init", "--deployment", "shop/api", "--out", str(spec))
     assert deployment.returncode == 2  # built (tests/cli/test_init_deployment.py): needs --url
     assert "--deployment needs --url: the probe goes through a port-forward" in deployment.stderr

@@ -1,14 +1,19 @@
 """`plimsoll init`: a first spec for your own service, from one short probe.
 
 From `--url URL` (a service that runs already), `--command "..."` (one Plimsoll
-starts for the probe, then stops) or `--deployment NS/NAME` (a Deployment the operator
-will copy, probed through the user's port-forward, `init_deployment`), it probes the
-service for a few seconds
+starts for the probe, then stops), `--image IMAGE` (a spec for a cluster that runs the
+image, probed where the user runs it, e.g. under podman, given as `--url`) or
+`--deployment NS/NAME` (a Deployment the operator will copy, probed through the user's
+port-forward, `init_deployment`), it probes the service for a few seconds
 (`init_probe`), derives a start level and a p99 bar (`plimsoll.decide.scaffold`),
-writes a short commented spec (`init_spec`), checks it as `plimsoll validate
---local` would (the spec is for `plimsoll run` here), and prints what to change.
-`--image` is not built yet and says so. Exit 0 when the spec was
-written, 1 when the service could not be probed, 2 on bad options.
+writes a short commented spec (`init_spec`), checks that it loads (a spec for
+`plimsoll run` here, or for `kubectl apply` from `--image` and `--deployment`), and
+prints what to change. Exit 0 when the spec was written, 1 when the service could not
+be probed, 2 on bad options.
+
+Init does not start an image itself: which runtime, registry credentials and ports a
+user's image needs are theirs to know, and a probe through their own `podman run` (or
+`docker run`) measures the same server.
 """
 
 from __future__ import annotations
@@ -41,10 +46,10 @@ from plimsoll.decide.scaffold import ProbeFigures, scaffold
 
 CONNECTIONS = 4  # the probe's closed loop: a few, so it measures the service, not a queue
 
-NOT_BUILT = (
-    "plimsoll init {option}: not built yet. On a cluster, `plimsoll init --deployment "
-    "NS/NAME --url URL` writes a spec that copies a Deployment; locally, write the spec "
-    "from `plimsoll init --url` or `--command` (docs/how-to/own-service.md)."
+IMAGE_NEEDS_URL = (
+    "--image needs --url: run the image where you can reach it, e.g. `podman run --rm "
+    "-p 127.0.0.1:8080:PORT {image}`, then --url http://127.0.0.1:8080/PATH (and --port "
+    "PORT, the port it listens on in its container)"
 )
 
 
@@ -65,7 +70,13 @@ def init(
         str | None,
         typer.Option(help='Start this command (e.g. "python app.py"), probe it, stop it.'),
     ] = None,
-    image: Annotated[str | None, typer.Option(help="A container image (not built yet).")] = None,
+    image: Annotated[
+        str | None,
+        typer.Option(
+            help="A container image a cluster will run (the spec is for kubectl apply); with "
+            "--url of where you run it to probe it."
+        ),
+    ] = None,
     deployment: Annotated[
         str | None,
         typer.Option(
@@ -88,7 +99,12 @@ def init(
     force: Annotated[bool, typer.Option(help="Overwrite --out if it exists.")] = False,
     name: Annotated[str, typer.Option(help="metadata.name of the test.")] = "my-service",
     port: Annotated[
-        int, typer.Option(help="With --command: the port it listens on.", min=1, max=65535)
+        int,
+        typer.Option(
+            help="With --command or --image: the port it listens on (in its container).",
+            min=1,
+            max=65535,
+        ),
     ] = 8080,
     port_env: Annotated[
         str | None,
@@ -121,22 +137,24 @@ def init(
     """Write a first CapacityTest for your service from one short probe."""
     given = [o for o, v in (("--url", url), ("--command", command), ("--image", image),
                             ("--deployment", deployment)) if v is not None]  # fmt: skip
-    if deployment is not None and url is not None:
-        given.remove("--url")  # the port-forward the Deployment is probed through
+    if (deployment is not None or image is not None) and url is not None:
+        given.remove("--url")  # where the Deployment or the image is probed
     if len(given) != 1:
         raise typer.BadParameter("give exactly one of --url, --command, --image, --deployment")
-    if image is not None:
-        typer.echo(NOT_BUILT.format(option=given[0]), err=True)
-        raise typer.Exit(EXIT_INCOMPLETE)
+    if image is not None and url is None:
+        typer.echo(f"plimsoll init: {IMAGE_NEEDS_URL.format(image=image)}", err=True)
+        raise typer.Exit(EXIT_INVALID_SPEC)
     source = None
     if deployment is not None:
         source = _deployment_source(deployment, url, container, kubeconfig, context, cpu, memory)
     if out.exists() and not force:
         typer.echo(f"{out} exists: choose another --out, or --force to overwrite it", err=True)
         raise typer.Exit(EXIT_INVALID_SPEC)
+    cluster = deployment or image  # a spec for the cluster, probed through --url
     invocation = "plimsoll init " + shlex.join(
-        [given[0], deployment or url or command or "",
-         *(["--url", url] if deployment and url else []),
+        [given[0], cluster or url or command or "",
+         *(["--url", url] if cluster and url else []),
+         *(["--port", str(port)] if image else []),
          *(["--port-env", port_env] if port_env else [])]
     )  # fmt: skip
     if probe_seconds > 60:
@@ -155,10 +173,11 @@ def init(
         answered=figures.answered,
         when=datetime.now(UTC),
         statuses=statuses,
-        url=None if source is not None else base,
+        url=None if cluster else base,
         command=argv,
+        image=image,
         deployment=source,
-        probed_url=url if source is not None else None,
+        probed_url=url if cluster else None,
         port=port,
         port_env=port_env,
         cpu=cpu,

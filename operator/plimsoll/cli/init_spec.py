@@ -32,12 +32,13 @@ class Draft:
     statuses: list[int] = field(default_factory=lambda: [200])
     url: str | None = None  # an existing service
     command: list[str] | None = None  # or a service Plimsoll starts and pins
+    image: str | None = None  # or an image a cluster runs, pinned in a pod of the run's
     port: int = 8080
     port_env: str | None = None
     cpu: str = "1"
     memory: str = "512Mi"
     deployment: DeploymentSource | None = None  # or a Deployment the operator copies
-    probed_url: str | None = None  # with a Deployment: the port-forward the probe used
+    probed_url: str | None = None  # with a Deployment or an image: where the probe went
 
 
 def _ms(seconds: float) -> str:
@@ -70,6 +71,8 @@ def _target(draft: Draft) -> list[str]:
             f"    fromDeployment: {{name: {_j(source.name)}, container: {_j(source.container)}}}",
             f"    resources: {{cpu: {_j(source.cpu)}, memory: {_j(source.memory)}}}   # {shape}",
         ]
+    if draft.image is not None:
+        return _image_target(draft)
     if draft.url is not None:
         return [
             "  target:",
@@ -79,35 +82,63 @@ def _target(draft: Draft) -> list[str]:
             f"    url: {_j(draft.url)}",
         ]
     assert draft.command is not None
-    lines = [
+    return _command_target(draft)
+
+
+def _port_lines(draft: Draft) -> list[str]:
+    if draft.port_env is not None:
+        return [f"    portEnv: {_j(draft.port_env)}    # Plimsoll picks a free port, passed here"]
+    # the field's default is PORT: a service with a port of its own must say so
+    return ["    portEnv: null                # it listens on `port` itself"]
+
+
+def _shape_line(draft: Draft) -> str:
+    return (
+        f"    resources: {{cpu: {_j(draft.cpu)}, memory: {_j(draft.memory)}}}"
+        "   # CHANGE: the pod shape to find the ceiling of (requests == limits)"
+    )
+
+
+def _image_target(draft: Draft) -> list[str]:
+    return [
+        "  target:",
+        "    # Run by the operator in a pod of the run's own namespace, pinned to `resources`",
+        "    # (requests == limits); the cluster's nodes must be able to pull the image.",
+        f"    image: {_j(draft.image)}",
+        f"    port: {draft.port}                   # the port it listens on in its container",
+        *_port_lines(draft),
+        f"    readinessPath: {_j(draft.path)}    # ready once this answers",
+        _shape_line(draft),
+    ]
+
+
+def _command_target(draft: Draft) -> list[str]:
+    return [
         "  target:",
         "    # Started by Plimsoll and pinned to `resources` (cgroups; see the local tutorial",
         "    # for the rights that needs).",
         f"    command: {_j(draft.command)}",
         f"    port: {draft.port}",
-    ]
-    if draft.port_env is not None:
-        lines.append(
-            f"    portEnv: {_j(draft.port_env)}    # Plimsoll picks a free port, passed here"
-        )
-    else:  # the field's default is PORT: a service with a port of its own must say so
-        lines.append("    portEnv: null                # it listens on `port` itself")
-    lines += [
+        *_port_lines(draft),
         f"    readinessPath: {_j(draft.path)}    # ready once this answers",
-        f"    resources: {{cpu: {_j(draft.cpu)}, memory: {_j(draft.memory)}}}"
-        "   # CHANGE: the pod shape to find the ceiling of (requests == limits)",
+        _shape_line(draft),
     ]
-    return lines
 
 
 def _how_to_run(draft: Draft) -> list[str]:
-    if draft.deployment is None:
-        return ["# Check it: plimsoll validate --local FILE; find its ceiling: plimsoll run FILE."]
-    return [
-        f"# The probe went through {draft.probed_url} (a port-forward: its hop is in the",
-        "# latency). Check it: kubectl apply --dry-run=server -f FILE; run it on the",
-        "# cluster: kubectl apply -f FILE (the operator copies the Deployment then).",
-    ]
+    if draft.deployment is not None:
+        return [
+            f"# The probe went through {draft.probed_url} (a port-forward: its hop is in the",
+            "# latency). Check it: kubectl apply --dry-run=server -f FILE; run it on the",
+            "# cluster: kubectl apply -f FILE (the operator copies the Deployment then).",
+        ]
+    if draft.image is not None:
+        return [
+            f"# The probe went to {draft.probed_url}, where you ran the image (not pinned:",
+            "# its figures only set the start level and the bar). Check it: kubectl apply",
+            "# --dry-run=server -f FILE; run it on the cluster: kubectl apply -f FILE.",
+        ]
+    return ["# Check it: plimsoll validate --local FILE; find its ceiling: plimsoll run FILE."]
 
 
 def render(draft: Draft) -> str:
@@ -162,10 +193,13 @@ def what_to_change(draft: Draft, file: str) -> list[str]:
         f"  passWhen.latency   your objective (now p99 below {_duration(draft.scaffold.p99_bar)}, "
         f"{BAR_FACTOR:g} × the probe's p99)",
     ]
-    if draft.command is not None:
+    if draft.command is not None or draft.image is not None:
         lines.append(
             f"  target.resources   the pod shape to measure (now {draft.cpu} CPU / {draft.memory})"
         )
+    if draft.image is not None:
+        lines.append(f"Then: kubectl apply -f {file}; kubectl get capacitytests -w")
+        return lines
     source = draft.deployment
     if source is None:
         lines.append(f"Then: plimsoll run {file}")
