@@ -15,7 +15,7 @@ import random
 import time
 from typing import Any
 
-from plimsoll.api.workload import Protocol
+from plimsoll.api.workload import Conversation, Protocol
 from plimsoll_generator.client import Exchange, build_request, upstream_seconds
 from plimsoll_generator.context import TrialContext
 from plimsoll_generator.recorder import OperationStats, classify
@@ -47,6 +47,25 @@ def prompt(rng: random.Random, chars: int) -> str:
         words.append(word)
         size += len(word) + 1
     return " ".join(words)[:chars]
+
+
+def turn_body(
+    config: Conversation, protocol: Protocol, history: list[dict[str, str]], system: str
+) -> bytes:
+    """The request of one turn: the conversation so far, after its system prompt (in the
+    messages for OpenAI, a field of its own for Anthropic, as each API takes it)."""
+    messages = history
+    if system and protocol is Protocol.OPENAI:
+        messages = [{"role": "system", "content": system}, *history]
+    body: dict[str, Any] = {
+        "model": config.model,
+        "max_tokens": config.max_tokens,
+        "messages": messages,
+        "stream": config.stream,
+    }
+    if system and protocol is Protocol.ANTHROPIC:
+        body["system"] = system
+    return json.dumps(body).encode()
 
 
 def delta_text(protocol: Protocol, event: str, data: str) -> str | None:
@@ -119,16 +138,6 @@ class Conversations:
         for task in self.tasks:
             task.cancel()
 
-    def _body(self, history: list[dict[str, str]]) -> bytes:
-        config = self.config
-        body: dict[str, Any] = {
-            "model": config.model,
-            "max_tokens": config.max_tokens,
-            "messages": history,
-            "stream": config.stream,
-        }
-        return json.dumps(body).encode()
-
     async def _user(self, index: int) -> None:
         ctx = self.ctx
         rng = random.Random(f"{ctx.request.seed}/{index}")
@@ -137,15 +146,16 @@ class Conversations:
             headers[ctx.ips.header] = ctx.ips.for_index(index)
         credentials = ctx.request.workload.credentials
         if credentials is not None:  # this user's own key (the model refuses a clash)
-            headers[credentials.header] = credentials.for_user(index)
+            headers.update(credentials.headers_for(index))
         # Spread the users' first turns over a second so they do not start in lockstep.
         if not await ctx.sleep_until(time.perf_counter() + rng.uniform(0, 1.0)):
             return
         while True:
             history: list[dict[str, str]] = []
+            system = prompt(rng, self.config.system_chars) if self.config.system_chars else ""
             for _ in range(self.config.turns):
                 history.append({"role": "user", "content": prompt(rng, self.config.prompt_chars)})
-                reply = await self._turn(history, headers)
+                reply = await self._turn(history, system, headers)
                 if reply is None:
                     history.pop()
                     if not await ctx.sleep_until(time.perf_counter() + 1.0):
@@ -174,9 +184,17 @@ class Conversations:
         stats.added.add(added)
         return added
 
-    async def _turn(self, history: list[dict[str, str]], headers: dict[str, str]) -> str | None:
+    async def _turn(
+        self, history: list[dict[str, str]], system: str, headers: dict[str, str]
+    ) -> str | None:
         ctx = self.ctx
-        payload = build_request("POST", self.path, ctx.host_header, headers, self._body(history))
+        payload = build_request(
+            "POST",
+            self.path,
+            ctx.host_header,
+            headers,
+            turn_body(self.config, self.protocol, history, system),
+        )
         turn = Turn(self.protocol, self.config.stream, ctx.request.workload.timeout)
         start = time.perf_counter()
         record = ctx.measuring(start)

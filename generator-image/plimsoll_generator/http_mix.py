@@ -101,5 +101,5 @@ class HttpMix:
         if self.ips is not None:
             headers[self.ips.header] = self.ips.for_index(index)
         if self.credentials is not None:
-            headers[self.credentials.header] = self.credentials.for_user(index)
+            headers.update(self.credentials.headers_for(index))
         return headers

@@ -189,7 +189,7 @@ class McpUsers:
         headers = {ips.header: ips.for_index(index)} if ips is not None else {}
         credentials = self.ctx.request.workload.credentials
         if credentials is not None:
-            headers[credentials.header] = credentials.for_user(index)
+            headers.update(credentials.headers_for(index))
         return headers
 
     def _open_stream(self, session: McpSession) -> HeldStream | None:

@@ -871,6 +871,21 @@ def _injection() -> list[Case]:
         ("no-placeholder", {"template": "Bearer sk-1"}, "has no '{index}'"),
         ("other-braces", {"template": "Bearer {index}-{team}"}, "braces other than"),
         ("framing", {"header": "Content-Length", "template": "{index}"}, "frames the request"),
+        (
+            "identity-framing",
+            {"template": "k{index}", "identity": {"Host": "u{index}"}},
+            "credentials.identity.Host 'Host' frames the request",
+        ),
+        (
+            "identity-same-header",
+            {"template": "k{index}", "identity": {"authorization": "u{index}"}},
+            "names a header twice",
+        ),
+        (
+            "identity-no-placeholder",
+            {"template": "k{index}", "identity": {"X-User-Id": "alice"}},
+            "credentials.identity.X-User-Id 'alice' has no '{index}'",
+        ),
     ):
         rows.append(
             (
@@ -896,6 +911,22 @@ def _injection() -> list[Case]:
             {**chat, "spec.workload.mix": clash, "spec.workload.credentials": key_template},
             "spec.workload",
             "is also set by ['chat']",
+        )
+    )
+    team = [{"name": "chat", "kind": "chat", "method": "POST", "headers": {"x-user-id": "t"}}]
+    rows.append(
+        (
+            "credentials-identity-also-in-mix",
+            {
+                **chat,
+                "spec.workload.mix": team,
+                "spec.workload.credentials": {
+                    **key_template,
+                    "identity": {"X-User-Id": "u{index}"},
+                },
+            },
+            "spec.workload",
+            "credentials.identity.X-User-Id 'X-User-Id' is also set by ['chat']",
         )
     )
     for key, path in paths.items():

@@ -7,7 +7,8 @@ first and the metering sink told after. Then `examples/llm-proxy-multi-user.yaml
 as shipped, only shortened (a faster provider, 4 s trials, two user counts), run by
 `run_test` on the local platform: the report has a ceiling and TTFT per user count,
 each named mock is measured, and both received the proxy's calls; the proxy tallied
-one key per modeled user (`workload.credentials`), N distinct keys for N users.
+one key per modeled user (`workload.credentials`), N distinct keys for N users, and
+the provider counted prompts of the seed's size (a system prompt and the context).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -150,6 +152,7 @@ async def test_the_seed_example_runs_locally_with_its_named_mocks(
     spec.noise = spec.noise.model_copy(update={"repeat_when_busy": False})
     calls: list[dict[str, int]] = []
     keys: list[set[str]] = []  # the proxy's per-key tally after each step
+    usage: list[dict[str, Any]] = []  # the proxy's whole /usage after each step
     platform = LocalPlatform("llm", tmp_path / "w")
 
     class Probe(RecordingSink):
@@ -165,8 +168,9 @@ async def test_the_seed_example_runs_locally_with_its_named_mocks(
                         rf'requests_total{{route="{route}",status="200"}} (\d+)', text
                     )
                     seen[role] = int(found.group(1)) if found else 0
-                usage = await client.get(platform.replicas[0].url + "/usage")
-                keys.append(set(usage.json()["keys"]))
+                tally = (await client.get(platform.replicas[0].url + "/usage")).json()
+                keys.append(set(tally["keys"]))
+                usage.append(tally)
             calls.append(seen)
 
     report = await run_test(test, lambda v: platform, Probe())
@@ -200,6 +204,12 @@ async def test_the_seed_example_runs_locally_with_its_named_mocks(
     for step, seen in zip(report.steps, keys, strict=True):
         most = max(most, step.level)
         assert seen == {f"sk-user-{i}" for i in range(most)}, step.index
+    # The seed's long prompts: every turn carries the system prompt (about 600 tokens by
+    # the provider's count) and the conversation so far, short of the tenth turn's 2,500.
+    tallies = usage[-1]["keys"]
+    assert tallies
+    for key, tally in tallies.items():
+        assert 550 <= tally["in"] / tally["requests"] <= 2500, (key, tally)
     oks = sum(s.client.operations["chat"].outcomes.ok for s in report.steps if s.client)
     assert calls[-1]["mock-auth"] >= oks
     assert calls[-1]["mock-metering"] >= oks - 5 * len(report.steps)  # a few still in flight

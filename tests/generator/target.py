@@ -47,6 +47,8 @@ class TargetState:
     arrivals: list[tuple[float, int, str]] = field(default_factory=list)  # (when, conn, path)
     delays: dict[str, float] = field(default_factory=dict)  # path -> seconds held
     keys: dict[str, int] = field(default_factory=dict)  # Authorization -> requests
+    # (Authorization, X-User-Id) pairs seen: which identity came with which key
+    identities: set[tuple[str, str]] = field(default_factory=set)
 
     def stalled_for(self) -> float:
         if self.stall_every <= 0:
@@ -123,6 +125,9 @@ class TargetProtocol(asyncio.Protocol):
         key = headers.get(b"authorization")
         if key:
             state.keys[key.decode()] = state.keys.get(key.decode(), 0) + 1
+            user = headers.get(b"x-user-id")
+            if user is not None:
+                state.identities.add((key.decode(), user.decode()))
         xff = headers.get(b"x-forwarded-for")
         if xff:
             state.forwarded.add(xff.decode())

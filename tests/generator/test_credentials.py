@@ -1,6 +1,7 @@
 """Per-user credentials reach the target: each modeled user of every driver that models
-users (plain HTTP's closed loop, MCP users, LLM conversations) sends its own key, and
-users of a second generator process (`firstUser`) send keys no other process sends."""
+users (plain HTTP's closed loop, MCP users, LLM conversations) sends its own key (and
+its identity headers with it), and users of a second generator process (`firstUser`)
+send keys no other process sends."""
 
 from __future__ import annotations
 
@@ -40,6 +41,22 @@ async def test_each_conversation_sends_its_users_key_from_first(
     result = await run(request(url, workload, level=4, duration=1.5))
     assert result.operations["chat"].outcomes.ok >= 4
     assert set(state.keys) == keys(range(1, 5))
+
+
+async def test_each_user_sends_its_identity_headers_with_its_key(
+    target: tuple[TargetState, str],
+) -> None:
+    state, url = target
+    workload: dict[str, Any] = {
+        "protocol": "openai",
+        "model": "users",
+        "mix": [{"name": "chat", "kind": "chat", "method": "POST"}],
+        "conversation": {"turns": 2, "promptChars": 20},
+        "credentials": {**CREDENTIALS, "first": 1, "identity": {"X-User-Id": "user-{index}"}},
+    }
+    result = await run(request(url, workload, level=3, duration=1.5))
+    assert result.operations["chat"].outcomes.ok >= 3
+    assert state.identities == {(f"Bearer sk-user-{i}", f"user-{i}") for i in range(1, 4)}
 
 
 async def test_mcp_users_and_a_second_process_send_keys_of_their_own(

@@ -239,6 +239,14 @@ class Conversation(PlimsollModel):
         10, ge=1, le=1000, description="Turns in one conversation before a user starts a new one."
     )
     prompt_chars: int = Field(400, ge=1, le=1_000_000, description="Size of each new user message.")
+    system_chars: int = Field(
+        0,
+        ge=0,
+        le=1_000_000,
+        description="A system prompt of this many characters opening every conversation and "
+        "sent with each of its turns (OpenAI: a first message of role 'system'; Anthropic: "
+        "the 'system' field), e.g. 2400 for about 600 tokens of fixed context; 0: none.",
+    )
     think_time: Seconds = Field(0.0, description="Pause between a reply and the next turn.")
     stream: bool = Field(True, description="Ask for streamed answers (SSE).")
     model: str = Field("plimsoll-echo", description="The model name sent in each request.")
@@ -328,7 +336,7 @@ class Workload(PlimsollModel):
         None,
         description="Model 'users': each user sends its own credential, a header built "
         "from a template with the user's index, e.g. {header: Authorization, template: "
-        "'Bearer sk-user-{index}'}.",
+        "'Bearer sk-user-{index}'}, and the identity headers beside it.",
     )
     replay: Replay | None = Field(
         None, description="Model 'replay': the access log to replay, and how to read it."
@@ -398,12 +406,14 @@ class Workload(PlimsollModel):
                 f"'credentials' are per modeled user: model {self.model.value!r} has no "
                 "users; use model 'users', or put one key in the operations' 'headers'"
             )
-        name = credentials.header.lower()
-        clashing = [op.name for op in self.mix if name in {h.lower() for h in op.headers}]
-        if self.client_ips is not None and self.client_ips.header.lower() == name:
-            clashing.append("clientIps")
-        if clashing:
-            raise ValueError(
-                f"credentials.header {credentials.header!r} is also set by {clashing}: "
-                "each user's credential replaces it, so remove it there"
-            )
+        for header in credentials.header_names():
+            name = header.lower()
+            clashing = [op.name for op in self.mix if name in {h.lower() for h in op.headers}]
+            if self.client_ips is not None and self.client_ips.header.lower() == name:
+                clashing.append("clientIps")
+            if clashing:
+                field = "header" if header == credentials.header else f"identity.{header}"
+                raise ValueError(
+                    f"credentials.{field} {header!r} is also set by {clashing}: each user's "
+                    "own value replaces it, so remove it there"
+                )
