@@ -35,6 +35,12 @@ class Counterfactual(PlimsollModel):
     reasons: list[str] = Field(
         default_factory=list, description="What the verdict rests on, as the step's reasons."
     )
+    held_streams: int | None = Field(
+        None,
+        ge=0,
+        description="The streams probe's streams open when this trial began, held as the "
+        "search's trials held them (workload.streams.holdDuringSteps); None: none were held.",
+    )
 
 
 class Confirmation(PlimsollModel):

@@ -35,6 +35,7 @@ from plimsoll.run.equipment import Equipment
 from plimsoll.run.progress import ProgressSink
 from plimsoll.run.scrape_check import fit_before_start
 from plimsoll.run.step import StepPlan, run_step
+from plimsoll.run.streams_probe import StreamsProbeError, hold_streams
 from plimsoll.run.variant import invalid_if_lost
 
 
@@ -53,9 +54,6 @@ def why_not_run(spec: CapacityTestSpec, ceiling: Ceiling, pinned: bool | None) -
         return "a flight judges what the autoscaler lived through, not a ceiling"
     if pinned is False:
         return "the target ran unpinned: doubling a limit it never had proves nothing"
-    streams = spec.workload.streams
-    if streams is not None and streams.hold_during_steps:
-        return "the streams probe's held streams are not yet held through the experiment"
     shape = spec.target.resources if spec.target.url is None else None
     return why_not_planned(ceiling, shape)
 
@@ -96,6 +94,8 @@ async def confirm_limit(
         if problem is not None:
             return with_confirmation(ceiling, not_run(ceiling, f"not run: {problem}"))
     ran: list[Counterfactual] = []
+    probe = spec.workload.streams
+    holding = probe is not None and probe.hold_during_steps  # as the search's trials did
     for trial, platform, at_double in zip(trials, platforms, doubled, strict=True):
         await sink.phase(
             Phase.RUNNING,
@@ -109,9 +109,24 @@ async def confirm_limit(
         except PlatformError as exc:
             why = f"the {trial.doubled.value} doubled could not start: {exc}"
             return with_confirmation(ceiling, not_run(ceiling, why))
-        judged = result.judgement
-        ran.append(trial.model_copy(update={"verdict": judged.verdict, "reasons": judged.reasons}))
+        except StreamsProbeError as exc:
+            why = f"the held streams did not open at 2× {trial.doubled.value}: {exc}"
+            return with_confirmation(ceiling, not_run(ceiling, why))
+        ran.append(_ran(trial, result, holding))
     return with_confirmation(ceiling, finding(ceiling, ran))
+
+
+def _ran(trial: Counterfactual, result: StepResult, holding: bool) -> Counterfactual:
+    """The trial with its verdict, and the probe's streams open as it began, when it held
+    them (a target that runs out of memory drops them during the trial)."""
+    held = result.client.streams if result.client is not None and holding else None
+    return trial.model_copy(
+        update={
+            "verdict": result.judgement.verdict,
+            "reasons": result.judgement.reasons,
+            "held_streams": held.opened if held is not None else None,
+        }
+    )
 
 
 def _room_problem(
@@ -156,6 +171,10 @@ async def _one_trial(
         )
         await equipment.prepare()
         endpoints = await equipment.size(spec, trial.level, records)
+        probe = spec.workload.streams
+        if probe is not None and probe.hold_during_steps:
+            # The search's trials ran with the probe's streams held: so does this one.
+            await hold_streams(spec, endpoints)
         plan = StepPlan(
             index=max((s.index for s in record.steps), default=-1) + 1,
             level=trial.level,

@@ -97,6 +97,19 @@ async def _until_open(client: httpx.AsyncClient, urls: Sequence[str], count: int
         await asyncio.sleep(POLL_SECONDS)
 
 
+async def hold_streams(spec: CapacityTestSpec, endpoints: Endpoints) -> None:
+    """Hold all of the probe's streams at once and return when they are open: a platform
+    of its own (the confirmation's) then runs its trial with them held, as the search's
+    trials ran. Raises StreamsProbeError when they do not open."""
+    probe = spec.workload.streams
+    if probe is None:
+        return
+    async with _client(endpoints.control_token) as client:
+        await _hold(client, probe.count, spec, endpoints)
+        await _until_open(client, endpoints.generator_urls, probe.count)
+    await asyncio.sleep(SETTLE_SECONDS)
+
+
 async def _working_set(metrics: MetricsSource, seconds: float) -> ResourceUsage:
     start = datetime.now(UTC)
     await asyncio.sleep(seconds)
