@@ -26,6 +26,7 @@ from plimsoll.api.status import Ceiling
 from plimsoll.decide.confirmation import phrase
 from plimsoll.report.comparison import comparison_blocks
 from plimsoll.report.comparison import headline as comparison_headline
+from plimsoll.report.latency_summary import SUMMARY_COLUMNS, summary_rows
 from plimsoll.report.markdown import unreadable_contention
 from plimsoll.report.sentence import format_quantity
 from plimsoll.report.shapes import SHAPE_COLUMNS, shapes_rows
@@ -184,6 +185,8 @@ def render_html(report: RunReport) -> str:
         beside=[cells for step in report.steps for cells in beside_rows(step)],
         streamed_columns=STREAMED_COLUMNS,
         streamed=[cells for step in report.steps for cells in streamed_rows(step)],
+        summary_columns=SUMMARY_COLUMNS,
+        summary=[cells for step in report.steps for cells in summary_rows(step)],
         comparison_headline=(
             (comparison.headline or comparison_headline(comparison)) if comparison else ""
         ),

@@ -16,6 +16,7 @@ from plimsoll.report.changepoints import changepoints_markdown
 from plimsoll.report.comparison import comparison_markdown
 from plimsoll.report.extra_figures import extra_table
 from plimsoll.report.flight import flight_markdown
+from plimsoll.report.latency_summary import SUMMARY_COLUMNS, summary_rows
 from plimsoll.report.sentence import format_quantity
 from plimsoll.report.shapes import shapes_markdown
 from plimsoll.report.streamed import STREAMED_COLUMNS, streamed_rows
@@ -44,6 +45,8 @@ def render_markdown(report: RunReport, charts: Sequence[str] = ()) -> str:
         beside=[cells for step in report.steps for cells in beside_rows(step)],
         streamed_columns=STREAMED_COLUMNS,
         streamed=[cells for step in report.steps for cells in streamed_rows(step)],
+        summary_columns=SUMMARY_COLUMNS,
+        summary=[cells for step in report.steps for cells in summary_rows(step)],
         charts=list(charts),
         comparison=comparison_markdown(report.comparison) if report.comparison else "",
         shapes=(shapes_markdown(report.shapes, report.spec.cost.currency) if report.shapes else ""),
