@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from plimsoll.api.autoscale import proof_variant_name
@@ -148,14 +149,30 @@ async def _search_variant(
         await asyncio.shield(platform.stop(keep=spec.cleanup.keeps(succeeded)))
 
 
-async def _run_guided(
-    spec: CapacityTestSpec,
-    specs: dict[str, CapacityTestSpec],
-    make_platform: Callable[[Variant | None], Platform],
-    sink: ProgressSink,
-    history: Sequence[StepRecord],
-    record: RunRecord,
-) -> None:
+@dataclass(frozen=True)
+class _Run:
+    """What every variant of one run is measured with: the variants' specs (added to as
+    derived variants are chosen), the platform factory, the sink, the earlier steps to
+    resume from, and the record the steps go into."""
+
+    specs: dict[str, CapacityTestSpec]
+    make_platform: Callable[[Variant | None], Platform]
+    sink: ProgressSink
+    history: Sequence[StepRecord]
+    record: RunRecord
+
+    async def measure(self, variant: Variant | None, name: str) -> Ceiling:
+        """Search variant `name`'s ceiling on a platform of its own and record it."""
+        platform = _platform_for(variant, self.make_platform, self.record)
+        ceiling = await _run_variant(
+            name, self.specs, self.make_platform, platform, self.sink, self.history, self.record
+        )
+        self.record.ceilings.append(ceiling)
+        await self.sink.variant_finished(ceiling)
+        return ceiling
+
+
+async def _run_guided(spec: CapacityTestSpec, run: _Run) -> None:
     """Measure shape after shape as `plimsoll.decide.shape_search` chooses them, each a
     variant of target.resources whose search starts at its predicted ceiling; each
     shape's spec is added to `specs` as it is derived."""
@@ -163,7 +180,7 @@ async def _run_guided(
     assert spec.shapes.search is not None
     assert spec.target.resources is not None  # the spec's validator holds shapes to it
     search, start = spec.shapes.search, spec.target.resources
-    table = record.shapes = ShapeTable(guided=True)
+    table = run.record.shapes = ShapeTable(guided=True)
     measured: list[MeasuredShape] = []
     for _ in range(search.max_shapes + 1):  # next_shape stops at max_shapes
         choice = next_shape(search, start, spec.cost, measured)
@@ -172,19 +189,14 @@ async def _run_guided(
             return
         variant = shape_variant(choice.shape)
         shaped = spec.for_variant(variant)
-        specs[variant.name] = shaped.model_copy(
+        run.specs[variant.name] = shaped.model_copy(
             update={"search": predicted_search(shaped.search, choice.predicted)}
         )
         table.chosen.append(choice.shape)
         if choice.predicted is not None:
             table.predicted[variant.name] = choice.predicted
-        platform = _platform_for(variant, make_platform, record)
-        ceiling = await _run_variant(
-            variant.name, specs, make_platform, platform, sink, history, record
-        )
-        record.ceilings.append(ceiling)
-        await sink.variant_finished(ceiling)
-        measured.append(measured_of(choice.shape, ceiling, record.records))
+        ceiling = await run.measure(variant, variant.name)
+        measured.append(measured_of(choice.shape, ceiling, run.record.records))
 
 
 def proof_variant(name: str, spec: CapacityTestSpec, record: RunRecord) -> Variant | None:
@@ -205,29 +217,17 @@ def proof_variant(name: str, spec: CapacityTestSpec, record: RunRecord) -> Varia
     )
 
 
-async def _prove_recommended(
-    name: str,
-    specs: dict[str, CapacityTestSpec],
-    make_platform: Callable[[Variant | None], Platform],
-    sink: ProgressSink,
-    history: Sequence[StepRecord],
-    record: RunRecord,
-) -> None:
+async def _prove_recommended(name: str, run: _Run) -> None:
     """Fly the profile again under the HPA `name`'s flight recommended, as a variant of
     its own (no recommendation of its own: it is the proof)."""
-    variant = proof_variant(name, specs[name], record)
+    variant = proof_variant(name, run.specs[name], run.record)
     if variant is None:
         return
-    spec = specs[name].for_variant(variant)
+    spec = run.specs[name].for_variant(variant)
     assert spec.autoscale is not None  # proof_variant found one
     judged_only = spec.autoscale.model_copy(update={"recommend": False, "prove": False})
-    specs[variant.name] = spec.model_copy(update={"autoscale": judged_only})
-    platform = _platform_for(variant, make_platform, record)
-    ceiling = await _run_variant(
-        variant.name, specs, make_platform, platform, sink, history, record
-    )
-    record.ceilings.append(ceiling)
-    await sink.variant_finished(ceiling)
+    run.specs[variant.name] = spec.model_copy(update={"autoscale": judged_only})
+    await run.measure(variant, variant.name)
 
 
 def _finish(record: RunRecord, specs: Mapping[str, CapacityTestSpec]) -> RunReport:
@@ -263,16 +263,12 @@ async def run_test(
     try:
         if test.spec.shapes is not None and test.spec.shapes.search is not None:
             specs = {}  # the guided search derives each shape's spec as it chooses it
-            await _run_guided(test.spec, specs, make_platform, sink, history, record)
+            await _run_guided(test.spec, _Run(specs, make_platform, sink, history, record))
         else:
+            run = _Run(specs, make_platform, sink, history, record)
             for variant, name in zip(variants, list(specs), strict=True):
-                platform = _platform_for(variant, make_platform, record)
-                ceiling = await _run_variant(
-                    name, specs, make_platform, platform, sink, history, record
-                )
-                record.ceilings.append(ceiling)
-                await sink.variant_finished(ceiling)
-                await _prove_recommended(name, specs, make_platform, sink, history, record)
+                await run.measure(variant, name)
+                await _prove_recommended(name, run)
         # "At least" (every level passed) is not a ceiling, but the run did all it was
         # asked: it succeeds, and the message says which variants found no ceiling.
         incomplete = [c for c in record.ceilings if not c.complete]
