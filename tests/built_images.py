@@ -30,7 +30,7 @@ _DONE = "built"
 
 
 def saved_images(factory: pytest.TempPathFactory) -> Path:
-    """The folder holding plimsoll-{operator,generator,mock}-<version>.tar, built and saved
+    """The folder holding plimsoll-{operator,generator,mock,examples}-<version>.tar, built and saved
     by the first caller of this session; podman's store holds the images too."""
     folder = ledger_folder(factory) / "images"
     folder.mkdir(exist_ok=True)

@@ -54,6 +54,23 @@ def test_validate_accepts_the_examples() -> None:
         assert reason in refused.output
 
 
+def test_an_example_target_runs_on_a_cluster_from_the_examples_image() -> None:
+    """Where an example names its target's image beside a command that starts one of
+    `examples/targets/`, it is the image `scripts/build-images` builds of them, at this
+    version: the command finds the file in it (tests/images checks that it does)."""
+    expected = f"plimsoll-examples:{package_version(DISTRIBUTION)}"
+    checked = []
+    for path in sorted((ROOT / "examples").glob("*.yaml")):
+        for document in yaml.safe_load_all(path.read_text()):
+            target = ((document or {}).get("spec") or {}).get("target") or {}
+            command = target.get("command") or []
+            if "image" in target and any(str(w).startswith("examples/targets/") for w in command):
+                assert target["image"] == expected, path.name
+                checked.append(path.name)
+    assert "quickstart-cluster.yaml" in checked, checked
+    assert len(checked) >= 5, checked
+
+
 def test_validate_names_the_field_and_fails(tmp_path: Path) -> None:
     document = yaml.safe_load((ROOT / "examples" / "edge-max-rps.yaml").read_text())
     document["spec"]["target"]["resources"]["memory"] = "2GB"

@@ -38,6 +38,7 @@ class Images:
     operator: str
     generator: str
     mock: str
+    examples: str  # the example targets on the shared base (images/examples.Dockerfile)
 
 
 @pytest.fixture(scope="session")
@@ -58,9 +59,12 @@ def images(tmp_path_factory: pytest.TempPathFactory) -> Images:
     _build_seconds.append(build_seconds(saved_images(tmp_path_factory)))
     tag = version(DISTRIBUTION)
     built = Images(
-        *(f"localhost/plimsoll-{name}:{tag}" for name in ("operator", "generator", "mock"))
+        *(
+            f"localhost/plimsoll-{name}:{tag}"
+            for name in ("operator", "generator", "mock", "examples")
+        )
     )
-    for name in (built.operator, built.generator, built.mock):
+    for name in (built.operator, built.generator, built.mock, built.examples):
         _sizes[name] = int(podman("image", "inspect", "--format", "{{.Size}}", name))
     return built
 

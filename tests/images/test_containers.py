@@ -1,4 +1,4 @@
-"""The three images, built with podman and run as the operator's pod specs run them.
+"""The four images, built with podman and run as the operator's pod specs run them.
 
 The mock and the generator containers come from the pods `plimsoll.kube.manifests`
 builds (their commands, env and security contexts, translated by
@@ -7,7 +7,8 @@ tmpfs, every capability dropped, no privilege escalation. They share a podman
 network of the test's own, each at a fixed address standing in for its pod IP;
 this host reaches them on that network's bridge. The operator image is run the
 same way (the chart's security context) for `--version`, `crd`, and an import of
-every module the operator runs in a pod; the generator's, for its compiled hot path.
+every module the operator runs in a pod; the generator's, for its compiled hot path; the
+examples', for an example target started as the examples' `command` starts it.
 """
 
 from __future__ import annotations
@@ -184,9 +185,33 @@ def test_the_generator_image_runs_its_hot_path_compiled(images: Images) -> None:
     assert [Path(file).name for file in files] == [compiled_name(m) for m in HOT_PATH]
 
 
+def test_the_examples_image_runs_an_example_target_as_its_command_does_locally(
+    images: Images,
+) -> None:
+    """The examples' `command` (python examples/targets/X.py) finds the target in the
+    image's working directory, under the restricted pod's user and read-only root."""
+    served = _in_image(
+        images.examples,
+        "-c",
+        "import os, subprocess, sys, time, urllib.request\n"
+        "env = dict(os.environ, PORT='8097', WORK_MS='1')\n"
+        "target = subprocess.Popen([sys.executable, 'examples/targets/cpu_bound.py'], env=env)\n"
+        "for _ in range(100):\n"
+        "    try:\n"
+        "        print(urllib.request.urlopen('http://127.0.0.1:8097/work').status); break\n"
+        "    except OSError:\n"
+        "        time.sleep(0.1)\n"
+        "target.terminate()\n"
+        "print(os.getuid(), os.getcwd())\n",
+        entrypoint="python",
+    )
+    assert served.returncode == 0, served.stderr
+    assert served.stdout.split() == ["200", "65532", "/app"], served.stdout
+
+
 def test_each_image_is_under_the_size_goal(images: Images) -> None:
     sizes = image_sizes()
-    assert set(sizes) == {images.operator, images.generator, images.mock}
+    assert set(sizes) == {images.operator, images.generator, images.mock, images.examples}
     assert all(size < SIZE_GOAL for size in sizes.values()), json.dumps(sizes)
 
 

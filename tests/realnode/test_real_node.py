@@ -4,16 +4,17 @@ The chart, rendered by the embedded Helm, is applied to a control plane of this
 module's own, with the operator running as a pod from its image under the chart's
 ServiceAccount, RBAC and PodSecurity `restricted`. The node (`node.py`) is a real
 kubelet with containerd, a CNI bridge, kube-proxy and cluster DNS; the images are
-imported into containerd from `scripts/build-images --save`. The quickstart
-CapacityTest, with the example targets' image, is applied with kubectl and must end
+imported into containerd from `scripts/build-images --save`. The cluster quickstart
+(`examples/quickstart-cluster.yaml`, the example targets' image) is applied with kubectl
+and must end
 Succeeded with a ceiling and a limiting resource, its server-side figures read from
 the kubelet's `/metrics/cadvisor` by a real Prometheus (no kube-state-metrics).
 
 Two purposes, two suites. `make e2e` proves the path works: a short search (two
 levels, one each side of the quickstart's memory limit) ends Succeeded with its
 limit named. `make truth` proves the answer is the same as on one machine: the whole
-quickstart search on the node, within the noise rule of `plimsoll run` of the same
-spec here. That local run comes first, before the control plane and the node exist,
+search of the file as committed on the node, within the noise rule of `plimsoll run`
+of the same file here. That local run comes first, before the control plane and the node exist,
 so that their processes (kubelet, containerd, API server, Prometheus) do not share
 the host with it; it needs a quiet host, which CI's is not.
 """
@@ -44,10 +45,10 @@ from tests.controller import control_plane
 from tests.controller.control_plane import ControlPlane, require_control_plane
 from tests.hostshare import alone_on_host
 from tests.localrun import ROOT
-from tests.realnode.images import TARGETS_IMAGE, build_all
+from tests.realnode.images import build_all
 from tests.realnode.node import NodeFacts, RealNode, missing_prerequisites
 
-QUICKSTART = ROOT / "examples" / "quickstart.yaml"
+QUICKSTART = ROOT / "examples" / "quickstart-cluster.yaml"
 RELEASE, OPERATOR_NS = "plimsoll", "plimsoll-system"
 # Three of the kubelet's cAdvisor refreshes (~10 s each, 10.0-10.1 s measured here) and
 # a margin: the interval is discovered from the samples' spacing.
@@ -128,7 +129,7 @@ def local_reference(tmp_path_factory: pytest.TempPathFactory) -> LocalRun:
     twice (level 325 noisy 4 times in a row, each time)."""
     home = tmp_path_factory.mktemp("real-node-local")
     with alone_on_host(tmp_path_factory):
-        return _run_locally(home, _quickstart("quickstart", TRIAL))
+        return _run_locally(home, QUICKSTART)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +140,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     # other worker that judges a ceiling (make e2e runs two at once) would measure a busy
     # host. CI saw it: a shapes test found 54 where 62 is analytic beside this set-up.
     with alone_on_host(tmp_path_factory):
-        archives = build_all(tmp_path_factory, home / "archives")
+        archives = build_all(tmp_path_factory)
         # A control plane of its own: a real Node must not take the pods other modules'
         # test kubelets are waiting for, and default/kubernetes gets an endpoint here.
         plane = control_plane.start(home / "plane")
@@ -160,22 +161,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         control_plane.stop(plane)
 
 
-def _quickstart(name: str, duration: str | None) -> dict[str, Any]:
-    test = yaml.safe_load(QUICKSTART.read_text())
+def _quickstart(name: str, duration: str) -> dict[str, Any]:
+    """The cluster quickstart under another name, with trials of `duration`."""
+    test: dict[str, Any] = yaml.safe_load(QUICKSTART.read_text())
     test["metadata"] = {"name": name, "namespace": "default"}
-    if duration is not None:
-        test["spec"]["trial"]["duration"] = duration
-    # Requests on a 2-core node: the operator 0.1, the mock 0.5, the target 0.5; a
-    # generator's default of one core would not fit beside them.
-    test["spec"]["generators"]["resources"] = {"cpu": "0.9", "memory": "512Mi"}
-    # Nor is there room for the target at twice its shape beside them: no confirmation.
-    test["spec"]["attribution"] = {"confirm": False}
-    return test
-
-
-def _on_cluster(test: dict[str, Any]) -> dict[str, Any]:
-    # The image map of the examples target: the same command, in the image's /app.
-    test["spec"]["target"]["image"] = TARGETS_IMAGE
+    test["spec"]["trial"]["duration"] = duration
     return test
 
 
@@ -227,7 +217,7 @@ def test_helm_test_says_this_clusters_network_plugin_does_not_enforce_network_po
 
 
 def test_a_trial_too_short_for_cadvisor_is_refused_before_provisioning(cluster: Cluster) -> None:
-    test = _on_cluster(_quickstart("too-short", None))  # the quickstart's own 15 s
+    test = _quickstart("too-short", "15s")  # the local quickstart's trials
     cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(test))
     status = _wait_done(cluster, "too-short", 180)
     assert status["phase"] == "Failed", status
@@ -240,10 +230,16 @@ def test_a_trial_too_short_for_cadvisor_is_refused_before_provisioning(cluster: 
     cluster.kubectl("delete", "capacitytest", "too-short", "-n", "default", "--timeout=120s")
 
 
-def _apply_and_wait(cluster: Cluster, test: dict[str, Any]) -> tuple[dict[str, Any], float]:
-    name = test["metadata"]["name"]
+def _apply_and_wait(cluster: Cluster, test: dict[str, Any] | Path) -> tuple[dict[str, Any], float]:
+    """Apply `test` (a file as committed, into `default` as kubectl's context puts it, or a
+    changed copy) and wait for its end."""
     started = time.monotonic()
-    cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(test))
+    if isinstance(test, Path):
+        name = yaml.safe_load(test.read_text())["metadata"]["name"]
+        cluster.kubectl("apply", "-n", "default", "-f", str(test))
+    else:
+        name = test["metadata"]["name"]
+        cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(test))
     status = _wait_done(cluster, name, 1800)
     seconds = time.monotonic() - started
     (cluster.home / f"{name}-status.json").write_text(json.dumps(status, indent=2))
@@ -281,7 +277,7 @@ def _server_side_figures_hold(cluster: Cluster, name: str, status: dict[str, Any
 def test_a_short_search_on_a_real_node_names_its_limit(cluster: Cluster) -> None:
     """Two levels either side of the quickstart's ceiling (300 users at 96 MiB, where
     each held stream keeps 256 KiB): 150 passes, 450 runs the gateway out of memory."""
-    test = _on_cluster(_quickstart("short-search", TRIAL))
+    test = _quickstart("short-search", TRIAL)
     test["spec"]["search"] = {"strategy": "steps", "levels": [150, 450]}
     status, _ = _apply_and_wait(cluster, test)
     print(cluster.kubectl("get", "capacitytests", "-n", "default").stdout)
@@ -298,8 +294,7 @@ def test_the_quickstart_on_a_real_node_finds_the_local_ceiling(
 ) -> None:
     """`make truth`: the whole quickstart search on the node agrees with `plimsoll run`
     of the same spec on this machine, by the noise rule."""
-    test = _on_cluster(_quickstart("quickstart", TRIAL))
-    status, cluster_seconds = _apply_and_wait(cluster, test)
+    status, cluster_seconds = _apply_and_wait(cluster, QUICKSTART)  # exactly as committed
     table = cluster.kubectl("get", "capacitytests", "-n", "default").stdout
     print(table)
     ceiling = status["ceiling"]
@@ -331,7 +326,7 @@ def _band(report: RunReport) -> Band | None:
     return band_of(report.ceiling, [record_of(step) for step in report.steps])
 
 
-def _run_locally(folder: Path, test: dict[str, Any]) -> LocalRun:
+def _run_locally(folder: Path, test: Path) -> LocalRun:
     """`plimsoll run` of the spec; once more if the tool itself called the host too busy.
 
     A CI run's VM lost 3-46% of its CPU to its hypervisor in one such run, which then
@@ -347,10 +342,8 @@ def _run_locally(folder: Path, test: dict[str, Any]) -> LocalRun:
     return LocalRun(report, time.monotonic() - started)
 
 
-def _one_local_run(folder: Path, test: dict[str, Any]) -> RunReport:
+def _one_local_run(folder: Path, spec: Path) -> RunReport:
     folder.mkdir(parents=True, exist_ok=True)
-    spec = folder / "quickstart.yaml"
-    spec.write_text(yaml.safe_dump(test))
     done = subprocess.run(
         [sys.executable, "-c", "from plimsoll.cli.app import main; main()", "run", str(spec),
          "--out", str(folder / "out")],
