@@ -17,7 +17,6 @@ from tests.built_images import saved_images
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-TARGETS_IMAGE = f"plimsoll-examples:{VERSION}"
 
 
 def build_all(factory: pytest.TempPathFactory) -> list[Path]:
