@@ -101,7 +101,7 @@ def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_dry_run_builds_the_wheel_and_plans_four_images() -> None:
+def test_dry_run_builds_the_wheel_and_plans_the_base_and_four_images() -> None:
     result = _run("--dry-run", REGISTRY="registry.example.com/perf/", DOCKER="docker")
     assert result.returncode == 0, result.stderr
     wheels = list((ROOT / "dist" / "images").glob("plimsoll_capacity-*.whl"))
@@ -122,12 +122,21 @@ def test_dry_run_builds_the_wheel_and_plans_four_images() -> None:
     constraints = (ROOT / "dist" / "images" / "constraints.txt").read_text()
     assert re.search(r"^pydantic==", constraints, re.MULTILINE)
     builds = [line for line in result.stdout.splitlines() if " buildx build " in line]
-    assert len(builds) == 4
+    assert len(builds) == 5  # the base, then the operator, generator, mock and examples
     for line in builds:
         dockerfile = line.split(" -f ")[1].split()[0]
         assert (ROOT / dockerfile).is_file()
     assert "-t registry.example.com/perf/plimsoll-operator:" in builds[1]
     assert "BASE_IMAGE=registry.example.com/perf/plimsoll-base:" in builds[3]
+    # The example targets' image, from the targets copied into the only build context.
+    assert (
+        "-f images/examples.Dockerfile -t registry.example.com/perf/plimsoll-examples:"
+        in (builds[4])
+    )
+    context = ROOT / "dist" / "images" / "examples" / "targets"
+    assert {p.name for p in context.glob("*.py")} == {
+        p.name for p in (ROOT / "examples" / "targets").glob("*.py")
+    }
     assert "(dry run: no image built)" in result.stdout
 
 
@@ -137,7 +146,7 @@ def test_dry_run_with_podman_plans_the_debian_root_and_this_hosts_flags() -> Non
     builds = [
         line for line in result.stdout.splitlines() if line.startswith("== ") and " build " in line
     ]
-    assert len(builds) == 4
+    assert len(builds) == 5
     root_hash = hashlib.sha256((ROOT / "scripts" / "build-debian-root").read_bytes()).hexdigest()
     assert f"PYTHON_IMAGE=localhost/plimsoll-debian-root:{root_hash[:12]} " in builds[0]
     for line in builds:
