@@ -20,6 +20,7 @@ from plimsoll.api.step import Judgement, LimitedBy, ResourceUsage, StepResult, V
 from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialState
 from plimsoll.decide.step_summary import record_of
 from plimsoll.shared import histogram
+from plimsoll.shared.histogram import encode, new_histogram, record_seconds
 from tests.timelinefixtures import known_timeline
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -269,3 +270,11 @@ CHANGE = Changepoint(
     pvalue=0.0,
     sentence="ceiling −25% ± 3% at run 1a2b3c4d (13 of 15), image api:2.7.0",
 )
+
+
+def encoded_seconds(*seconds: float) -> str:
+    """An encoded latency histogram holding these durations (seconds)."""
+    histogram = new_histogram()
+    for value in seconds:
+        record_seconds(histogram, value)
+    return encode(histogram)

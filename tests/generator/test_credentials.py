@@ -14,6 +14,17 @@ from tests.generator.target import TargetState
 CREDENTIALS = {"header": "Authorization", "template": "Bearer sk-user-{index}"}
 
 
+def chats(credentials: dict[str, Any]) -> dict[str, Any]:
+    """Two-turn OpenAI conversations, each user with `credentials`."""
+    return {
+        "protocol": "openai",
+        "model": "users",
+        "mix": [{"name": "chat", "kind": "chat", "method": "POST"}],
+        "conversation": {"turns": 2, "promptChars": 20},
+        "credentials": credentials,
+    }
+
+
 def keys(indexes: range) -> set[str]:
     return {f"Bearer sk-user-{i}" for i in indexes}
 
@@ -31,13 +42,7 @@ async def test_each_conversation_sends_its_users_key_from_first(
     target: tuple[TargetState, str],
 ) -> None:
     state, url = target
-    workload: dict[str, Any] = {
-        "protocol": "openai",
-        "model": "users",
-        "mix": [{"name": "chat", "kind": "chat", "method": "POST"}],
-        "conversation": {"turns": 2, "promptChars": 20},
-        "credentials": {**CREDENTIALS, "first": 1},
-    }
+    workload = chats({**CREDENTIALS, "first": 1})
     result = await run(request(url, workload, level=4, duration=1.5))
     assert result.operations["chat"].outcomes.ok >= 4
     assert set(state.keys) == keys(range(1, 5))
@@ -47,13 +52,7 @@ async def test_each_user_sends_its_identity_headers_with_its_key(
     target: tuple[TargetState, str],
 ) -> None:
     state, url = target
-    workload: dict[str, Any] = {
-        "protocol": "openai",
-        "model": "users",
-        "mix": [{"name": "chat", "kind": "chat", "method": "POST"}],
-        "conversation": {"turns": 2, "promptChars": 20},
-        "credentials": {**CREDENTIALS, "first": 1, "identity": {"X-User-Id": "user-{index}"}},
-    }
+    workload = chats({**CREDENTIALS, "first": 1, "identity": {"X-User-Id": "user-{index}"}})
     result = await run(request(url, workload, level=3, duration=1.5))
     assert result.operations["chat"].outcomes.ok >= 3
     assert state.identities == {(f"Bearer sk-user-{i}", f"user-{i}") for i in range(1, 4)}

@@ -9,15 +9,7 @@ from plimsoll.api.trial import OperationResult, Outcomes, TrialResult, TrialStat
 from plimsoll.report.html import render_html
 from plimsoll.report.latency_summary import SUMMARY_COLUMNS, summary_rows
 from plimsoll.report.markdown import render_markdown
-from plimsoll.shared.histogram import encode, new_histogram, record_seconds
-from tests.reportfixtures import Run, ladder, make_report
-
-
-def _encoded(*seconds: float) -> str:
-    histogram = new_histogram()
-    for value in seconds:
-        record_seconds(histogram, value)
-    return encode(histogram)
+from tests.reportfixtures import Run, encoded_seconds, ladder, make_report
 
 
 def _report_with_one_step_measured() -> tuple[RunReport, StepResult]:
@@ -31,10 +23,10 @@ def _report_with_one_step_measured() -> tuple[RunReport, StepResult]:
         operations={
             # 100 answers: 97 at 10 ms, one at 2 ms, two at 400 ms; 98 ok of 100
             "chat": OperationResult(
-                latency=_encoded(*[0.010] * 97, 0.002, 0.4, 0.4),
+                latency=encoded_seconds(*[0.010] * 97, 0.002, 0.4, 0.4),
                 outcomes=Outcomes(ok=98, transport=1, unexpected=1),
             ),
-            "idle": OperationResult(latency=_encoded()),
+            "idle": OperationResult(latency=encoded_seconds()),
         },
     )
     return report, step

@@ -6,15 +6,7 @@ import pytest
 from plimsoll.api.trial import OperationResult, TrialResult, TrialState
 from plimsoll.report.markdown import render_markdown
 from plimsoll.report.streamed import streamed_rows
-from plimsoll.shared.histogram import encode, new_histogram, record_seconds
-from tests.reportfixtures import Run, ladder, make_report
-
-
-def _encoded(*seconds: float) -> str:
-    histogram = new_histogram()
-    for value in seconds:
-        record_seconds(histogram, value)
-    return encode(histogram)
+from tests.reportfixtures import Run, encoded_seconds, ladder, make_report
 
 
 def test_ttft_and_added_per_step_and_operation() -> None:
@@ -26,11 +18,11 @@ def test_ttft_and_added_per_step_and_operation() -> None:
         level=step.level,
         operations={
             "chat": OperationResult(
-                latency=_encoded(2.3, 2.3),
-                ttft=_encoded(*[0.8] * 19, 0.9),
-                added=_encoded(*[0.005] * 97, 0.02, 0.02, 0.02),
+                latency=encoded_seconds(2.3, 2.3),
+                ttft=encoded_seconds(*[0.8] * 19, 0.9),
+                added=encoded_seconds(*[0.005] * 97, 0.02, 0.02, 0.02),
             ),
-            "plain": OperationResult(latency=_encoded(0.01)),
+            "plain": OperationResult(latency=encoded_seconds(0.01)),
         },
     )
     [chat] = streamed_rows(step)

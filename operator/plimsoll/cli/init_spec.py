@@ -99,30 +99,35 @@ def _shape_line(draft: Draft) -> str:
     )
 
 
-def _image_target(draft: Draft) -> list[str]:
+def _pinned_target(draft: Draft, why: tuple[str, str], source: str, port_note: str) -> list[str]:
+    """A target Plimsoll runs pinned to `resources`: from an image (a cluster's pod) or a
+    command (local cgroups); `why` is the two comment lines that say which."""
     return [
         "  target:",
-        "    # Run by the operator in a pod of the run's own namespace, pinned to `resources`",
-        "    # (requests == limits); the cluster's nodes must be able to pull the image.",
-        f"    image: {_j(draft.image)}",
-        f"    port: {draft.port}                   # the port it listens on in its container",
+        *(f"    # {line}" for line in why),
+        source,
+        f"    port: {draft.port}" + port_note,
         *_port_lines(draft),
         f"    readinessPath: {_j(draft.path)}    # ready once this answers",
         _shape_line(draft),
     ]
+
+
+def _image_target(draft: Draft) -> list[str]:
+    why = (
+        "Run by the operator in a pod of the run's own namespace, pinned to `resources`",
+        "(requests == limits); the cluster's nodes must be able to pull the image.",
+    )
+    note = "                   # the port it listens on in its container"
+    return _pinned_target(draft, why, f"    image: {_j(draft.image)}", note)
 
 
 def _command_target(draft: Draft) -> list[str]:
-    return [
-        "  target:",
-        "    # Started by Plimsoll and pinned to `resources` (cgroups; see the local tutorial",
-        "    # for the rights that needs).",
-        f"    command: {_j(draft.command)}",
-        f"    port: {draft.port}",
-        *_port_lines(draft),
-        f"    readinessPath: {_j(draft.path)}    # ready once this answers",
-        _shape_line(draft),
-    ]
+    why = (
+        "Started by Plimsoll and pinned to `resources` (cgroups; see the local tutorial",
+        "for the rights that needs).",
+    )
+    return _pinned_target(draft, why, f"    command: {_j(draft.command)}", "")
 
 
 def _how_to_run(draft: Draft) -> list[str]:
