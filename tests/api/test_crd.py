@@ -66,6 +66,7 @@ def test_printer_columns_show_the_answer() -> None:
         "Steps",
         "Variants",
         "Proved",
+        "Flight",
         "Cheapest",
         "Queue",
         "Age",

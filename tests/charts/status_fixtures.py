@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from plimsoll.api.autoscale import AutoscalingStatus, FlightResult
 from plimsoll.api.comparison import Difference
 from plimsoll.api.resource import API_VERSION, KIND
 from plimsoll.api.status import (
@@ -91,6 +92,40 @@ def _proof_fixture(held: bool) -> Fixture:
         _obj(status),
         "Healthy" if held else "Degraded",
         ("Proved: " if held else "Not proved: ") + sentence,
+        gated=True,
+    )
+
+
+def _flight_fixture(held: bool, recommended_held: bool | None) -> Fixture:
+    """An autoscaler flight (search.strategy: autoscale): Succeeded either way,
+    status.autoscaling says whether it held, and whether the recommended HPA did."""
+    sentence = (
+        "a burst from 40 to 160 requests/s in 10 s: 1 → 4 pods in 48 s; p99 over the bar "
+        "for 31 s; 212 requests failed (0.4%); " + ("it held" if held else "it did not hold")
+    )
+    flight = FlightResult(
+        profile="a burst", held=held, sentence=sentence, start_replicas=1, peak_replicas=4
+    )
+    proof = FlightResult(profile="a burst", held=bool(recommended_held))
+    autoscaling = AutoscalingStatus.of(flight, proof if recommended_held is not None else None)
+    status = CapacityTestStatus(
+        phase=Phase.SUCCEEDED,
+        observed_generation=1,
+        conditions=_conditions(
+            VALID, (ConditionType.READY, ConditionStatus.TRUE, Reason.CEILING_FOUND, "ok")
+        ),
+        autoscaling=autoscaling,
+    )
+    after = {True: "; the recommended HPA held", False: "; the recommended HPA did not hold either"}
+    return Fixture(
+        f"succeeded-flight-{'held' if held else 'not-held'}"
+        + ("" if recommended_held is None else f"-recommended-{str(recommended_held).lower()}"),
+        Phase.SUCCEEDED,
+        _obj(status),
+        "Healthy" if held else "Degraded",
+        ("Flight held: " if held else "Flight did not hold: ")
+        + sentence
+        + (after[recommended_held] if recommended_held is not None else ""),
         gated=True,
     )
 
@@ -362,6 +397,8 @@ def fixtures() -> list[Fixture]:
         ),
         _proof_fixture(held=True),
         _proof_fixture(held=False),
+        _flight_fixture(held=True, recommended_held=None),
+        _flight_fixture(held=False, recommended_held=True),
         Fixture(
             "succeeded-within-noise",
             Phase.SUCCEEDED,

@@ -57,9 +57,7 @@ def test_every_phase_has_a_fixture_with_its_health() -> None:
             assert fixture.health == EXPECTED_HEALTH[fixture.phase], fixture.name
 
 
-def test_a_regression_is_degraded_only_while_its_condition_is_true_and_a_proof_while_false() -> (
-    None
-):
+def test_a_regression_is_degraded_only_while_true_a_proof_and_a_flight_while_false() -> None:
     gated = {f.name: f.health for f in FIXTURES if f.gated}
     assert gated == {
         "succeeded-regressed": "Degraded",
@@ -67,6 +65,8 @@ def test_a_regression_is_degraded_only_while_its_condition_is_true_and_a_proof_w
         "succeeded-first-gated-run": "Healthy",
         "succeeded-proved": "Healthy",
         "succeeded-not-proved": "Degraded",
+        "succeeded-flight-held": "Healthy",
+        "succeeded-flight-not-held-recommended-true": "Degraded",
     }
 
 

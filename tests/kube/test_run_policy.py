@@ -45,14 +45,13 @@ def test_replay_is_refused_on_kubernetes_naming_the_local_platform() -> None:
     assert policy_problems(_test(), ClusterPolicy(images=Images())) == []
 
 
-def test_an_autoscaler_flight_is_refused_on_kubernetes_naming_the_local_platform() -> None:
-    test = _test(
+def _flight(target: dict[str, object]) -> CapacityTest:
+    return _test(
         target={
-            "image": "t:1",
-            "command": ["python", "app.py"],
             "portEnv": "PORT",
             "resources": {"cpu": "250m", "memory": "128Mi"},
             "autoscaler": {"maxReplicas": 4, "targetCpuUtilization": 60},
+            **target,
         },
         workload={
             "model": "rate",
@@ -63,6 +62,15 @@ def test_an_autoscaler_flight_is_refused_on_kubernetes_naming_the_local_platform
         autoscale={"perPod": 25},
         passWhen={"latency": [{"quantile": "p99", "below": "300ms"}]},
     )
+
+
+def test_an_autoscaler_flight_of_an_image_runs_on_kubernetes() -> None:
+    flight = _flight({"image": "t:1", "command": ["python", "app.py"]})
+    assert policy_problems(flight, ClusterPolicy()) == []
+
+
+def test_flying_the_hpa_of_a_from_deployment_target_is_refused_as_not_built() -> None:
+    test = _flight({"fromDeployment": {"name": "api"}})
     [problem] = policy_problems(test, ClusterPolicy())
-    assert problem.startswith("target.autoscaler: the autoscaler flight test is not built yet")
-    assert "plimsoll run" in problem
+    assert problem.startswith("target.autoscaler with target.fromDeployment: flying the HPA")
+    assert "give target.image" in problem

@@ -90,3 +90,21 @@ def test_no_flight_no_section() -> None:
     report = make_report({"default": Run(400, 440)})
     assert flight_markdown(report) == ""
     assert "Autoscaler flight" not in render_markdown(report)
+
+
+def _flown_by(controller: str) -> str:
+    report = make_report({"default": Run(None, 45, [(45, Verdict.FAIL, 0.1)])})
+    target = report.spec.target.model_copy(
+        update={"autoscaler": Autoscaler(max_replicas=4, target_cpu_utilization=60)}
+    )
+    report.spec = report.spec.model_copy(update={"target": target})
+    flight = FlightResult(profile="a burst", sentence="it held", held=True, controller=controller)
+    report.steps[0] = report.steps[0].model_copy(update={"flight": flight})
+    return flight_markdown(report)
+
+
+def test_the_section_says_who_scaled_the_simulation_or_the_clusters_controller() -> None:
+    assert "made by Plimsoll on this machine (simulated" in _flown_by("simulated")
+    cluster = _flown_by("cluster")
+    assert "The cluster's HPA controller scaled a Deployment of the target" in cluster
+    assert "simulated" not in cluster

@@ -8,6 +8,9 @@
 --   Succeeded with Regressed=True          -> Degraded (the ceiling fell below its baseline)
 --   Succeeded with Proved=False            -> Degraded (the proof run's deployment did not hold)
 --   Succeeded with Proved=True             -> Healthy (the proof's sentence)
+--   Succeeded, a flight that did not hold  -> Degraded (status.autoscaling's sentence, and
+--                                             whether the recommended HPA held)
+--   Succeeded, a flight that held          -> Healthy (its sentence)
 --   Failed                                 -> Degraded (why, from the conditions)
 -- A spec the operator has not observed yet is Progressing too, so an Argo CD
 -- sync that changes a test never shows the previous run's verdict as current.
@@ -157,6 +160,17 @@ end
 local phase = status.phase
 local regressed = condition(status, "Regressed")
 local proved = condition(status, "Proved")
+local flight = status.autoscaling
+
+local function describe_flight(autoscaling)
+  local text = nonempty(autoscaling.sentence) and autoscaling.sentence or autoscaling.verdict
+  if autoscaling.recommendedHeld == true then
+    text = text .. "; the recommended HPA held"
+  elseif autoscaling.recommendedHeld == false then
+    text = text .. "; the recommended HPA did not hold either"
+  end
+  return text
+end
 if phase == "Succeeded" and regressed ~= nil and regressed.status == "True" then
   hs.status = "Degraded"
   hs.message = "Regressed: " .. (nonempty(regressed.message) and regressed.message or "the ceiling fell below its baseline")
@@ -166,6 +180,12 @@ elseif phase == "Succeeded" and proved ~= nil and proved.status == "False" then
 elseif phase == "Succeeded" and proved ~= nil and proved.status == "True" then
   hs.status = "Healthy"
   hs.message = "Proved: " .. (nonempty(proved.message) and proved.message or "the deployment held")
+elseif phase == "Succeeded" and flight ~= nil and flight.held == false then
+  hs.status = "Degraded"
+  hs.message = "Flight did not hold: " .. describe_flight(flight)
+elseif phase == "Succeeded" and flight ~= nil then
+  hs.status = "Healthy"
+  hs.message = "Flight held: " .. describe_flight(flight)
 elseif phase == "Succeeded" then
   hs.status = "Healthy"
   hs.message = describe_success(status)

@@ -11,6 +11,10 @@ flown at it, and what the flight is judged against.
 - `search.strategy: autoscale` flies the profile once at the target under its
   autoscaler, and `autoscale` says how the flight is judged: the per-pod ceiling it
   counts pods against (a run's finding), and the share of requests that may fail.
+
+On Kubernetes the target becomes a Deployment with this HPA beside it in the run's
+namespace, and the cluster's own HPA controller scales it; what it did reaches the
+runner as a `FlightLog`, as the local simulation's does.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from pydantic import Field, model_validator
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.bounded import Level
 from plimsoll.api.units import Fraction, Seconds
+
+DEFAULT_SYNC_PERIOD = 15.0  # kube-controller-manager's --horizontal-pod-autoscaler-sync-period
 
 
 class PolicyType(StrEnum):
@@ -84,7 +90,7 @@ class Autoscaler(PlimsollModel):
         None, description="autoscaling/v2's behavior: the API's defaults where left out."
     )
     sync_period: Seconds = Field(
-        15.0,
+        DEFAULT_SYNC_PERIOD,
         ge=1,
         le=300,
         description="How often the controller decides "
@@ -212,10 +218,71 @@ class FlightResult(PlimsollModel):
     no_recommendation: str = Field(
         "", description="Why autoscale.recommend gave no settings, when it gave none."
     )
+    controller: str = Field(
+        "simulated",
+        description="Who scaled: 'simulated' (Plimsoll made the HPA's decisions locally) or "
+        "'cluster' (the cluster's HPA controller).",
+    )
 
     @property
     def failed_share(self) -> float:
         return self.failed / self.sent if self.sent else 0.0
+
+
+class FlightLog(PlimsollModel):
+    """What the autoscaler did and read through one flight: simulated locally, watched on
+    a cluster (`plimsoll.platforms.kubernetes.watched_hpa`)."""
+
+    replicas: list[ReplicaCount] = Field(default_factory=list)
+    readings: list[UtilizationReading] = Field(default_factory=list)
+    starts: list[float] = Field(
+        default_factory=list, description="Each new replica's seconds from asked for to serving."
+    )
+    controller: str = Field(
+        description="Who decided: 'simulated' (Plimsoll, locally) or 'cluster' (the "
+        "cluster's HPA controller)."
+    )
+
+
+class AutoscalingStatus(PlimsollModel):
+    """A flight in a few figures, for the resource's status (the timeline stays in the
+    report): the last flight of the spec's own HPA, and of the recommended one if proven."""
+
+    held: bool
+    verdict: str = Field(description="'held' or 'did not hold', for `kubectl get`'s column.")
+    sentence: str
+    lag_seconds: float | None = Field(
+        None, description="From short of capacity to the last new replica serving."
+    )
+    time_to_capacity_seconds: float | None = None
+    seconds_over_bar: float = 0.0
+    failed: int = 0
+    failed_percent: float = 0.0
+    replicas: str = Field(description="From the start to the peak, e.g. '1 -> 4'.")
+    controller: str = Field(description="'simulated' (locally) or 'cluster'.")
+    recommended: Autoscaler | None = Field(
+        None, description="The HPA settings the flight recommends (autoscale.recommend)."
+    )
+    recommended_held: bool | None = Field(
+        None, description="Whether the recommended HPA held when flown (autoscale.prove)."
+    )
+
+    @classmethod
+    def of(cls, flight: FlightResult, proof: FlightResult | None) -> AutoscalingStatus:
+        return cls(
+            held=flight.held,
+            verdict="held" if flight.held else "did not hold",
+            sentence=flight.sentence,
+            lag_seconds=max((lag.lag_s for lag in flight.lags), default=None),
+            time_to_capacity_seconds=flight.time_to_capacity_s,
+            seconds_over_bar=flight.seconds_over_bar,
+            failed=flight.failed,
+            failed_percent=round(flight.failed_share * 100, 3),
+            replicas=f"{flight.start_replicas} -> {flight.peak_replicas}",
+            controller=flight.controller,
+            recommended=flight.recommendation.autoscaler if flight.recommendation else None,
+            recommended_held=proof.held if proof is not None else None,
+        )
 
 
 def proof_variant_name(variant: str) -> str:

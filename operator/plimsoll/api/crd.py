@@ -37,6 +37,8 @@ PRINTER_COLUMNS = [
         "type": "string",
         "jsonPath": '.status.conditions[?(@.type=="Proved")].status',
     },
+    # Only an autoscaler flight (search.strategy: autoscale) fills it: held, or did not hold.
+    {"name": "Flight", "type": "string", "jsonPath": ".status.autoscaling.verdict"},
     # Shown by `kubectl get -o wide`: only a run with spec.shapes fills it.
     {"name": "Cheapest", "type": "string", "jsonPath": ".status.cheapestShape", "priority": 1},
     # Also -o wide, and empty unless Queued: the place among the tests waiting for a

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
+from plimsoll.api.autoscale import AutoscalingStatus
 from plimsoll.api.base import PlimsollModel
 from plimsoll.api.comparison import Difference
 from plimsoll.api.confirmation import Confirmation
@@ -342,6 +343,12 @@ class CapacityTestStatus(PlimsollModel):
     sizing: SizingSummary | None = Field(None, description="The plan spec.sizing asked for.")
     proof: Proof | None = Field(
         None, description="What the proof run showed (search.strategy: prove): did it hold?"
+    )
+    autoscaling: AutoscalingStatus | None = Field(
+        None,
+        description="What the autoscaler flight showed (search.strategy: autoscale): lag, "
+        "time to capacity, seconds over the bar, requests failed, the verdict and the HPA "
+        "it recommends.",
     )
     # Bounded like spec.shapes (explicit: 16, a search: maxShapes ≤ 16).
     shapes: list[ShapeStatus] = Field(

@@ -152,6 +152,13 @@ RULES: dict[str, list[dict[str, Any]]] = {
         {"apiGroups": [""], "resources": ["secrets"], "verbs": _RUN_VERBS},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": _RUN_VERBS},
         {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": _RUN_VERBS},
+        # An autoscaler flight's target: a Deployment and its HPA, watched as they scale.
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": _RUN_VERBS},
+        {
+            "apiGroups": ["autoscaling"],
+            "resources": ["horizontalpodautoscalers"],
+            "verbs": _RUN_VERBS,
+        },
     ],
     # Added to the run role only when the operator reaches the generators through the
     # API server's pod proxy (it runs outside the cluster: `rbac.podProxy`).

@@ -22,6 +22,7 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
+from plimsoll.api.autoscale import AutoscalingStatus, proof_variant_name
 from plimsoll.api.report import Outcome, RunReport
 from plimsoll.api.resource import API_VERSION, KIND
 from plimsoll.api.shapes import ShapeStatus
@@ -247,6 +248,7 @@ class OperatorSink:
             status.variants = run_ended(status.variants, report.ceilings, report.comparison)
         status.sizing = SizingSummary.of(report.sizing) if report.sizing is not None else None
         status.proof = report.proof
+        status.autoscaling = autoscaling_of(report)
         if report.proof is not None:
             held = report.proof.held
             self.writer.condition(
@@ -286,6 +288,16 @@ class OperatorSink:
             task = asyncio.create_task(self._on_notices(found))
             self.sending.add(task)
             task.add_done_callback(self.sending.discard)
+
+
+def autoscaling_of(report: RunReport) -> AutoscalingStatus | None:
+    """The first variant's last flight, and its recommended HPA's if proven; None for a
+    run that flew nothing."""
+    last = {s.variant: s.flight for s in report.steps if s.flight is not None}
+    if not last:
+        return None
+    variant, flight = next(iter(last.items()))
+    return AutoscalingStatus.of(flight, last.get(proof_variant_name(variant)))
 
 
 def compact(value: Any) -> str:

@@ -93,7 +93,10 @@ def _pods(spec: CapacityTestSpec, shapes: KnownShapes) -> list[PodShape]:
 def _target(spec: CapacityTestSpec, shapes: KnownShapes) -> list[PodShape]:
     if spec.target.url is not None:  # an existing service: no target pod
         return []
-    return [spec.target.resources or shapes.undeclared] * spec.target.replicas
+    # A flight's Deployment may run as many as its HPA's maxReplicas.
+    autoscaler = spec.target.autoscaler
+    count = autoscaler.max_replicas if autoscaler is not None else spec.target.replicas
+    return [spec.target.resources or shapes.undeclared] * count
 
 
 def _services(spec: CapacityTestSpec, shapes: KnownShapes) -> list[PodShape]:

@@ -44,6 +44,8 @@ from plimsoll.kube.errors import (
 from plimsoll.kube.kinds import (
     CAPACITY_TESTS,
     CONFIG_MAPS,
+    DEPLOYMENTS,
+    HORIZONTAL_POD_AUTOSCALERS,
     JOBS,
     NAMESPACES,
     NETWORK_POLICIES,
@@ -63,6 +65,8 @@ from plimsoll.kube.session import configuration, configuration_of
 __all__ = [
     "CAPACITY_TESTS",
     "CONFIG_MAPS",
+    "DEPLOYMENTS",
+    "HORIZONTAL_POD_AUTOSCALERS",
     "JOBS",
     "NAMESPACES",
     "NETWORK_POLICIES",

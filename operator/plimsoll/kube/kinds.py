@@ -52,7 +52,11 @@ EVENTS = Kind("v1", "Event", "events")
 RESOURCE_QUOTAS = Kind("v1", "ResourceQuota", "resourcequotas")
 LIMIT_RANGES = Kind("v1", "LimitRange", "limitranges")
 JOBS = Kind("batch/v1", "Job", "jobs")
-DEPLOYMENTS = Kind("apps/v1", "Deployment", "deployments")  # read only: target.fromDeployment
+# Read in a user's namespace (target.fromDeployment); made in a run's for a flight's target.
+DEPLOYMENTS = Kind("apps/v1", "Deployment", "deployments")
+HORIZONTAL_POD_AUTOSCALERS = Kind(
+    "autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers"
+)
 NETWORK_POLICIES = Kind("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies")
 ROLE_BINDINGS = Kind("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings")
 SELF_SUBJECT_ACCESS_REVIEWS = Kind(
@@ -74,6 +78,7 @@ KINDS = (
     LIMIT_RANGES,
     JOBS,
     DEPLOYMENTS,
+    HORIZONTAL_POD_AUTOSCALERS,
     NETWORK_POLICIES,
     ROLE_BINDINGS,
     SELF_SUBJECT_ACCESS_REVIEWS,

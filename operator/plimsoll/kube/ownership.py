@@ -23,6 +23,8 @@ from typing import Any
 from plimsoll.kube import names
 from plimsoll.kube.client import (
     CONFIG_MAPS,
+    DEPLOYMENTS,
+    HORIZONTAL_POD_AUTOSCALERS,
     JOBS,
     NETWORK_POLICIES,
     PODS,
@@ -164,7 +166,10 @@ async def wait_other_variants_gone(
 
 async def delete_children(client: KubeClient, namespace: str, labels: dict[str, str]) -> None:
     """Delete what a run (or one variant of it) created inside its namespace."""
-    for kind in (NETWORK_POLICIES, JOBS, PODS, SERVICES, CONFIG_MAPS, SECRETS):  # not quotas
+    # A flight's HPA and Deployment before the pods, or its ReplicaSet would make them
+    # again; the ReplicaSet goes with its Deployment (the garbage collector's part).
+    first = (HORIZONTAL_POD_AUTOSCALERS, DEPLOYMENTS)
+    for kind in (*first, NETWORK_POLICIES, JOBS, PODS, SERVICES, CONFIG_MAPS, SECRETS):  # no quotas
         try:
             for item in await client.list(kind, namespace, labels):
                 await client.delete(kind, namespace, item["metadata"]["name"])

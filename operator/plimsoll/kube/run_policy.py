@@ -98,13 +98,14 @@ def replay_not_built(spec: CapacityTestSpec) -> str | None:
 
 
 def flight_not_built(spec: CapacityTestSpec) -> str | None:
-    """An autoscaler flight (issue 57) runs locally, with the HPA's decisions made by
-    Plimsoll; on a cluster it would run beside the real HPA controller, which is not built
-    yet: said, not faked."""
-    if spec.target.autoscaler is None:
+    """An autoscaler flight (issue 57) runs on a cluster with the target as a Deployment
+    and `target.autoscaler` as its HPA, both made in the run's namespace; flying the HPA
+    that already governs a `target.fromDeployment` Deployment is not built yet: said,
+    not faked."""
+    if spec.target.autoscaler is None or spec.target.from_deployment is None:
         return None
     return (
-        "target.autoscaler: the autoscaler flight test is not built yet on Kubernetes (the "
-        "run would need a Deployment with its HPA and a metrics API): run it with "
-        "`plimsoll run` on the local platform, which makes the HPA's decisions itself"
+        "target.autoscaler with target.fromDeployment: flying the HPA that governs the "
+        "Deployment is not built yet; copy its settings into target.autoscaler and give "
+        "target.image instead of target.fromDeployment"
     )

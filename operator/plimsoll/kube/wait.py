@@ -154,6 +154,37 @@ async def wait_pods_ready(
         await asyncio.sleep(poll)
 
 
+async def wait_selected_ready(
+    client: KubeClient,
+    namespace: str,
+    labels: dict[str, str],
+    count: int,
+    limit: float,
+    poll: float = 0.5,
+) -> list[dict[str, Any]]:
+    """The ready pods with these labels, once there are `count` of them: a controller's
+    pods, whose names are not known beforehand. A pod that can never be ready ends the
+    wait at once, as in `wait_pods_ready`; one being deleted is not counted."""
+    deadline = time.monotonic() + limit
+    while True:
+        listed = await client.list(PODS, namespace, labels)
+        live = [p for p in listed if not p.get("metadata", {}).get("deletionTimestamp")]
+        for pod in live:
+            problem = pod_problem(pod)
+            if problem is not None:
+                raise NotReadyError(problem)
+        ready = [pod for pod in live if pod_ready(pod)]
+        if len(ready) >= count:
+            return sorted(ready, key=lambda pod: str(pod["metadata"]["name"]))
+        if time.monotonic() > deadline:
+            waiting = [pod_pending_reason(pod) for pod in live if not pod_ready(pod)]
+            raise NotReadyError(
+                f"{len(ready)} of {count} pods ready after {limit:.0f}s"
+                + (": " + "; ".join(waiting) if waiting else "")
+            )
+        await asyncio.sleep(poll)
+
+
 async def wait_job_done(
     client: KubeClient, namespace: str, name: str, limit: float, poll: float = 0.5
 ) -> None:

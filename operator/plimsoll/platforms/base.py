@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from plimsoll.api.autoscale import FlightLog
 from plimsoll.api.faults import Fault
 from plimsoll.api.host import HostDescription
 from plimsoll.api.spec import CapacityTestSpec
@@ -45,6 +46,9 @@ class Endpoints:
     # rest are the autoscaler's room to grow), and the replicas it scales. None: fixed.
     serving_replicas: int | None = None
     replica_pool: ReplicaPool | None = None
+    # A flight's autoscaler that is not Plimsoll's to run (a cluster's HPA controller),
+    # watched beside the trial; None: the local simulation over `replica_pool`, or none.
+    autoscaler: FlightAutoscaler | None = None
     # How many of this host's CPUs the generators, mocks and the floor share where the
     # target was given CPUs of its own (local); None: they share the target's, or run
     # elsewhere. What they felt is judged against these CPUs (`decide.contention`).
@@ -69,6 +73,19 @@ class ReplicaPool(Protocol):
 
     async def remove(self) -> None:
         """Stop the newest serving replica."""
+        ...
+
+
+class FlightAutoscaler(Protocol):
+    """An autoscaler through a flight (issue 57): it runs (or is watched) beside the
+    trial for its length, then says what it did."""
+
+    async def run(self, seconds: float) -> None:
+        """Scale, or watch the scaling, for `seconds` (cancelled if the trial ends early)."""
+        ...
+
+    def log(self) -> FlightLog:
+        """What it did and read since `run` began."""
         ...
 
 

@@ -23,15 +23,25 @@ def flight_markdown(report: RunReport) -> str:
     ]
     if not sections:
         return ""
+    return "\n".join(["## Autoscaler flight", "", *sections, _how(report, last), ""])
+
+
+def _how(report: RunReport, flights: dict[str, FlightResult]) -> str:
+    """Who scaled: Plimsoll's simulation here, or the cluster's own HPA controller."""
     autoscaler = report.spec.target.autoscaler
-    how = (
+    if autoscaler is None:
+        return ""
+    if any(flight.controller == "cluster" for flight in flights.values()):
+        return (
+            "The cluster's HPA controller scaled a Deployment of the target in the run's "
+            "namespace; Plimsoll watched the Deployment, the HPA and the pods once a second "
+            "(the CPU utilization is the HPA's own reading)."
+        )
+    return (
         f"The HPA's decisions were made by Plimsoll on this machine (simulated: the "
         f"controller's documented rules, syncing every {autoscaler.sync_period:g} s), over "
         "pinned replicas."
-        if report.platform == "local" and autoscaler is not None
-        else ""
     )
-    return "\n".join(["## Autoscaler flight", "", *sections, how, ""])
 
 
 def _one(variant: str, flight: FlightResult, named: bool) -> str:

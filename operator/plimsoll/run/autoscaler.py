@@ -23,7 +23,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from plimsoll.api.autoscale import ReplicaCount, UtilizationReading
+from plimsoll.api.autoscale import FlightLog, ReplicaCount, UtilizationReading
 from plimsoll.decide.hpa import Hpa, Memory, Pods, sync
 from plimsoll.platforms.base import ReplicaPool
 
@@ -49,6 +49,14 @@ class SimulatedHpa:
         last = self.history[-1] if self.history else None
         if last is None or (last.ready, last.desired) != (now.ready, now.desired):
             self.history.append(now)
+
+    def log(self) -> FlightLog:
+        return FlightLog(
+            replicas=list(self.history),
+            readings=list(self.readings),
+            starts=list(self.starts),
+            controller="simulated",
+        )
 
     async def run(self, seconds: float) -> None:
         """Sync every period for `seconds`; replicas still starting at the end are left to

@@ -1,12 +1,14 @@
 """A flight's step (issue 57): the autoscaler runs beside the trial, and the trial is
 judged by what the flight lived through.
 
-`Autopilot.of` finds a flight in the spec and a replica pool in the endpoints (the local
-platform's pinned replicas); `take_off` starts the simulated HPA beside the trial for
-its length, `land` waits for it and hands back its log (the replica counts, its CPU
-readings, each replica's start). `judged` turns the trial's own timeline and that log
-into the flight's figures (`decide.flight`), the recommended HPA when the spec asks for
-one (`decide.flight_advice`), and the step's verdict: it passed when the flight held.
+`Autopilot.of` finds a flight in the spec and its autoscaler in the endpoints: the
+cluster's HPA controller, watched (the Kubernetes platform's), or Plimsoll's simulation
+of it over a replica pool (the local platform's pinned replicas); `take_off` starts it
+beside the trial for its length, `land` waits for it and hands back its log (the
+replica counts, its CPU readings, each replica's start). `judged` turns the trial's own
+timeline and that log into the flight's figures (`decide.flight`), the recommended HPA
+when the spec asks for one (`decide.flight_advice`), and the step's verdict: it passed
+when the flight held.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from plimsoll.api.autoscale import FlightResult, ReplicaCount, UtilizationReading
+from plimsoll.api.autoscale import FlightLog, FlightResult
 from plimsoll.api.spec import CapacityTestSpec, Strategy
 from plimsoll.api.step import Judgement, Verdict
 from plimsoll.api.trial import TrialResult
@@ -22,37 +24,32 @@ from plimsoll.decide import hpa as hpa_rules
 from plimsoll.decide.flight import measure, profile_words, slices_of
 from plimsoll.decide.flight_advice import NoRecommendation, recommend
 from plimsoll.decide.proof import p99_bound_ms
-from plimsoll.platforms.base import Endpoints, ReplicaPool
+from plimsoll.platforms.base import Endpoints, FlightAutoscaler
 from plimsoll.run.autoscaler import SimulatedHpa
 from plimsoll.shared.rate_profile import of_phases
 
 
-@dataclass(frozen=True)
-class FlightLog:
-    """What the autoscaler did and read through one flight."""
-
-    replicas: list[ReplicaCount]
-    readings: list[UtilizationReading]
-    starts: list[float]
-
-
 @dataclass
 class Autopilot:
-    simulated: SimulatedHpa
+    autoscaler: FlightAutoscaler
     task: asyncio.Task[None] | None = None
 
     @classmethod
     def of(cls, spec: CapacityTestSpec, endpoints: Endpoints) -> Autopilot | None:
         """The autoscaler of a flight, or None for any other step."""
         autoscaler = spec.target.autoscaler
-        pool: ReplicaPool | None = endpoints.replica_pool
-        if spec.search.strategy is not Strategy.AUTOSCALE or autoscaler is None or pool is None:
+        if spec.search.strategy is not Strategy.AUTOSCALE or autoscaler is None:
+            return None
+        if endpoints.autoscaler is not None:
+            return cls(endpoints.autoscaler)
+        if endpoints.replica_pool is None:
             return None
         loop = asyncio.get_running_loop()
-        return cls(SimulatedHpa(hpa_rules.of_spec(autoscaler), pool, loop.time))
+        hpa = hpa_rules.of_spec(autoscaler)
+        return cls(SimulatedHpa(hpa, endpoints.replica_pool, loop.time))
 
     def take_off(self, seconds: float) -> None:
-        self.task = asyncio.create_task(self.simulated.run(seconds))
+        self.task = asyncio.create_task(self.autoscaler.run(seconds))
 
     async def land(self) -> FlightLog:
         """The autoscaler's log of the flight, once its time is up (or at once, if the
@@ -61,8 +58,7 @@ class Autopilot:
             self.task.cancel()
         if self.task is not None:
             await asyncio.gather(self.task, return_exceptions=True)
-        simulated = self.simulated
-        return FlightLog(list(simulated.history), list(simulated.readings), list(simulated.starts))
+        return self.autoscaler.log()
 
 
 def judged(
@@ -90,6 +86,7 @@ def judged(
         stabilization_s=hpa_rules.of_spec(autoscaler).scale_down.stabilization_seconds,
     )
     update: dict[str, object] = {
+        "controller": log.controller,
         "replicas": log.replicas,
         "pod_start_s": round(max(log.starts), 2) if log.starts else None,
     }

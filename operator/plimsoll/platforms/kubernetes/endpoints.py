@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from plimsoll.api.autoscale import DEFAULT_SYNC_PERIOD
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.api.urls import redact_url
 from plimsoll.decide.target_policy import refused_networks
@@ -45,6 +46,13 @@ def run_endpoints(
             "target.teardown runs on the local platform only: here the run's namespace, "
             "with its services and what the setup put in them, is deleted at cleanup"
         )
+    autoscaler = spec.target.autoscaler
+    if autoscaler is not None and autoscaler.sync_period != DEFAULT_SYNC_PERIOD:
+        warnings.append(
+            f"target.autoscaler.syncPeriod ({autoscaler.sync_period:g} s) is a flag of the "
+            "cluster's kube-controller-manager, not of the HPA: the cluster's own period "
+            "applies to this flight"
+        )
     if not targets:
         placement.append(
             f"target: existing service at {redact_url(spec.target.url or '')} (not started)"
@@ -75,10 +83,11 @@ def run_endpoints(
 
 
 def _target_url(spec: CapacityTestSpec, run: RunIdentity, targets: list[dict[str, Any]]) -> str:
-    if len(targets) > 1:
+    if len(targets) > 1 or (targets and spec.target.autoscaler is not None):
         # Through the Service, as the deployment's clients reach it: the cluster's DNS
         # names its address and kube-proxy picks a ready replica for each connection, so
-        # traffic follows the EndpointSlices around a replica a fault took away.
+        # traffic follows the EndpointSlices around a replica a fault took away, and to
+        # the replicas a flight's HPA adds.
         service = manifests.service_host(run, run.child(names.TARGET_SERVICE))
         return f"http://{service}:{spec.target.port}"
     if targets:

@@ -41,6 +41,7 @@ from plimsoll.kube.wait import wait_quota_counted
 from plimsoll.metrics.source import MetricsSource
 from plimsoll.platforms.base import PlatformError
 from plimsoll.platforms.kubernetes import admission, run_metrics
+from plimsoll.platforms.kubernetes.autoscaled_target import start_autoscaled
 from plimsoll.platforms.kubernetes.control_token import kept_token
 from plimsoll.platforms.kubernetes.deployment_source import with_deployment_target
 from plimsoll.platforms.kubernetes.errors import platform_errors, translated
@@ -162,6 +163,8 @@ class KubernetesPlatform:
         existing service (nothing to start or pin)."""
         if spec.target.url is not None:
             return []
+        if spec.target.autoscaler is not None:
+            return await start_autoscaled(self._objects, spec)
         run, apply = self.run, self._objects.apply
         for index in range(spec.target.replicas):
             await apply(manifests.target_pod(run, spec, index))

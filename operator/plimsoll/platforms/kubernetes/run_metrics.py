@@ -42,7 +42,7 @@ def source_before_start(
     """The Prometheus the trials will be read from, before the pods exist: its scrape
     interval shows in the series it already has (the kubelets' cAdvisor)."""
     url = spec.metrics.prometheus_url or options.prometheus_url
-    if not url or spec.target.url is not None:
+    if not url or spec.target.url is not None or spec.target.autoscaler is not None:
         return None
     selector = Selector(run.namespace, names.target_pod_pattern(run.variant), "target")
     return PrometheusSource(
@@ -69,6 +69,11 @@ def role_selectors(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Select
             ns, names.named_mock_pod_pattern(named.name, variant)
         )
     if spec.target.url is not None:  # nothing of ours to select: no target series
+        del selectors[ROLE_TARGET]
+    elif spec.target.autoscaler is not None:
+        # A flight's replicas come and go under generated names, and what the judgement
+        # needs of their CPU is what the HPA read (`watched_hpa`): no series of one pod
+        # stands for the target here.
         del selectors[ROLE_TARGET]
     return selectors
 

@@ -28,6 +28,7 @@ from plimsoll.kube.wait import (
 from plimsoll.metrics.source import MetricsSource
 from plimsoll.platforms.base import Endpoints, PlatformError, Restored
 from plimsoll.platforms.kubernetes import admission, run_metrics
+from plimsoll.platforms.kubernetes.autoscaled_target import autoscaled_ready, watched
 from plimsoll.platforms.kubernetes.endpoints import run_endpoints
 from plimsoll.platforms.kubernetes.errors import platform_errors, translated
 from plimsoll.platforms.kubernetes.run_objects import RunObjects
@@ -75,7 +76,10 @@ class KubernetesRun:
     generators_sized_by_default = False
 
     def __post_init__(self) -> None:
-        self.endpoints = replace(self.endpoints, faults=self if self.targets else None)
+        if self.spec.target.autoscaler is not None:  # a flight: its replicas are the HPA's
+            self.endpoints = replace(self.endpoints, faults=None, autoscaler=watched(self.objects))
+        else:
+            self.endpoints = replace(self.endpoints, faults=self if self.targets else None)
 
     def _mock_pods(self) -> dict[str, dict[str, Any]]:
         return mock_pods(self.objects.run, self.spec, self.objects.options.images.mock)
@@ -162,6 +166,9 @@ class KubernetesRun:
         spec, run, client = self.spec, self.objects.run, self.objects.client
         if spec.target.url is not None:
             return  # an existing service: not ours to wait for
+        if spec.target.autoscaler is not None:  # a flight's Deployment, back to its fewest
+            await autoscaled_ready(self.objects, spec, spec.target.startup_timeout)
+            return
         # Replicas a fault took away in the last trial come back first, as locally.
         for index in sorted(self.held):
             await self.objects.apply(manifests.target_pod(run, spec, index))
