@@ -33,7 +33,7 @@ Three measurements, each against an answer known before the run:
    passing steps as CPU seconds per answered request), fed Poisson arrivals of the
    same trial length. Each level Plimsoll tried is judged by the simulation too,
    and the attribution must be cpu. `--only poisson` runs this part alone, `--only shaped`
-   the cases of 5-7, `--only shaped:NAME` one of them (threaded, oom, proxy).
+   the cases of 5-7, `--only shaped:NAME` one of them (threaded, oom, proxy, nginx).
 
 Prints each step and the figures, then one JSON line: cpu_truth_rps,
 cpu_found_rps, cpu_error_pct, poisson_false_fails, stream_truth_kib,
@@ -42,7 +42,8 @@ poisson_found_rps, poisson_error_pct, poisson_limited_by, poisson_levels_agree,
 poisson_1cpu_truth_rps, poisson_1cpu_found_rps, poisson_1cpu_error_pct,
 poisson_1cpu_limited_by, cpu_confirmed, and for each case of `bench/truth_shaped.py`
 (5. a many-threaded target, 6. one that runs out of memory, 7. the LLM-proxy example's
-event-loop proxy, its truth measured apart; each also beside CPU hogs)
+event-loop proxy and 8. Debian's nginx with four workers, their truths measured apart;
+each also beside CPU hogs)
 its truth, found, error_pct, limited_by, confirmed, noisy_steps_quiet, hog_noisy_steps,
 hog_found and hog_limited_by; shaped_missed lists what of issue 51's bar they missed.
 """

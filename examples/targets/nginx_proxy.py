@@ -3,8 +3,9 @@
 The target of the calibration round trip (README "Calibrating from your
 traffic"): Plimsoll starts it with PORT and UPSTREAM_URL; it writes an
 nginx.conf into its work directory and execs nginx in the foreground, one
-worker, so the cgroup Plimsoll pins it in holds master and worker. Every
-request is logged as one JSON line (`ACCESS_LOG`, appended) with the fields
+worker (`WORKERS` more), so the cgroup Plimsoll pins it in holds master and workers.
+Every request is logged as one JSON line (`ACCESS_LOG`, appended; `off` for none) with
+the fields
 `plimsoll calibrate --format nginx-json` reads, the client id from
 X-Forwarded-For
 (`xff`), and an MCP request's JSON-RPC method from its Mcp-Method header.
@@ -26,18 +27,19 @@ LOG_FORMAT = (
 )
 
 
-def config(port: str, upstream: str, work: Path, access_log: str) -> str:
+def config(port: str, upstream: str, work: Path, access_log: str, workers: int = 1) -> str:
     mock = urlsplit(upstream)
     temp = work / "tmp"
+    logged = "access_log off;" if access_log == "off" else f"access_log {access_log} plimsoll;"
     return f"""
 daemon off;
-worker_processes 1;
+worker_processes {workers};
 pid {work}/nginx.pid;
 error_log stderr warn;
 events {{ worker_connections 4096; }}
 http {{
     log_format plimsoll escape=json '{LOG_FORMAT}';
-    access_log {access_log} plimsoll;
+    {logged}
     client_body_temp_path {temp}/body;
     proxy_temp_path {temp}/proxy;
     fastcgi_temp_path {temp}/fastcgi;
@@ -68,7 +70,10 @@ def main() -> None:
     (work / "tmp").mkdir(parents=True, exist_ok=True)
     access_log = os.environ.get("ACCESS_LOG", str(work / "access.json"))
     conf = work / "nginx.conf"
-    conf.write_text(config(os.environ["PORT"], os.environ["UPSTREAM_URL"], work, access_log))
+    workers = int(os.environ.get("WORKERS", "1"))
+    conf.write_text(
+        config(os.environ["PORT"], os.environ["UPSTREAM_URL"], work, access_log, workers)
+    )
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     sys.stdout.flush()
     os.execv(nginx, [nginx, "-c", str(conf), "-p", str(work), "-e", "stderr"])
