@@ -14,7 +14,7 @@ from plimsoll.api.spec import (
     PassWhen,
     PromQLBound,
 )
-from plimsoll.api.step import Contention, ResourceUsage, Verdict
+from plimsoll.api.step import BusySignal, Contention, ResourceUsage, Verdict
 from plimsoll.api.trial import (
     FloorResult,
     OperationResult,
@@ -391,6 +391,7 @@ def test_a_target_the_host_starved_or_one_with_room_stays_noisy() -> None:
         busy=True,
         target_cpu_wait=0.48,
         signals=["the target waited for a CPU 48% of its runnable time"],
+        busy_by=[BusySignal.TARGET_WAIT],
     )
     throttled = step(target=throttled_target(), contention=starved)
     assert judge(throttled, bar, NOISE, GENERATORS).verdict is Verdict.NOISY
@@ -401,6 +402,26 @@ def test_a_target_the_host_starved_or_one_with_room_stays_noisy() -> None:
     # A step that passes stays a pass, saturated or not.
     loose = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.050)])
     assert judge(throttled, loose, NOISE, GENERATORS).verdict is Verdict.PASS
+
+
+def test_a_throttled_targets_own_wait_is_no_busy_host_whatever_it_measured() -> None:
+    """Issue 51, on Debian's nginx (four workers in one cgroup at 0.05 CPU, 1,600
+    requests/s, a quiet host): throttled in most periods, every worker waited through the
+    group's throttled time, 80% of its runnable time; the contention decision did not
+    count that wait as the host's (it was throttled), and the generators' late starts
+    were the only signal. The target's own saturation explains the failure: a fail, not
+    a busy host to repeat the level on (it had been noisy four times, then no ceiling)."""
+    bar = PassWhen(latency=[LatencyBound(quantile=0.99, below=0.005)])  # fails at 8 ms
+    late = Contention(
+        busy=True,
+        target_cpu_wait=0.80,
+        signals=["the generators' starts left late: p99 start lag 37.3 ms"],
+        busy_by=[BusySignal.START_LAG],
+    )
+    nginx = throttled_target(cpu_mean_cores=0.05, cpu_limit_cores=0.05, throttled_ratio=0.9)
+    judgement = judge(step(target=nginx, contention=late), bar, NOISE, GENERATORS)
+    assert judgement.verdict is Verdict.FAIL, judgement.reasons
+    assert "the target's own saturation explains the failure" in judgement.reasons[-1]
 
 
 def test_a_failure_while_the_tests_own_pieces_filled_the_host_is_invalid() -> None:

@@ -60,7 +60,6 @@ from plimsoll.api.spec import Attribution, Generators, Noise, PassWhen
 from plimsoll.api.step import BusySignal, Contention, Criterion, Judgement, Verdict
 from plimsoll.api.trial import TrialResult
 from plimsoll.decide.attribution import memory_exhausted, saturated
-from plimsoll.decide.contention import TARGET_WAIT
 from plimsoll.decide.criteria import criteria_of, describe, floor_criterion
 from plimsoll.decide.step_input import StepInput
 from plimsoll.decide.untrusted import untrusted_reasons
@@ -297,10 +296,14 @@ def _memory_exhausted(
 
 
 def _own_saturation(result: StepInput, thresholds: Attribution, bar: PassWhen) -> str | None:
-    """The target's saturation that explains a failure, unless the host starved it (it
-    waited for a CPU outside its throttling): then the floor and the busy signals judge."""
+    """The target's saturation that explains a failure, unless the host starved it: then
+    the floor and the busy signals judge. Starved is what `decide.contention` decided
+    (`BusySignal.TARGET_WAIT`): a wait for a CPU outside the target's throttling, with
+    another program busy. A target throttled in most of its CFS periods waits too, every
+    worker of a many-process server (nginx's) through the group's throttled time: that
+    wait is its own saturation, not a busy host (issue 51, nginx at 0.05 CPU: 80% of its
+    runnable time, on a quiet host, had been taken as the host's)."""
     contention = result.contention
-    wait = contention.target_cpu_wait if contention is not None else None
-    if wait is not None and wait > TARGET_WAIT:
+    if contention is not None and BusySignal.TARGET_WAIT in contention.busy_by:
         return None
     return saturated(result.target, thresholds, bar)
