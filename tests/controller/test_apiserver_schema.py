@@ -146,6 +146,6 @@ async def test_printer_columns_and_the_status_subresource(apiserver: ApiServer) 
     header, row = (line.split() for line in table.stdout.splitlines())
     assert header == [
         "NAME", "PHASE", "CEILING", "UNIT", "LIMITED-BY", "CHANGE", "STEPS", "VARIANTS", "PROVED",
-        "AGE",
+        "FLIGHT", "AGE",
     ]  # fmt: skip
     assert row[:6] == ["cols", "Succeeded", "40", "rps", "cpu", "3"]

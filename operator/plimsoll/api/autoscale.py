@@ -233,8 +233,12 @@ class FlightLog(PlimsollModel):
     """What the autoscaler did and read through one flight: simulated locally, watched on
     a cluster (`plimsoll.platforms.kubernetes.watched_hpa`)."""
 
-    replicas: list[ReplicaCount] = Field(default_factory=list)
-    readings: list[UtilizationReading] = Field(default_factory=list)
+    replicas: list[ReplicaCount] = Field(
+        default_factory=list, description="Every change of the serving or wanted count."
+    )
+    readings: list[UtilizationReading] = Field(
+        default_factory=list, description="The CPU utilization it read, at each change."
+    )
     starts: list[float] = Field(
         default_factory=list, description="Each new replica's seconds from asked for to serving."
     )
@@ -248,16 +252,18 @@ class AutoscalingStatus(PlimsollModel):
     """A flight in a few figures, for the resource's status (the timeline stays in the
     report): the last flight of the spec's own HPA, and of the recommended one if proven."""
 
-    held: bool
+    held: bool = Field(description="Whether the flight held: p99 within the bar throughout.")
     verdict: str = Field(description="'held' or 'did not hold', for `kubectl get`'s column.")
-    sentence: str
+    sentence: str = Field(description="The flight in one sentence.")
     lag_seconds: float | None = Field(
         None, description="From short of capacity to the last new replica serving."
     )
-    time_to_capacity_seconds: float | None = None
-    seconds_over_bar: float = 0.0
-    failed: int = 0
-    failed_percent: float = 0.0
+    time_to_capacity_seconds: float | None = Field(
+        None, description="From short of capacity to p99 within the bar and keeping up."
+    )
+    seconds_over_bar: float = Field(0.0, description="Seconds p99 spent over the bar.")
+    failed: int = Field(0, description="Requests that failed during the flight.")
+    failed_percent: float = Field(0.0, description="Their share of those sent, percent.")
     replicas: str = Field(description="From the start to the peak, e.g. '1 -> 4'.")
     controller: str = Field(description="'simulated' (locally) or 'cluster'.")
     recommended: Autoscaler | None = Field(
