@@ -24,9 +24,10 @@ Precedence:
    signals were set aside; a quiet host would have killed it too.
    Except, also for 2 and 3: when the target's own saturation explains a failure
    (`plimsoll.decide.attribution.saturated`: its throttling breaks the bar's tail,
-   or it used its quota) and the target did not wait for a CPU outside its
-   throttling, the failure is the target's whatever the floor says: a host that
-   gave the target all its quota did not make it smaller.
+   or it used its quota) and the host did not starve it (its wait for a CPU was no
+   busy signal: `plimsoll.decide.contention` counts it only outside its throttling,
+   with another program busy), the failure is the target's whatever the floor says:
+   a host that gave the target all its quota did not make it smaller.
    And where the host's CPU is read (local runs) and no other program was busy, signals
    that the test's own pieces explain (its generators, mocks and target filling the
    host's CPUs: `Contention.pieces_held_host`) are no busy host: a failure then that
