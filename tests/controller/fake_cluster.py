@@ -58,6 +58,7 @@ class FakeCluster(kmock.KubernetesEmulator):
             ("v1/events", "Event", True),
             ("batch/v1/jobs", "Job", True),
             ("apps/v1/deployments", "Deployment", True),
+            ("autoscaling/v2/horizontalpodautoscalers", "HorizontalPodAutoscaler", True),
             ("networking.k8s.io/v1/networkpolicies", "NetworkPolicy", True),
             ("v1/resourcequotas", "ResourceQuota", True),
             ("v1/limitranges", "LimitRange", True),
