@@ -20,6 +20,7 @@ runner as a `FlightLog`, as the local simulation's does.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 from pydantic import Field, model_validator
 
@@ -289,6 +290,46 @@ class AutoscalingStatus(PlimsollModel):
             recommended=flight.recommendation.autoscaler if flight.recommendation else None,
             recommended_held=proof.held if proof is not None else None,
         )
+
+
+def hpa_spec(autoscaler: Autoscaler, deployment: str) -> dict[str, Any]:
+    """autoscaling/v2's HPA spec with `autoscaler`'s settings over `deployment`: what the
+    Kubernetes platform applies for a flight and the report writes as a recommendation.
+    `behavior` holds only what was set; the API server fills in the rest."""
+    spec: dict[str, Any] = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment},
+        "minReplicas": autoscaler.min_replicas,
+        "maxReplicas": autoscaler.max_replicas,
+        "metrics": [
+            {
+                "type": "Resource",
+                "resource": {
+                    "name": "cpu",
+                    "target": {
+                        "type": "Utilization",
+                        "averageUtilization": autoscaler.target_cpu_utilization,
+                    },
+                },
+            }
+        ],
+    }
+    behavior = autoscaler.behavior
+    if behavior is not None:
+        directions = {"scaleUp": behavior.scale_up, "scaleDown": behavior.scale_down}
+        spec["behavior"] = {k: _rules(v) for k, v in directions.items() if v is not None}
+    return spec
+
+
+def _rules(rules: ScalingRules) -> dict[str, Any]:
+    out: dict[str, Any] = {"selectPolicy": rules.select_policy.value}
+    if rules.stabilization_window_seconds is not None:
+        out["stabilizationWindowSeconds"] = rules.stabilization_window_seconds
+    if rules.policies:
+        out["policies"] = [
+            {"type": p.type.value, "value": p.value, "periodSeconds": p.period_seconds}
+            for p in rules.policies
+        ]
+    return out
 
 
 def proof_variant_name(variant: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plimsoll.api.autoscale import Autoscaler, ScalingRules
+from plimsoll.api.autoscale import Autoscaler, hpa_spec
 from plimsoll.api.spec import CapacityTestSpec
 from plimsoll.kube import manifests, names
 from plimsoll.kube.names import RunIdentity
@@ -53,48 +53,13 @@ def target_deployment(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any
 
 def target_hpa(run: RunIdentity, spec: CapacityTestSpec) -> dict[str, Any]:
     """autoscaling/v2's HPA as `target.autoscaler` writes it, over the flight's Deployment."""
-    autoscaler = _autoscaler(spec)
     name = deployment_name(run)
-    hpa_spec: dict[str, Any] = {
-        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-        "minReplicas": autoscaler.min_replicas,
-        "maxReplicas": autoscaler.max_replicas,
-        "metrics": [
-            {
-                "type": "Resource",
-                "resource": {
-                    "name": "cpu",
-                    "target": {
-                        "type": "Utilization",
-                        "averageUtilization": autoscaler.target_cpu_utilization,
-                    },
-                },
-            }
-        ],
-    }
-    behavior = _behavior(autoscaler)
-    if behavior:
-        hpa_spec["behavior"] = behavior
     return {
         "apiVersion": "autoscaling/v2",
         "kind": "HorizontalPodAutoscaler",
         "metadata": manifests.meta(run, name, names.ROLE_TARGET),
-        "spec": hpa_spec,
+        "spec": hpa_spec(_autoscaler(spec), name),
     }
-
-
-def _behavior(autoscaler: Autoscaler) -> dict[str, Any]:
-    """`behavior` with only what the spec set: the API server fills the rest with the
-    same defaults `plimsoll.decide.hpa` uses."""
-    behavior = autoscaler.behavior
-    if behavior is None:
-        return {}
-    sides = {"scaleUp": behavior.scale_up, "scaleDown": behavior.scale_down}
-    return {key: _rules(rules) for key, rules in sides.items() if rules is not None}
-
-
-def _rules(rules: ScalingRules) -> dict[str, Any]:
-    return rules.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def _autoscaler(spec: CapacityTestSpec) -> Autoscaler:
